@@ -1,0 +1,56 @@
+//! Typed errors of the engine. Each maps to one Emacs error symbol in the binding.
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum ScopeError {
+    /// A scope document that does not parse, has an unknown key or a wrong type.
+    #[error("invalid_config: {file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    InvalidConfig {
+        /// The file (or the name of an inline source).
+        file: String,
+        /// 1-based line, when known.
+        line: Option<usize>,
+        /// The offending key, when known (`bash_tools.categories.read_onyl`).
+        key: Option<String>,
+        message: String,
+    },
+    /// No scope document and no inline scope (B48).
+    #[error("no_scope_config: {0}")]
+    NoScopeConfig(String),
+    /// A file could not be read or written.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// A caller passed something malformed (bad JSON request, unknown validation type).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A scope edit that could not be made; the file is left untouched.
+    #[error("cannot edit {file}: {message}")]
+    Edit { file: String, message: String },
+}
+
+impl ScopeError {
+    /// The Emacs error symbol this error is signalled as.
+    pub fn symbol(&self) -> &'static str {
+        match self {
+            ScopeError::InvalidConfig { .. } => "gptel-scope-invalid-config",
+            ScopeError::NoScopeConfig(_) => "gptel-scope-no-scope-config",
+            ScopeError::Io { .. } => "gptel-scope-io-error",
+            ScopeError::InvalidArgument(_) => "gptel-scope-invalid-argument",
+            ScopeError::Edit { .. } => "gptel-scope-edit-error",
+        }
+    }
+
+    /// The reason code of SPEC §3 that a tool result carries for this error.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ScopeError::InvalidConfig { .. } => "invalid_config",
+            ScopeError::NoScopeConfig(_) => "no_scope_config",
+            ScopeError::Io { .. } => "io_error",
+            ScopeError::InvalidArgument(_) => "invalid_argument",
+            ScopeError::Edit { .. } => "edit_error",
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, ScopeError>;

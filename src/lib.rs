@@ -1,0 +1,9 @@
+//! gptel-scope's policy engine.
+//!
+//! Everything here except [`module`] is pure Rust, tested by `cargo test` without Emacs.
+
+pub mod error;
+pub mod scope;
+pub mod semantics;
+
+pub use error::{Result, ScopeError};

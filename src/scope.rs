@@ -1,0 +1,203 @@
+//! The scope document: what the user wrote down about which commands may run and which
+//! paths may be read or written.
+//!
+//! Keys are snake_case YAML. Every struct rejects unknown keys, so a typo is an
+//! `invalid_config` error naming the file, line and key instead of a silently ignored rule.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A fully merged scope: built-in defaults, then a profile, then inline scope, then the
+/// session's own document (later sources override earlier ones key by key).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scope {
+    /// Path patterns (globs) for reading, writing, and never touching.
+    pub paths: Paths,
+    /// Rules for `run_bash_command`.
+    pub bash_tools: BashTools,
+    /// The seeds/001 command tables for `run_command` (argv form), per platform.
+    pub tool_commands: ToolCommands,
+    /// Pattern resources (org-roam subdirectories and tags).
+    pub org_roam_patterns: OrgRoamPatterns,
+    /// File-system boundary for the file tools.
+    pub fs: Fs,
+    /// When gptel should ask before a tool runs.
+    pub approval_policy: ApprovalPolicy,
+    /// Overrides and additions to the built-in command semantics table.
+    pub semantics: BTreeMap<String, crate::semantics::CommandSemantics>,
+}
+
+/// `paths:` — glob patterns. `~` and `${project_root}` expand; `dir/` means `dir/**`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Paths {
+    pub read: Vec<String>,
+    /// Write implies read (B07).
+    pub write: Vec<String>,
+    /// Always wins (B10).
+    pub deny: Vec<String>,
+}
+
+/// `bash_tools:` — rules for shell commands.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BashTools {
+    pub categories: Categories,
+    /// Commands rejected before anything else (B04), matched on the basename.
+    pub deny: Vec<String>,
+    /// Optional per-command rules (flags, subcommands), seeds/001 schema.
+    pub commands: BTreeMap<String, CommandRule>,
+    /// Seconds before a command is killed (B28).
+    pub timeout: u64,
+    /// Characters of output returned to the model (B32-B34).
+    pub max_output_chars: usize,
+    /// `warn` (B35-B37) or `enforce`: deny path arguments outside the scope.
+    pub path_arguments: PathArgumentsMode,
+    /// Shell constructs that are refused unless listed here: `eval`, `source`, `alias`,
+    /// `function` (function definitions).
+    pub allow_constructs: Vec<String>,
+}
+
+impl Default for BashTools {
+    fn default() -> Self {
+        Self {
+            categories: Categories::default(),
+            deny: Vec::new(),
+            commands: BTreeMap::new(),
+            timeout: 30,
+            max_output_chars: 20_000,
+            path_arguments: PathArgumentsMode::Warn,
+            allow_constructs: Vec::new(),
+        }
+    }
+}
+
+/// `bash_tools.categories:` — each entry is a command name or a multi-word prefix
+/// (`"git log"`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Categories {
+    pub read_only: Vec<String>,
+    pub safe_write: Vec<String>,
+    pub dangerous: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PathArgumentsMode {
+    #[default]
+    Warn,
+    Enforce,
+}
+
+/// A seeds/001 command entry (C03, C04). Used in `bash_tools.commands` and in
+/// `tool_commands.<platform>.allowed`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandRule {
+    pub description: Option<String>,
+    /// `None`: any flag. `Some([])`: no flag at all.
+    pub allowed_flags: Option<Vec<String>>,
+    /// Documentation of positional arguments; checked loosely (C10).
+    pub allowed_args: Option<Vec<String>>,
+    pub has_subcommands: bool,
+    pub subcommands: BTreeMap<String, CommandRule>,
+    pub blacklist: Option<SubcommandBlacklist>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SubcommandBlacklist {
+    pub subcommands: Vec<String>,
+}
+
+/// `tool_commands:` — one table per platform (C01).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolCommands {
+    pub posix: PlatformCommands,
+    pub windows: PlatformCommands,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlatformCommands {
+    pub allowed: BTreeMap<String, CommandRule>,
+    pub blacklist: CommandBlacklist,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandBlacklist {
+    pub commands: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OrgRoamPatterns {
+    pub subdirectory: Vec<String>,
+    pub tags: Vec<String>,
+}
+
+/// `fs:` — the boundary of the file tools (seeds/004).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Fs {
+    pub mode: FsMode,
+    /// Default: the project root.
+    pub root: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FsMode {
+    #[default]
+    Restricted,
+    Unrestricted,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    #[default]
+    Never,
+    Mutating,
+    Always,
+}
+
+/// The platform key of seeds/001 (C01).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Platform {
+    Posix,
+    Windows,
+}
+
+impl Platform {
+    /// `windows` on Windows, `posix` everywhere else.
+    pub fn current() -> Self {
+        if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Posix
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Posix => "posix",
+            Platform::Windows => "windows",
+        }
+    }
+}
+
+impl ToolCommands {
+    pub fn for_platform(&self, platform: Platform) -> &PlatformCommands {
+        match platform {
+            Platform::Posix => &self.posix,
+            Platform::Windows => &self.windows,
+        }
+    }
+}

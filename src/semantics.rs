@@ -1,0 +1,90 @@
+//! The command semantics table: which options and operands of a command read, write or
+//! execute. Shipped as data (`data/semantics.yml`), overridable per scope under
+//! `semantics:`.
+
+use std::collections::BTreeMap;
+
+use once_cell::sync::Lazy;
+use serde::{Deserialize, Serialize};
+
+/// What the positional operands of a command are.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OperandKind {
+    /// Not known: path-like operands (absolute, `~`, `..`, existing entries) are checked as
+    /// reads, the rest ignored.
+    #[default]
+    Unknown,
+    /// Data, never a path (`echo`, `printf`).
+    Data,
+    /// Files or directories that are read.
+    Read,
+    /// Files or directories that are written, created or removed.
+    Write,
+    /// All operands are written (sources removed, target created): `mv`.
+    AllWrite,
+    /// All but the last are read; the last is written (`cp`, `ln`, `install`).
+    LastWrite,
+}
+
+/// One command's entry in the semantics table. Option names are spelled as typed
+/// (`-o`, `--output`); long options also match their unambiguous abbreviations.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandSemantics {
+    /// What positional operands are.
+    pub operands: OperandKind,
+    /// How many leading operands are data (a pattern, a script) before the `operands` kind
+    /// applies: `grep PATTERN FILE...` has 1.
+    pub leading_data_operands: usize,
+    /// Options that, when present, mean the leading data operands are absent
+    /// (`grep -e PAT`, `grep -f FILE`).
+    pub data_operand_options: Vec<String>,
+    /// Options that take a value that is neither a path nor code.
+    pub value_options: Vec<String>,
+    /// Options whose value is a path that is read.
+    pub read_options: Vec<String>,
+    /// Options whose value is a path that is written.
+    pub write_options: Vec<String>,
+    /// Options that make the operands written instead of read (`sed -i`, `sort -o` is a
+    /// write option instead).
+    pub write_mode_options: Vec<String>,
+    /// Options that make the command write in its working directory (`tar -x`, `file -C`).
+    pub cwd_write_options: Vec<String>,
+    /// Options that run a program or code that cannot be judged: always denied.
+    pub deny_options: Vec<String>,
+    /// The command has subcommands (`git`, `cargo`): global options come before the
+    /// subcommand; multi-word category entries match after them.
+    pub subcommands: bool,
+    /// Global options (before the subcommand) that take a value.
+    pub global_value_options: Vec<String>,
+    /// Per-subcommand semantics (`git diff`: `--output` writes).
+    pub subcommand_semantics: BTreeMap<String, CommandSemantics>,
+    /// A built-in handler in code for commands whose arguments are a language of their own:
+    /// `find`, `sed`, `awk`, `xargs`, `git`, `env`, ...
+    pub handler: Option<String>,
+}
+
+/// The built-in table, parsed once from `data/semantics.yml`.
+pub static BUILTIN_SEMANTICS_YAML: &str = include_str!("../data/semantics.yml");
+
+/// The parsed built-in table. An error here is a bug in the shipped data; it is reported
+/// by `builtin_table_error` and the table is then empty (every command `Unknown`).
+static BUILTIN: Lazy<Result<BTreeMap<String, CommandSemantics>, String>> = Lazy::new(|| {
+    serde_yaml::from_str::<BTreeMap<String, CommandSemantics>>(BUILTIN_SEMANTICS_YAML)
+        .map_err(|e| e.to_string())
+});
+
+/// The built-in semantics table.
+pub fn builtin() -> &'static BTreeMap<String, CommandSemantics> {
+    static EMPTY: Lazy<BTreeMap<String, CommandSemantics>> = Lazy::new(BTreeMap::new);
+    match &*BUILTIN {
+        Ok(t) => t,
+        Err(_) => &EMPTY,
+    }
+}
+
+/// The parse error of the shipped table, if any (tested to be `None`).
+pub fn builtin_table_error() -> Option<&'static str> {
+    BUILTIN.as_ref().err().map(String::as_str)
+}
