@@ -1,0 +1,54 @@
+# gptel-scope: build, test, lint, demo, benchmarks.
+EMACS   ?= emacs
+CARGO   ?= cargo
+SCOPE   ?=
+DIR     ?= $(CURDIR)
+CMD     ?=
+
+MODULE_SUFFIX := $(shell $(EMACS) -Q --batch --eval '(princ module-file-suffix)' 2>/dev/null || echo .so)
+MODULE  := lisp/gptel-scope-module$(MODULE_SUFFIX)
+LIB     := target/release/libgptel_scope$(if $(filter .dylib,$(MODULE_SUFFIX)),.dylib,$(if $(filter .dll,$(MODULE_SUFFIX)),.dll,.so))
+ELISP   := $(filter-out lisp/gptel-scope-module%,$(wildcard lisp/*.el))
+BATCH   := $(EMACS) -Q --batch -L lisp -L test
+
+.PHONY: all module test test-rust test-elisp lint check demo bench bench-engine clean
+
+all: module
+
+module: $(MODULE)
+
+$(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs data/*.yml)
+	$(CARGO) build --release --lib
+	cp $(LIB) $(MODULE)
+
+test: test-rust test-elisp
+
+test-rust:
+	$(CARGO) test --quiet
+
+test-elisp: module
+	@if ls test/*-test.el >/dev/null 2>&1; then \
+	  $(BATCH) -l test/test-helper.el $(patsubst %,-l %,$(wildcard test/*-test.el)) -f ert-run-tests-batch-and-exit; \
+	else echo "no elisp tests yet"; fi
+
+lint: module
+	$(BATCH) --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP)
+	$(BATCH) --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP)
+	rm -f lisp/*.elc
+
+# make check SCOPE=scope.yml DIR=/some/dir CMD='ls | grep foo'   (one readable decision)
+# make check SCOPE=scope.yml DIR=/some/dir < cmds.jsonl          (one JSON object per line)
+check: module
+	@$(BATCH) -l gptel-scope-cli -f gptel-scope-cli-check "$(SCOPE)" "$(DIR)" "$(CMD)"
+
+demo: module
+	@$(BATCH) -l gptel-scope-demo -f gptel-scope-demo-run
+
+bench: bench-engine
+
+bench-engine:
+	$(CARGO) bench --bench engine
+
+clean:
+	$(CARGO) clean
+	rm -f $(MODULE) lisp/*.elc
