@@ -7,3 +7,8 @@ pub mod scope;
 pub mod semantics;
 
 pub use error::{Result, ScopeError};
+pub mod config;
+pub mod paths;
+pub mod shell;
+pub mod rules;
+pub mod decide;

@@ -53,6 +53,9 @@ pub struct CommandSemantics {
     pub cwd_write_options: Vec<String>,
     /// Options that run a program or code that cannot be judged: always denied.
     pub deny_options: Vec<String>,
+    /// Options whose value is a directory the command works in (`git -C`, `make -C`): checked
+    /// like the working directory, against the scope the command's category needs.
+    pub directory_options: Vec<String>,
     /// The command has subcommands (`git`, `cargo`): global options come before the
     /// subcommand; multi-word category entries match after them.
     pub subcommands: bool,

@@ -1,0 +1,1752 @@
+//! A decision: `(command, directory, scope, grants) → Decision`, with evidence.
+//!
+//! Order (SPEC §3): parse and flatten, name every simple command (wrappers looked through),
+//! categorize, apply per-command rules, collect effects (paths read, written, programs run),
+//! check directories and paths against the scope, then let allow-once grants cover what they
+//! may. Every command is judged, not only the first.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::paths::{self, Access, Matcher, PathVerdict};
+use crate::scope::{Platform, Scope};
+use crate::semantics::{self, CommandSemantics, OperandKind};
+use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
+
+/// An allow-once grant: lets one call of `tool` on `resource` through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Grant {
+    pub tool: String,
+    pub resource: String,
+}
+
+/// The inputs of a decision besides the command.
+pub struct Ctx<'a> {
+    pub scope: &'a Scope,
+    pub matcher: &'a Matcher,
+    pub home: Option<&'a Path>,
+    pub grants: &'a [Grant],
+    pub tool: &'a str,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CommandEvidence {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub category: Option<String>,
+    /// The scope entry that matched (`read_only: git log`), or the built-in rule.
+    pub rule: Option<String>,
+    pub verdict: &'static str,
+    pub reason: Option<&'static str>,
+    /// Where it was found: `top_level`, `substitution`, `process_substitution`, `script`.
+    pub context: &'static str,
+    /// The wrappers it runs under (`xargs`, `find -exec`, `bash -c`).
+    pub via: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathEvidence {
+    /// As written.
+    pub path: String,
+    /// Absolute, through symlinks.
+    pub resolved: String,
+    pub access: &'static str,
+    /// `allowed`, `denied`, `out_of_scope`, `warning`, `unchecked`.
+    pub verdict: &'static str,
+    pub pattern: Option<String>,
+    /// What named it: `operand of cat`, `redirect`, `option --output of git`.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Violation {
+    pub reason: &'static str,
+    pub message: String,
+    /// The command it concerns.
+    pub command: Option<String>,
+    /// What to ask for with `request_scope_expansion`.
+    pub resource: String,
+    /// `command` or `path`.
+    pub validation_type: &'static str,
+    /// Whether an allow-once grant may cover it.
+    pub grantable: bool,
+    /// Covered by a grant.
+    pub granted: bool,
+    /// For path violations: the access needed.
+    pub access: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Decision {
+    pub command: String,
+    pub tool: String,
+    pub allowed: bool,
+    pub reason: Option<&'static str>,
+    pub message: String,
+    pub base_command: Option<String>,
+    pub category: Option<String>,
+    pub required_scope: &'static str,
+    pub directory: String,
+    pub allowed_patterns: Vec<String>,
+    pub warnings: Vec<String>,
+    pub commands: Vec<CommandEvidence>,
+    pub paths: Vec<PathEvidence>,
+    pub violations: Vec<Violation>,
+    pub grants_used: Vec<Grant>,
+    pub resource: Option<String>,
+    pub validation_type: Option<&'static str>,
+}
+
+/// Reason codes no grant can cover.
+fn grantable(reason: &str) -> bool {
+    matches!(
+        reason,
+        "command_not_allowed" | "dangerous_command" | "directory_not_in_scope" | "path_not_in_scope" | "subcommand_not_allowed"
+    )
+}
+
+const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
+/// Builtins that run nothing and touch no file: implicitly read_only.
+const INERT_BUILTINS: &[&str] = &[
+    "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift", "wait", "break",
+    "continue", "set", "unset", "pwd",
+];
+/// Environment variables that change which program runs or how a shell starts.
+const DANGEROUS_VARS: &[&str] = &[
+    "PATH", "IFS", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE",
+    "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER",
+    "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
+    "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "MAKEFLAGS",
+    "TAR_OPTIONS", "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "SHELL",
+];
+const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG", "NPM_CONFIG_"];
+/// `GIT_*` variables that only label commits.
+const SAFE_GIT_VARS: &[&str] = &[
+    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT",
+];
+
+fn dangerous_var(name: &str) -> bool {
+    DANGEROUS_VARS.contains(&name)
+        || DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+        || (name.starts_with("GIT_") && !SAFE_GIT_VARS.contains(&name))
+}
+
+fn basename(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// Category order: a command's category, most restrictive last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Category {
+    Builtin,
+    ReadOnly,
+    SafeWrite,
+    Dangerous,
+}
+
+impl Category {
+    fn as_str(self) -> &'static str {
+        match self {
+            Category::Builtin | Category::ReadOnly => "read_only",
+            Category::SafeWrite => "safe_write",
+            Category::Dangerous => "dangerous",
+        }
+    }
+
+    fn access(self) -> Access {
+        match self {
+            Category::Builtin | Category::ReadOnly => Access::Read,
+            Category::SafeWrite | Category::Dangerous => Access::Write,
+        }
+    }
+}
+
+/// Decides on a shell command run in `directory` (absolute; resolved here through symlinks).
+pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
+    let dir = paths::resolve(directory).target;
+    let flat = shell::flatten(command, &dir, ctx.home);
+    let mut j = Judge::new(ctx, command, &dir);
+    j.flat(&flat, &[]);
+    j.finish()
+}
+
+/// Decides on an argv-form command (`run_command`): no shell, the words are literal.
+pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, platform: Platform) -> Decision {
+    let dir = paths::resolve(directory).target;
+    let display = std::iter::once(program.to_string())
+        .chain(args.iter().map(|a| shell_words::quote(a).into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut j = Judge::new(ctx, &display, &dir);
+    if let Err(v) = crate::rules::check_argv(ctx.scope, platform, program, args) {
+        let resource = program.to_string();
+        j.violate(v.reason, v.message, Some(program.to_string()), resource, "command", None);
+    }
+    let mut words = vec![WordInfo::literal(program)];
+    words.extend(args.iter().map(|a| WordInfo::literal(a)));
+    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(vec![dir.clone()]), context: Context::TopLevel };
+    j.simple(&cmd, &[]);
+    j.finish()
+}
+
+struct Judge<'a> {
+    ctx: &'a Ctx<'a>,
+    command: String,
+    dir: PathBuf,
+    commands: Vec<CommandEvidence>,
+    paths: Vec<PathEvidence>,
+    warnings: Vec<String>,
+    violations: Vec<Violation>,
+    max_access: Option<Access>,
+    max_category: Option<Category>,
+    base: Option<String>,
+    depth: usize,
+}
+
+impl<'a> Judge<'a> {
+    fn new(ctx: &'a Ctx<'a>, command: &str, dir: &Path) -> Self {
+        Judge {
+            ctx,
+            command: command.trim().to_string(),
+            dir: dir.to_path_buf(),
+            commands: vec![],
+            paths: vec![],
+            warnings: vec![],
+            violations: vec![],
+            max_access: None,
+            max_category: None,
+            base: None,
+            depth: 0,
+        }
+    }
+
+    fn violate(&mut self, reason: &'static str, message: String, command: Option<String>, resource: String, vt: &'static str, access: Option<Access>) {
+        let v = Violation {
+            reason,
+            message,
+            command,
+            resource,
+            validation_type: vt,
+            grantable: grantable(reason),
+            granted: false,
+            access: access.map(Access::as_str),
+        };
+        if !self.violations.contains(&v) {
+            self.violations.push(v);
+        }
+    }
+
+    fn warn(&mut self, w: String) {
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    fn need(&mut self, a: Access) {
+        self.max_access = Some(self.max_access.map_or(a, |m| m.max(a)));
+    }
+
+    fn flat(&mut self, flat: &Flat, via: &[String]) {
+        for p in &flat.problems {
+            let what = if via.is_empty() { String::new() } else { format!(" (inside {})", via.join(" → ")) };
+            self.violate(p.reason(), format!("{}{what}", p.message()), None, self.command.clone(), "command", None);
+        }
+        if self.base.is_none() {
+            let first = flat
+                .commands
+                .iter()
+                .find(|c| c.context == Context::TopLevel && !c.words.is_empty())
+                .or_else(|| flat.commands.iter().find(|c| !c.words.is_empty()));
+            self.base = first.and_then(|c| c.words.first()).map(WordInfo::display);
+        }
+        for c in &flat.commands {
+            self.simple(c, via);
+        }
+    }
+
+    /// Judges one simple command: assignments, redirects, then the command itself.
+    fn simple(&mut self, c: &SimpleCmd, via: &[String]) {
+        let label = c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+        for (name, _) in &c.assignments {
+            self.assignment(name, &label);
+        }
+        let cwds = match &c.cwds {
+            Some(d) => d.clone(),
+            None => {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}` runs after a `cd` to a directory that cannot be known before running; use a literal directory"),
+                    Some(label.clone()),
+                    self.command.clone(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+        };
+        for r in &c.redirects {
+            let Some(target) = &r.target else { continue };
+            let access = match r.kind {
+                RedirKind::Read => Access::Read,
+                RedirKind::Write | RedirKind::Append | RedirKind::ReadWrite => Access::Write,
+                RedirKind::Dup | RedirKind::Data => continue,
+            };
+            self.path_effect(target, access, &cwds, "redirect", true);
+        }
+        if c.words.is_empty() {
+            return;
+        }
+        let ctx_name = match c.context {
+            Context::TopLevel => "top_level",
+            Context::Substitution => "substitution",
+            Context::ProcessSubstitution => "process_substitution",
+            Context::Script => "script",
+        };
+        self.argv(&c.words, &cwds, via, ctx_name, false);
+    }
+
+    fn assignment(&mut self, name: &str, label: &str) {
+        if dangerous_var(name) {
+            self.violate(
+                "denied",
+                format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it."),
+                Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
+                name.to_string(),
+                "command",
+                None,
+            );
+        }
+    }
+
+    /// Judges an argv: the name, wrappers, category, rules and effects.
+    fn argv(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool) {
+        let Some(first) = words.first() else { return };
+        let argv_display: Vec<String> = words.iter().map(WordInfo::display).collect();
+        let label = argv_display.join(" ");
+        let mut ev = CommandEvidence {
+            name: first.display(),
+            argv: argv_display.clone(),
+            category: None,
+            rule: None,
+            verdict: "allowed",
+            reason: None,
+            context,
+            via: via.to_vec(),
+        };
+        let before = self.violations.len();
+        self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
+        if let Some(v) = self.violations[before..].first() {
+            ev.verdict = "denied";
+            ev.reason = Some(v.reason);
+        }
+        self.commands.push(ev);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn argv_inner(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool, label: &str, ev: &mut CommandEvidence) {
+        let Some(name) = words.first().and_then(WordInfo::exact).map(str::to_string) else {
+            let raw = words.first().map(|w| w.raw.clone()).unwrap_or_default();
+            self.violate(
+                "dynamic_command",
+                format!("the command name `{raw}` is built at run time (variable, substitution, glob or brace expansion); write the command name literally"),
+                Some(label.to_string()),
+                raw,
+                "command",
+                None,
+            );
+            return;
+        };
+        let args = &words[1..];
+        let base = basename(&name).to_string();
+        let bt = &self.ctx.scope.bash_tools;
+
+        if PRIVILEGE.contains(&base.as_str()) {
+            self.violate(
+                "privilege_escalation",
+                format!("`{base}` runs commands with elevated privileges; gptel-scope never does that"),
+                Some(label.to_string()),
+                base.clone(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let sub_words = self.subcommand_words(&base, args);
+        if let Some(entry) = bt.deny.iter().find(|e| entry_matches(e, &base, &sub_words)) {
+            ev.rule = Some(format!("deny: {entry}"));
+            self.violate(
+                "denied",
+                format!("`{entry}` is on the scope's deny list: it is never allowed (security policy). Do not retry it; achieve the goal with allowed commands."),
+                Some(label.to_string()),
+                entry.clone(),
+                "command",
+                None,
+            );
+            return;
+        }
+        if bt.categories.dangerous.iter().any(|e| entry_matches(e, &base, &sub_words) && !e.contains('/')) {
+            // Dangerous entries match by basename whatever the path.
+        }
+        if name.contains('/') {
+            // A path runs that file, not the command of that name.
+            match self.category_of(&name, &sub_words) {
+                Some((cat, entry)) => {
+                    ev.category = Some(cat.as_str().into());
+                    ev.rule = Some(entry);
+                    self.categorized(cat, &name, args, cwds, label);
+                }
+                None => {
+                    let dangerous = bt.categories.dangerous.iter().find(|e| entry_matches(e, &base, &sub_words)).cloned();
+                    if let Some(e) = dangerous {
+                        ev.category = Some("dangerous".into());
+                        self.dangerous(&e, label);
+                        return;
+                    }
+                    self.violate(
+                        "command_not_allowed",
+                        format!("`{name}` runs a file by its path; only commands named in the scope may run (a path-qualified name must be listed exactly). Use the bare command name, or call request_scope_expansion with tool_name \"{}\" and resource \"{name}\".", self.ctx.tool),
+                        Some(label.to_string()),
+                        name.clone(),
+                        "command",
+                        None,
+                    );
+                }
+            }
+            return;
+        }
+
+        // Shell constructs.
+        if matches!(base.as_str(), "eval" | "source" | "." | "alias" | "trap" | "function") {
+            let key = match base.as_str() {
+                "." => "source",
+                b => b,
+            };
+            if !bt.allow_constructs.iter().any(|c| c == key) {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead"),
+                    Some(label.to_string()),
+                    base.clone(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+            if key == "eval" {
+                let script: Option<Vec<&str>> = args.iter().map(WordInfo::exact).collect();
+                match script {
+                    Some(parts) => self.script(&parts.join(" "), cwds, via, "eval"),
+                    None => self.violate("dynamic_command", "`eval` of text built at run time cannot be judged".into(), Some(label.to_string()), base.clone(), "command", None),
+                }
+                return;
+            }
+            ev.category = Some("read_only".into());
+            ev.rule = Some(format!("allow_constructs: {key}"));
+            self.directory_scope(Category::ReadOnly, cwds, label);
+            return;
+        }
+
+        // Wrappers: judged themselves, then what they run.
+        match base.as_str() {
+            "builtin" => return self.wrapped(words, 1, cwds, via, "builtin", context, under_replace),
+            "command" => {
+                let mut i = 0;
+                let mut lookup = false;
+                while let Some(a) = args.get(i).and_then(WordInfo::exact) {
+                    if a == "--" {
+                        i += 1;
+                        break;
+                    }
+                    if !a.starts_with('-') || a == "-" {
+                        break;
+                    }
+                    if a.contains('v') || a.contains('V') {
+                        lookup = true;
+                    }
+                    i += 1;
+                }
+                if lookup {
+                    ev.category = Some("read_only".into());
+                    ev.rule = Some("builtin: command -v".into());
+                    self.directory_scope(Category::Builtin, cwds, label);
+                    return;
+                }
+                return self.wrapped(words, 1 + i, cwds, via, "command", context, under_replace);
+            }
+            "exec" => {
+                let mut i = 0;
+                while let Some(a) = args.get(i).and_then(WordInfo::exact) {
+                    if a == "-a" {
+                        i += 2;
+                    } else if a.starts_with('-') {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                if args.len() <= i {
+                    self.directory_scope(Category::Builtin, cwds, label);
+                    return;
+                }
+                return self.wrapped(words, 1 + i, cwds, via, "exec", context, under_replace);
+            }
+            "nohup" => return self.wrapped(words, 1, cwds, via, "nohup", context, under_replace),
+            "time" => {
+                let skip = self.skip_options(args, &["-f", "--format", "-o", "--output"], |j, opt, val| {
+                    if opt == "-o" || opt == "--output" {
+                        j.path_effect(val, Access::Write, cwds, "option -o of time", true);
+                    }
+                });
+                return self.wrapped(words, 1 + skip, cwds, via, "time", context, under_replace);
+            }
+            "nice" => {
+                let skip = self.skip_options(args, &["-n", "--adjustment"], |_, _, _| {});
+                return self.wrapped(words, 1 + skip, cwds, via, "nice", context, under_replace);
+            }
+            "stdbuf" => {
+                let skip = self.skip_options(args, &["-i", "-o", "-e", "--input", "--output", "--error"], |_, _, _| {});
+                return self.wrapped(words, 1 + skip, cwds, via, "stdbuf", context, under_replace);
+            }
+            "timeout" => {
+                let skip = self.skip_options(args, &["-s", "--signal", "-k", "--kill-after"], |_, _, _| {});
+                // The duration comes first.
+                return self.wrapped(words, 2 + skip, cwds, via, "timeout", context, under_replace);
+            }
+            "env" => return self.env(words, cwds, via, context, label, ev),
+            "xargs" => return self.xargs(words, cwds, via, context, label),
+            "find" => {
+                if let Some((cat, entry)) = self.category_of(&name, &sub_words) {
+                    ev.category = Some(cat.as_str().into());
+                    ev.rule = Some(entry);
+                    self.directory_scope(cat, cwds, label);
+                    self.find(args, cwds, via, label);
+                } else {
+                    self.not_allowed(&name, &sub_words, label, ev);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if SHELLS.contains(&base.as_str()) {
+            return self.shell(&name, words, cwds, via, under_replace, label, ev);
+        }
+
+        // An ordinary command.
+        if INERT_BUILTINS.contains(&base.as_str()) {
+            ev.category = Some("read_only".into());
+            ev.rule = Some(format!("builtin: {base}"));
+            self.directory_scope(Category::Builtin, cwds, label);
+            if matches!(base.as_str(), "cd" | "pushd") {
+                if let Some(t) = args.iter().find(|w| !matches!(w.exact(), Some(s) if s.starts_with('-'))) {
+                    self.path_effect(t, Access::Read, cwds, &format!("directory of {base}"), true);
+                }
+            }
+            return;
+        }
+        let Some((cat, entry)) = self.category_of(&name, &sub_words) else {
+            self.not_allowed(&name, &sub_words, label, ev);
+            return;
+        };
+        ev.category = Some(cat.as_str().into());
+        ev.rule = Some(entry.clone());
+        if cat == Category::Dangerous {
+            self.dangerous(&entry, label);
+        }
+        self.rules(&name, args, label);
+        self.categorized(cat, &name, args, cwds, label);
+    }
+
+    fn not_allowed(&mut self, name: &str, sub_words: &[String], label: &str, ev: &mut CommandEvidence) {
+        let base = basename(name);
+        if let Some(e) = self.ctx.scope.bash_tools.categories.dangerous.iter().find(|e| entry_matches(e, base, sub_words)).cloned() {
+            ev.category = Some("dangerous".into());
+            self.dangerous(&e, label);
+            return;
+        }
+        let resource = match sub_words.first() {
+            Some(s) if self.semantics(base).is_some_and(|s| s.subcommands) => format!("{name} {s}"),
+            _ => name.to_string(),
+        };
+        self.violate(
+            "command_not_allowed",
+            format!(
+                "`{resource}` is not in any category of the scope (read_only, safe_write, dangerous). Use an allowed command (list_allowed_commands shows them), or call request_scope_expansion with tool_name \"{}\", resource \"{resource}\" and your reason.",
+                self.ctx.tool
+            ),
+            Some(label.to_string()),
+            resource,
+            "command",
+            None,
+        );
+    }
+
+    fn dangerous(&mut self, entry: &str, label: &str) {
+        self.violate(
+            "dangerous_command",
+            format!(
+                "`{entry}` is a dangerous command: it runs only when the user allows it. Call request_scope_expansion with tool_name \"{}\", resource \"{label}\" and your reason, then retry.",
+                self.ctx.tool
+            ),
+            Some(label.to_string()),
+            label.to_string(),
+            "command",
+            Some(Access::Write),
+        );
+    }
+
+    /// The category entry matching a command, most specific first; on a tie the more
+    /// restrictive category.
+    fn category_of(&self, name: &str, sub_words: &[String]) -> Option<(Category, String)> {
+        let c = &self.ctx.scope.bash_tools.categories;
+        let base = basename(name);
+        let mut best: Option<(usize, Category, String)> = None;
+        for (cat, list) in [(Category::ReadOnly, &c.read_only), (Category::SafeWrite, &c.safe_write), (Category::Dangerous, &c.dangerous)] {
+            for e in list {
+                let key = if cat == Category::Dangerous { base } else { name };
+                if entry_matches(e, key, sub_words) {
+                    let len = e.split_whitespace().count();
+                    let better = match &best {
+                        None => true,
+                        Some((l, bc, _)) => len > *l || (len == *l && cat > *bc),
+                    };
+                    if better {
+                        best = Some((len, cat, format!("{}: {e}", cat.as_str())));
+                    }
+                }
+            }
+        }
+        best.map(|(_, c, e)| (c, e))
+    }
+
+    /// The words after a command's global options (for `git -C x log` → `log ...`).
+    fn subcommand_words(&self, base: &str, args: &[WordInfo]) -> Vec<String> {
+        let sem = self.semantics(base);
+        let mut out = Vec::new();
+        let mut i = 0;
+        let value_opts: Vec<String> = sem
+            .map(|s| s.global_value_options.iter().chain(s.directory_options.iter()).cloned().collect())
+            .unwrap_or_default();
+        let skip_globals = sem.is_some_and(|s| s.subcommands);
+        while i < args.len() {
+            let w = args[i].display();
+            if skip_globals && out.is_empty() && w.starts_with('-') && w != "-" && w != "--" {
+                let takes = value_opts.iter().any(|o| o == &w);
+                i += if takes { 2 } else { 1 };
+                continue;
+            }
+            out.push(w);
+            i += 1;
+            if out.len() >= 3 {
+                break;
+            }
+        }
+        out
+    }
+
+    fn semantics(&self, base: &str) -> Option<&'a CommandSemantics> {
+        self.ctx.scope.semantics.get(base).or_else(|| semantics::builtin().get(base))
+    }
+
+    /// Per-command rules of `bash_tools.commands` (seeds/001 schema).
+    fn rules(&mut self, name: &str, args: &[WordInfo], label: &str) {
+        let Some(rule) = self.ctx.scope.bash_tools.commands.get(basename(name)) else { return };
+        let argv: Vec<String> = args.iter().map(WordInfo::display).collect();
+        if let Err(v) = crate::rules::check_rule(rule, basename(name), &argv, Platform::Posix) {
+            self.violate(v.reason, v.message, Some(label.to_string()), name.to_string(), "command", None);
+        }
+    }
+
+    /// A categorized command: its directory must be in the category's scope; then its
+    /// effects.
+    fn categorized(&mut self, cat: Category, name: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
+        self.directory_scope(cat, cwds, label);
+        let base = basename(name).to_string();
+        match self.semantics(&base).and_then(|s| s.handler.clone()).as_deref() {
+            Some("sed") => self.sed(args, cwds, label),
+            Some("awk") => self.awk(args, cwds, label),
+            _ => {
+                let sem = self.semantics(&base).cloned().unwrap_or_default();
+                self.effects(&base, &sem, args, cwds, cat, label);
+            }
+        }
+    }
+
+    fn directory_scope(&mut self, cat: Category, cwds: &[PathBuf], label: &str) {
+        let access = cat.access();
+        self.need(access);
+        for d in cwds {
+            self.directory_check(d, access, label);
+        }
+    }
+
+    fn directory_check(&mut self, d: &Path, access: Access, label: &str) {
+        let r = paths::resolve(d);
+        match self.ctx.matcher.check(&r, access) {
+            PathVerdict::Allowed(_) => {}
+            PathVerdict::Denied(p) => self.violate(
+                "path_denied",
+                format!("the directory {} matches the deny pattern `{p}`: nothing may run there", r.target.display()),
+                Some(label.to_string()),
+                r.target.to_string_lossy().into_owned(),
+                "path",
+                Some(access),
+            ),
+            PathVerdict::OutOfScope => {
+                let patterns = self.ctx.matcher.patterns_for(access);
+                self.violate(
+                    "directory_not_in_scope",
+                    format!(
+                        "`{label}` needs {} scope on the directory {}, which no {} pattern covers (allowed: {}). Run it in a directory inside the scope, or call request_scope_expansion with tool_name \"{}\", resource \"{}\" and your reason.",
+                        access.as_str(),
+                        r.target.display(),
+                        if access == Access::Write { "paths.write" } else { "paths.read or paths.write" },
+                        if patterns.is_empty() { "none".to_string() } else { patterns.join(", ") },
+                        self.ctx.tool,
+                        r.target.display()
+                    ),
+                    Some(label.to_string()),
+                    r.target.to_string_lossy().into_owned(),
+                    "path",
+                    Some(access),
+                );
+            }
+        }
+    }
+
+    /// Skips a wrapper's options; calls `on_value` for options that take a value.
+    fn skip_options(&mut self, args: &[WordInfo], value_opts: &[&str], mut on_value: impl FnMut(&mut Self, &str, &WordInfo)) -> usize {
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else { break };
+            if s == "--" {
+                return i + 1;
+            }
+            if !s.starts_with('-') || s == "-" || s.parse::<i64>().is_ok() && s.starts_with('-') && !value_opts.is_empty() && false {
+                break;
+            }
+            if let Some((opt, _)) = s.split_once('=') {
+                if value_opts.contains(&opt) {
+                    let v = WordInfo::literal(&s[opt.len() + 1..]);
+                    on_value(self, opt, &v);
+                }
+                i += 1;
+                continue;
+            }
+            if value_opts.contains(&s) {
+                if let Some(v) = args.get(i + 1) {
+                    on_value(self, s, v);
+                }
+                i += 2;
+                continue;
+            }
+            // `nice -10`: a number option.
+            i += 1;
+        }
+        i
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn wrapped(&mut self, words: &[WordInfo], at: usize, cwds: &[PathBuf], via: &[String], wrapper: &str, context: &'static str, under_replace: bool) {
+        let inner = words.get(at..).unwrap_or(&[]);
+        if inner.is_empty() {
+            let label = words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+            self.violate(
+                "command_not_allowed",
+                format!("`{label}` runs no command; call the command directly"),
+                Some(label.clone()),
+                wrapper.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let mut v = via.to_vec();
+        v.push(wrapper.to_string());
+        self.argv(inner, cwds, &v, context, under_replace);
+    }
+
+    fn env(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str, ev: &mut CommandEvidence) {
+        let args = &words[1..];
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else {
+                self.violate("dynamic_command", format!("`{label}`: an argument of env is built at run time"), Some(label.to_string()), "env".into(), "command", None);
+                return;
+            };
+            if s == "--" {
+                i += 1;
+                break;
+            }
+            if s.starts_with("-S") || s.starts_with("--split-string") || s.starts_with("-C") || s.starts_with("--chdir") {
+                self.violate(
+                    "flag_not_allowed",
+                    format!("`env {s}` re-parses a command line or changes directory; call the command directly"),
+                    Some(label.to_string()),
+                    "env".into(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+            if s == "-u" || s == "--unset" {
+                i += 2;
+                continue;
+            }
+            if s.starts_with('-') && s != "-" {
+                i += 1;
+                continue;
+            }
+            if let Some((name, _)) = s.split_once('=') {
+                self.assignment(name, label);
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if i >= args.len() {
+            // Bare `env` prints the environment: a command of its own.
+            match self.category_of("env", &[]) {
+                Some((cat, e)) => {
+                    ev.category = Some(cat.as_str().into());
+                    ev.rule = Some(e);
+                    self.directory_scope(cat, cwds, label);
+                }
+                None => self.not_allowed("env", &[], label, ev),
+            }
+            return;
+        }
+        self.wrapped(words, 1 + i, cwds, via, "env", context, false);
+    }
+
+    fn xargs(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str) {
+        let args = &words[1..];
+        let value_opts = ["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var", "--max-lines", "--replace", "--eof"];
+        let mut i = 0;
+        let mut replace = false;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else { break };
+            if s == "--" {
+                i += 1;
+                break;
+            }
+            if !s.starts_with('-') || s == "-" {
+                break;
+            }
+            let opt = s.split_once('=').map_or(s, |(o, _)| o);
+            if opt.starts_with("-I") || opt == "--replace" || opt.starts_with("-i") {
+                replace = true;
+            }
+            if opt == "-a" || opt == "--arg-file" {
+                let v = if s.contains('=') { Some(WordInfo::literal(&s[opt.len() + 1..])) } else { args.get(i + 1).cloned() };
+                if let Some(v) = v {
+                    self.path_effect(&v, Access::Read, cwds, "option -a of xargs", false);
+                }
+            }
+            if opt == "-p" || opt == "--interactive" || opt == "-o" || opt == "--open-tty" {
+                self.violate("flag_not_allowed", format!("`xargs {opt}` needs a terminal; it is not allowed"), Some(label.to_string()), "xargs".into(), "command", None);
+            }
+            let attached = s.len() > 2 && !s.starts_with("--") && value_opts.contains(&&s[..2]);
+            if value_opts.contains(&opt) && !s.contains('=') && !attached {
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        let mut v = via.to_vec();
+        v.push("xargs".into());
+        if i >= args.len() {
+            // Bare `xargs` runs `echo`.
+            let echo = [WordInfo::literal("echo")];
+            self.argv(&echo, cwds, &v, context, replace);
+            return;
+        }
+        self.argv(&args[i..], cwds, &v, context, replace);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn shell(&mut self, name: &str, words: &[WordInfo], cwds: &[PathBuf], via: &[String], under_replace: bool, label: &str, ev: &mut CommandEvidence) {
+        let args = &words[1..];
+        let mut i = 0;
+        let mut script_flag = false;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else { break };
+            if s == "--" || s == "-" {
+                i += 1;
+                break;
+            }
+            if s.starts_with("--") {
+                if matches!(s, "--noprofile" | "--norc" | "--posix" | "--restricted") {
+                    i += 1;
+                    continue;
+                }
+                self.violate("flag_not_allowed", format!("`{name} {s}` is not allowed (it can run startup files or change how scripts are read)"), Some(label.to_string()), name.to_string(), "command", None);
+                return;
+            }
+            if (s.starts_with('-') || s.starts_with('+')) && s.len() > 1 {
+                for ch in s[1..].chars() {
+                    match ch {
+                        'c' => script_flag = true,
+                        'e' | 'u' | 'x' | 'v' | 'f' | 'n' | 'h' | 'B' | 'C' | 'a' | 'b' | 'm' | 'p' | 'r' | 't' | 'E' | 'H' | 'P' | 'T' => {}
+                        'o' | 'O' => {
+                            i += 1;
+                        }
+                        _ => {
+                            self.violate("flag_not_allowed", format!("`{name} -{ch}` is not allowed (login and interactive shells run startup files)"), Some(label.to_string()), name.to_string(), "command", None);
+                            return;
+                        }
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        let listed = self.category_of(name, &[]);
+        if !script_flag {
+            if let Some((cat, e)) = listed {
+                ev.category = Some(cat.as_str().into());
+                ev.rule = Some(e);
+                self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
+                self.categorized(cat, name, &args[i..], cwds, label);
+                return;
+            }
+            self.violate(
+                "unsupported_construct",
+                format!("`{label}` runs a script file or standard input that cannot be judged before it runs; run its commands directly, or `{name} -c 'COMMANDS'`"),
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let Some(script) = args.get(i) else {
+            self.violate("parse_error", format!("`{name} -c` without a script"), Some(label.to_string()), name.to_string(), "command", None);
+            return;
+        };
+        if under_replace {
+            self.violate(
+                "dynamic_command",
+                format!("`{label}` under `xargs -I` builds its script from input at run time; use `xargs {name} -c '... \"$1\"' _` or run the commands directly"),
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let Some(text) = script.exact() else {
+            self.violate("dynamic_command", format!("the script of `{name} -c` is built at run time; write it literally"), Some(label.to_string()), name.to_string(), "command", None);
+            return;
+        };
+        if let Some((cat, e)) = listed {
+            ev.category = Some(cat.as_str().into());
+            ev.rule = Some(e);
+        } else {
+            ev.rule = Some(format!("wrapper: {name} -c (script judged)"));
+        }
+        let text = text.to_string();
+        self.script(&text, cwds, via, &format!("{name} -c"));
+    }
+
+    fn script(&mut self, text: &str, cwds: &[PathBuf], via: &[String], wrapper: &str) {
+        self.depth += 1;
+        let flat = shell::flatten_script(text, Some(cwds.to_vec()), self.ctx.home, self.depth);
+        let mut v = via.to_vec();
+        v.push(wrapper.to_string());
+        self.flat(&flat, &v);
+        self.depth -= 1;
+    }
+
+    fn find(&mut self, args: &[WordInfo], cwds: &[PathBuf], via: &[String], label: &str) {
+        const WITH_ARG: &[&str] = &[
+            "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
+            "-maxdepth", "-mindepth", "-perm", "-size", "-user", "-group", "-uid", "-gid", "-mtime", "-atime", "-ctime",
+            "-mmin", "-amin", "-cmin", "-links", "-inum", "-lname", "-ilname", "-fstype", "-used", "-printf",
+            "-regextype", "-context", "-newermt", "-newerat", "-newerct",
+        ];
+        const READ_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile", "-files0-from"];
+        const WRITE_ARG: &[&str] = &["-fprint", "-fprint0", "-fls"];
+        const NO_ARG: &[&str] = &[
+            "-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty", "-executable", "-readable",
+            "-writable", "-nouser", "-nogroup", "-depth", "-daystart", "-follow", "-mount", "-xdev", "-noleaf",
+            "-ignore_readdir_race", "-noignore_readdir_race", "-a", "-o", "-and", "-or", "-not", "!", "(", ")", ",",
+            "-d", "-nowarn", "-warn", "-L", "-H", "-P", "-delete",
+        ];
+        let mut i = 0;
+        // Leading -H -L -P -D x -Ox.
+        while let Some(s) = args.get(i).and_then(WordInfo::exact) {
+            if matches!(s, "-H" | "-L" | "-P") || s.starts_with("-O") {
+                i += 1;
+            } else if s == "-D" {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        let mut starts = Vec::new();
+        while let Some(w) = args.get(i) {
+            match w.exact() {
+                Some(s) if s.starts_with('-') || s == "(" || s == "!" => break,
+                _ => {
+                    starts.push(w.clone());
+                    i += 1;
+                }
+            }
+        }
+        if starts.is_empty() {
+            starts.push(WordInfo::literal("."));
+        }
+        for s in &starts {
+            self.path_effect(s, Access::Read, cwds, "start directory of find", false);
+        }
+        while let Some(w) = args.get(i) {
+            let Some(s) = w.exact() else {
+                i += 1;
+                continue;
+            };
+            if matches!(s, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let mut end = i + 1;
+                while let Some(t) = args.get(end) {
+                    if matches!(t.exact(), Some(";") | Some("+")) {
+                        break;
+                    }
+                    end += 1;
+                }
+                let inner = &args[i + 1..end.min(args.len())];
+                let mut v = via.to_vec();
+                v.push(format!("find {s}"));
+                if inner.is_empty() {
+                    self.violate("parse_error", format!("`find {s}` without a command"), Some(label.to_string()), "find".into(), "command", None);
+                } else {
+                    self.argv(inner, cwds, &v, "top_level", false);
+                }
+                i = end + 1;
+                continue;
+            }
+            if s == "-delete" {
+                for st in &starts {
+                    self.path_effect(st, Access::Write, cwds, "find -delete", true);
+                }
+            }
+            if WITH_ARG.contains(&s) || s.starts_with("-newer") && s.len() == 8 {
+                i += 2;
+                continue;
+            }
+            if READ_ARG.contains(&s) {
+                if let Some(v) = args.get(i + 1) {
+                    self.path_effect(v, Access::Read, cwds, &format!("find {s}"), false);
+                }
+                i += 2;
+                continue;
+            }
+            if WRITE_ARG.contains(&s) {
+                if let Some(v) = args.get(i + 1) {
+                    self.path_effect(v, Access::Write, cwds, &format!("find {s}"), true);
+                }
+                i += 3 - 1;
+                if s == "-fprintf" {
+                    i += 1;
+                }
+                continue;
+            }
+            if s == "-fprintf" {
+                if let Some(v) = args.get(i + 1) {
+                    self.path_effect(v, Access::Write, cwds, "find -fprintf", true);
+                }
+                i += 3;
+                continue;
+            }
+            if NO_ARG.contains(&s) {
+                i += 1;
+                continue;
+            }
+            self.violate(
+                "flag_not_allowed",
+                format!("`find {s}` is not a find predicate gptel-scope knows; use the common predicates (-name, -type, -path, -newer, -maxdepth, -print, ...)"),
+                Some(label.to_string()),
+                "find".into(),
+                "command",
+                None,
+            );
+            i += 1;
+        }
+    }
+
+    fn sed(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let mut scripts: Vec<WordInfo> = Vec::new();
+        let mut files = Vec::new();
+        let mut in_place = false;
+        let mut i = 0;
+        let mut opts_done = false;
+        while let Some(w) = args.get(i) {
+            let s = w.exact().unwrap_or("");
+            if !opts_done && s == "--" {
+                opts_done = true;
+            } else if !opts_done && s.starts_with("--") {
+                let (opt, val) = s.split_once('=').map_or((s, None), |(o, v)| (o, Some(v)));
+                match opt {
+                    "--expression" => match val {
+                        Some(v) => scripts.push(WordInfo::literal(v)),
+                        None => {
+                            if let Some(n) = args.get(i + 1) {
+                                scripts.push(n.clone());
+                            }
+                            i += 1;
+                        }
+                    },
+                    "--file" => {
+                        self.violate("unsupported_construct", "`sed --file` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
+                        return;
+                    }
+                    "--in-place" => in_place = true,
+                    "--line-length" => {
+                        if val.is_none() {
+                            i += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            } else if !opts_done && s.starts_with('-') && s.len() > 1 {
+                let mut chars = s[1..].char_indices();
+                while let Some((k, ch)) = chars.next() {
+                    match ch {
+                        'i' => {
+                            in_place = true;
+                            break; // the rest is a backup suffix
+                        }
+                        'e' | 'f' | 'l' => {
+                            let rest = &s[1 + k + 1..];
+                            let val = if rest.is_empty() {
+                                i += 1;
+                                args.get(i).cloned()
+                            } else {
+                                Some(WordInfo::literal(rest))
+                            };
+                            if ch == 'e' {
+                                if let Some(v) = val {
+                                    scripts.push(v);
+                                }
+                            } else if ch == 'f' {
+                                self.violate("unsupported_construct", "`sed -f` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
+                                return;
+                            }
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            } else if scripts.is_empty() && files.is_empty() && !args[..i].iter().any(|a| matches!(a.exact(), Some(x) if x.starts_with("-e") || x.starts_with("--expression"))) {
+                scripts.push(w.clone());
+            } else {
+                files.push(w.clone());
+            }
+            i += 1;
+        }
+        for sc in &scripts {
+            match sc.exact() {
+                Some(text) => {
+                    for (kind, target) in sed_effects(text) {
+                        match kind {
+                            SedEffect::Exec => self.violate("flag_not_allowed", "the sed script runs a shell command (`e`); it is not allowed".into(), Some(label.to_string()), "sed".into(), "command", None),
+                            SedEffect::Write => self.path_effect(&WordInfo::literal(&target), Access::Write, cwds, "sed w command", true),
+                            SedEffect::Read => self.path_effect(&WordInfo::literal(&target), Access::Read, cwds, "sed r command", false),
+                        }
+                    }
+                }
+                None => self.violate("dynamic_command", "the sed script is built at run time; write it literally".into(), Some(label.to_string()), "sed".into(), "command", None),
+            }
+        }
+        let access = if in_place { Access::Write } else { Access::Read };
+        for f in &files {
+            self.path_effect(f, access, cwds, if in_place { "file edited by sed -i" } else { "operand of sed" }, in_place);
+        }
+    }
+
+    fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let mut i = 0;
+        let mut program: Option<WordInfo> = None;
+        while let Some(w) = args.get(i) {
+            let s = w.exact().unwrap_or("");
+            if program.is_none() && (s == "-f" || s.starts_with("--file")) {
+                self.violate("unsupported_construct", "`awk -f` runs a program from a file that cannot be judged; pass the program inline".into(), Some(label.to_string()), "awk".into(), "command", None);
+                return;
+            }
+            if program.is_none() && (s == "-v" || s == "-F") {
+                i += 2;
+                continue;
+            }
+            if program.is_none() && s.starts_with('-') && s.len() > 1 {
+                i += 1;
+                continue;
+            }
+            if program.is_none() {
+                program = Some(w.clone());
+            } else if !s.contains('=') {
+                self.path_effect(w, Access::Read, cwds, "operand of awk", false);
+            }
+            i += 1;
+        }
+        if let Some(p) = program {
+            match p.exact() {
+                Some(text) => {
+                    if let Some(why) = awk_danger(text) {
+                        self.violate("unsupported_construct", format!("the awk program {why}; use grep, sed or a simpler program"), Some(label.to_string()), "awk".into(), "command", None);
+                    }
+                }
+                None => self.violate("dynamic_command", "the awk program is built at run time; write it literally".into(), Some(label.to_string()), "awk".into(), "command", None),
+            }
+        }
+    }
+
+    /// Effects from the semantics table: options and operands that read, write or run.
+    fn effects(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
+        let mut sem = sem.clone();
+        let mut start = 0;
+        if sem.subcommands {
+            // Global options first.
+            let mut i = 0;
+            while let Some(w) = args.get(i) {
+                let s = w.display();
+                if !s.starts_with('-') || s == "-" {
+                    break;
+                }
+                let step = self.option(base, &sem, args, i, cwds, cat, label);
+                i += step;
+            }
+            start = i;
+            if let Some(sub) = args.get(i).and_then(WordInfo::exact) {
+                if let Some(s) = sem.subcommand_semantics.get(sub) {
+                    let mut merged = s.clone();
+                    merged.deny_options.extend(sem.deny_options.iter().cloned());
+                    sem = merged;
+                } else {
+                    let deny = sem.deny_options.clone();
+                    sem = CommandSemantics { deny_options: deny, ..Default::default() };
+                }
+                start = i + 1;
+            }
+        }
+        let rest = &args[start..];
+        // Options.
+        let mut operands: Vec<&WordInfo> = Vec::new();
+        let mut write_mode = false;
+        let mut data_opt = false;
+        let mut i = 0;
+        let mut opts_done = false;
+        while let Some(w) = rest.get(i) {
+            let s = w.display();
+            if !opts_done && s == "--" {
+                opts_done = true;
+                i += 1;
+                continue;
+            }
+            if !opts_done && s.starts_with('-') && s != "-" && w.value.is_some() {
+                let (opt, _) = s.split_once('=').unwrap_or((&s, ""));
+                if has_opt(&sem.write_mode_options, opt) {
+                    write_mode = true;
+                }
+                if has_opt(&sem.data_operand_options, opt) || (!s.starts_with("--") && sem.data_operand_options.iter().any(|o| o.len() == 2 && s.get(..2) == Some(o))) {
+                    data_opt = true;
+                }
+                if has_opt(&sem.cwd_write_options, opt) {
+                    for d in cwds {
+                        let dw = WordInfo::literal(&d.to_string_lossy());
+                        self.path_effect(&dw, Access::Write, cwds, &format!("option {opt} of {base} (writes in the directory)"), true);
+                    }
+                }
+                i += self.option(base, &sem, rest, i, cwds, cat, label);
+                continue;
+            }
+            operands.push(w);
+            i += 1;
+        }
+        let skip = if data_opt { 0 } else { sem.leading_data_operands };
+        let files: Vec<&WordInfo> = operands.iter().skip(skip).copied().collect();
+        let kind = if write_mode { OperandKind::Write } else { sem.operands };
+        let n = files.len();
+        for (k, f) in files.iter().enumerate() {
+            let src = format!("operand of {base}");
+            match kind {
+                OperandKind::Data => {}
+                OperandKind::Read => self.path_effect(f, Access::Read, cwds, &src, false),
+                OperandKind::Write | OperandKind::AllWrite => self.path_effect(f, Access::Write, cwds, &src, true),
+                OperandKind::LastWrite => {
+                    let a = if k + 1 == n && n > 1 { Access::Write } else { Access::Read };
+                    self.path_effect(f, a, cwds, &src, a == Access::Write);
+                }
+                OperandKind::Unknown => self.unknown_operand(f, cwds, &src),
+            }
+        }
+    }
+
+    /// Handles the option at `args[i]`; returns how many words it used.
+    #[allow(clippy::too_many_arguments)]
+    fn option(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], i: usize, cwds: &[PathBuf], cat: Category, label: &str) -> usize {
+        let Some(w) = args.get(i) else { return 1 };
+        let s = w.display();
+        let (opt, inline) = match s.split_once('=') {
+            Some((o, v)) if s.starts_with("--") => (o.to_string(), Some(v.to_string())),
+            _ => (s.clone(), None),
+        };
+        // Short options with an attached value: `-ofile`, `-C/dir`, `-ccore.pager=x`.
+        let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 {
+            let head = &opt[..2];
+            let all = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.deny_options, &sem.directory_options, &sem.global_value_options];
+            if all.iter().any(|l| l.iter().any(|o| o == head)) {
+                (head.to_string(), Some(opt[2..].to_string()))
+            } else {
+                (opt, None)
+            }
+        } else {
+            (opt, inline)
+        };
+        let exact_known = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.write_mode_options, &sem.cwd_write_options, &sem.data_operand_options]
+            .iter()
+            .any(|l| l.iter().any(|o| o == &opt));
+        if sem.deny_options.iter().any(|o| o == &opt) || (!exact_known && has_opt(&sem.deny_options, &opt)) {
+            self.violate(
+                "flag_not_allowed",
+                format!("`{base} {opt}` can run other programs or read what the scope does not allow; it is not allowed. Run the command without it."),
+                Some(label.to_string()),
+                format!("{base} {opt}"),
+                "command",
+                None,
+            );
+        }
+        let takes = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.deny_options]
+            .iter()
+            .any(|l| has_opt(l, &opt) && !(l == &&sem.deny_options && !sem.value_options.contains(&opt) && !sem.global_value_options.contains(&opt)));
+        let value = match &inline {
+            Some(v) => Some(WordInfo::literal(v)),
+            None if takes => args.get(i + 1).cloned(),
+            None => None,
+        };
+        let used = if inline.is_none() && takes { 2 } else { 1 };
+        if let Some(v) = &value {
+            if has_opt(&sem.read_options, &opt) {
+                self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
+            } else if has_opt(&sem.write_options, &opt) {
+                self.path_effect(v, Access::Write, cwds, &format!("option {opt} of {base}"), true);
+            } else if has_opt(&sem.directory_options, &opt) {
+                match v.exact() {
+                    Some(d) => {
+                        let mut dirs = Vec::new();
+                        for c in cwds {
+                            dirs.push(c.join(d));
+                        }
+                        for d in dirs {
+                            self.directory_check(&d, cat.access(), label);
+                        }
+                    }
+                    None => self.violate("path_not_in_scope", format!("the directory given to `{base} {opt}` is built at run time; write it literally"), Some(label.to_string()), v.raw.clone(), "path", Some(cat.access())),
+                }
+            }
+        }
+        used
+    }
+
+    /// An operand of unknown meaning: checked as a read when it looks like a path.
+    fn unknown_operand(&mut self, w: &WordInfo, cwds: &[PathBuf], src: &str) {
+        let Some(v) = w.exact() else { return };
+        let candidate = match v.split_once('=') {
+            Some((k, val)) if k.starts_with('-') => val,
+            _ => v,
+        };
+        if candidate.starts_with('-') {
+            return;
+        }
+        let looks = candidate.starts_with('/')
+            || candidate.starts_with('~')
+            || Path::new(candidate).components().any(|c| matches!(c, std::path::Component::ParentDir))
+            || cwds.iter().any(|d| std::fs::symlink_metadata(d.join(candidate)).is_ok() && !candidate.is_empty());
+        if looks {
+            self.path_effect(&WordInfo::literal(candidate), Access::Read, cwds, src, false);
+        }
+    }
+
+    /// Checks one path effect against the scope from every possible working directory.
+    /// `enforce`: a violation is a denial whatever `path_arguments` says (writes, redirects).
+    fn path_effect(&mut self, w: &WordInfo, access: Access, cwds: &[PathBuf], source: &str, enforce: bool) {
+        if access == Access::Write {
+            self.need(Access::Write);
+        }
+        let enforce = enforce || access == Access::Write || self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
+        let Some(v) = w.value.clone() else {
+            let msg = format!("`{}` ({source}) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally", w.raw);
+            self.paths.push(PathEvidence { path: w.raw.clone(), resolved: String::new(), access: access.as_str(), verdict: if enforce { "denied" } else { "unchecked" }, pattern: None, source: source.to_string() });
+            if enforce {
+                self.violate("path_not_in_scope", msg, None, w.raw.clone(), "path", Some(access));
+                if let Some(last) = self.violations.last_mut() {
+                    last.grantable = false;
+                }
+            } else {
+                self.warn(msg);
+            }
+            return;
+        };
+        let mut targets: Vec<PathBuf> = Vec::new();
+        for d in cwds {
+            let p = d.join(&v);
+            if w.glob {
+                match glob_expand(&p) {
+                    Some(hits) if !hits.is_empty() => targets.extend(hits),
+                    Some(_) => targets.push(glob_base(&p)),
+                    None => targets.push(glob_base(&p)),
+                }
+            } else {
+                targets.push(p);
+            }
+        }
+        for t in targets {
+            if paths::is_safe_device(&crate::shell::normalize(&t), access) {
+                continue;
+            }
+            let r = paths::resolve(&t);
+            let verdict = self.ctx.matcher.check(&r, access);
+            let (ev_verdict, pattern) = match &verdict {
+                PathVerdict::Allowed(p) => ("allowed", Some(p.clone())),
+                PathVerdict::Denied(p) => ("denied", Some(p.clone())),
+                PathVerdict::OutOfScope => (if enforce { "out_of_scope" } else { "warning" }, None),
+            };
+            self.paths.push(PathEvidence {
+                path: v.clone(),
+                resolved: r.target.to_string_lossy().into_owned(),
+                access: access.as_str(),
+                verdict: ev_verdict,
+                pattern,
+                source: source.to_string(),
+            });
+            match verdict {
+                PathVerdict::Allowed(_) => {}
+                PathVerdict::Denied(p) => self.violate(
+                    "path_denied",
+                    format!("`{v}` ({source}) leads to {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),
+                    None,
+                    r.target.to_string_lossy().into_owned(),
+                    "path",
+                    Some(access),
+                ),
+                PathVerdict::OutOfScope => {
+                    let patterns = self.ctx.matcher.patterns_for(access);
+                    let msg = format!(
+                        "`{v}` ({source}) needs {} access to {}, outside the scope (allowed: {}). Use a path inside the scope (relative paths are checked best), or call request_scope_expansion with tool_name \"{}\", resource \"{}\" and your reason.",
+                        access.as_str(),
+                        r.target.display(),
+                        if patterns.is_empty() { "none".to_string() } else { patterns.join(", ") },
+                        self.ctx.tool,
+                        r.target.display()
+                    );
+                    if enforce {
+                        self.violate("path_not_in_scope", msg, None, r.target.to_string_lossy().into_owned(), "path", Some(access));
+                    } else {
+                        self.warn(format!(
+                            "`{v}` ({source}) is outside the scope ({}); path arguments are not enforced, so this was allowed, but use relative paths inside the project so the scope can be validated",
+                            r.target.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> Decision {
+        // Grants.
+        let mut used: Vec<Grant> = Vec::new();
+        for v in self.violations.iter_mut() {
+            if !v.grantable {
+                continue;
+            }
+            if let Some(g) = self.ctx.grants.iter().find(|g| g.tool == self.ctx.tool && grant_covers(g, v, &self.command, self.ctx.home)) {
+                v.granted = true;
+                if !used.contains(g) {
+                    used.push(g.clone());
+                }
+            }
+        }
+        let open: Vec<&Violation> = self.violations.iter().filter(|v| !v.granted).collect();
+        let allowed = open.is_empty();
+        let primary = open.iter().find(|v| !v.grantable).or_else(|| open.first()).copied().cloned();
+        let required = self.max_access.map_or("read", Access::as_str);
+        let mut message = match &primary {
+            None if !used.is_empty() => format!("Allowed once by the user's grant ({}).", used.iter().map(|g| g.resource.clone()).collect::<Vec<_>>().join(", ")),
+            None => "Allowed.".to_string(),
+            Some(p) => p.message.clone(),
+        };
+        if open.len() > 1 {
+            let others: Vec<String> = open.iter().filter(|v| primary.as_ref().is_none_or(|p| p != **v)).map(|v| format!("{}: {}", v.reason, v.message)).collect();
+            message.push_str(&format!(" Also: {}", others.join(" | ")));
+        }
+        let access = if required == "write" { Access::Write } else { Access::Read };
+        Decision {
+            command: self.command.clone(),
+            tool: self.ctx.tool.to_string(),
+            allowed,
+            reason: primary.as_ref().map(|p| p.reason),
+            message,
+            base_command: self.base.clone(),
+            category: self.max_category.map(|c| c.as_str().to_string()),
+            required_scope: required,
+            directory: self.dir.to_string_lossy().into_owned(),
+            allowed_patterns: self.ctx.matcher.patterns_for(access),
+            warnings: std::mem::take(&mut self.warnings),
+            commands: std::mem::take(&mut self.commands),
+            paths: std::mem::take(&mut self.paths),
+            grants_used: used,
+            resource: primary.as_ref().map(|p| p.resource.clone()),
+            validation_type: primary.as_ref().map(|p| p.validation_type),
+            violations: self.violations,
+        }
+    }
+}
+
+/// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
+/// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the
+/// exact name.
+fn entry_matches(entry: &str, key: &str, sub_words: &[String]) -> bool {
+    let mut parts = entry.split_whitespace();
+    let Some(first) = parts.next() else { return false };
+    if first != key {
+        return false;
+    }
+    parts.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| w == p))
+}
+
+/// Whether an option list names `opt`, also as an unambiguous GNU abbreviation of a long
+/// option (`--compress-prog` for `--compress-program`).
+fn has_opt(list: &[String], opt: &str) -> bool {
+    list.iter().any(|o| o == opt || (opt.starts_with("--") && opt.len() >= 4 && o.starts_with(opt)))
+}
+
+fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option<&Path>) -> bool {
+    let r = g.resource.trim();
+    if r == command.trim() || r == v.resource {
+        return true;
+    }
+    if let Some(c) = &v.command {
+        if r == c {
+            return true;
+        }
+    }
+    if v.validation_type == "path" {
+        let mut gp = r.trim_end_matches("/**").trim_end_matches('/').to_string();
+        if let (Some(rest), Some(h)) = (gp.strip_prefix('~'), home) {
+            gp = format!("{}{}", h.display(), rest);
+        }
+        if gp.is_empty() || !gp.starts_with('/') {
+            return false;
+        }
+        let gp = crate::shell::normalize(Path::new(&gp));
+        return Path::new(&v.resource).starts_with(&gp);
+    }
+    false
+}
+
+/// The directory part of a glob before its first wildcard component.
+fn glob_base(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        let s = c.as_os_str().to_string_lossy();
+        if s.contains(['*', '?', '[']) {
+            break;
+        }
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+/// Expands a glob against the file system like bash (dotfiles only when the pattern
+/// component starts with `.`). `None` when it would list too many entries.
+fn glob_expand(p: &Path) -> Option<Vec<PathBuf>> {
+    const LIMIT: usize = 2000;
+    let mut current = vec![PathBuf::from("/")];
+    for c in p.components() {
+        let part = c.as_os_str().to_string_lossy().into_owned();
+        if matches!(c, std::path::Component::RootDir) {
+            continue;
+        }
+        let mut next = Vec::new();
+        if part.contains(['*', '?', '[']) {
+            let g = globset::GlobBuilder::new(&part).literal_separator(true).build().ok()?.compile_matcher();
+            for d in &current {
+                let Ok(rd) = std::fs::read_dir(d) else { continue };
+                for e in rd.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if name.starts_with('.') && !part.starts_with('.') {
+                        continue;
+                    }
+                    if g.is_match(&name) {
+                        next.push(d.join(&name));
+                        if next.len() > LIMIT {
+                            return None;
+                        }
+                    }
+                }
+            }
+        } else {
+            for d in &current {
+                next.push(d.join(&part));
+            }
+        }
+        current = next;
+    }
+    Some(current.into_iter().filter(|p| std::fs::symlink_metadata(p).is_ok()).collect())
+}
+
+enum SedEffect {
+    Exec,
+    Write,
+    Read,
+}
+
+/// The files a sed script writes or reads and whether it runs commands.
+fn sed_effects(script: &str) -> Vec<(SedEffect, String)> {
+    let mut out = Vec::new();
+    let b = script.as_bytes();
+    let mut i = 0;
+    let n = b.len();
+    let rest_of_line = |i: usize| -> (String, usize) {
+        let mut j = i;
+        while j < n && b[j] != b'\n' {
+            j += 1;
+        }
+        (String::from_utf8_lossy(&b[i..j]).trim().to_string(), j)
+    };
+    while i < n {
+        let c = b[i];
+        match c {
+            b' ' | b'\t' | b'\n' | b';' | b'{' | b'}' | b'!' | b',' | b'$' | b'0'..=b'9' | b'~' | b'+' => i += 1,
+            b'/' | b'\\' => {
+                // An address regex.
+                let delim = if c == b'\\' { i += 1; b.get(i).copied().unwrap_or(b'/') } else { b'/' };
+                i += 1;
+                while i < n && b[i] != delim {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                while i < n && matches!(b[i], b'I' | b'M') {
+                    i += 1;
+                }
+            }
+            b's' | b'y' => {
+                let Some(&delim) = b.get(i + 1) else { break };
+                i += 2;
+                for _ in 0..2 {
+                    while i < n && b[i] != delim {
+                        if b[i] == b'\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if c == b's' {
+                    while i < n && !matches!(b[i], b';' | b'\n' | b'}') {
+                        match b[i] {
+                            b'e' => {
+                                out.push((SedEffect::Exec, String::new()));
+                                i += 1;
+                            }
+                            b'w' => {
+                                let (f, j) = rest_of_line(i + 1);
+                                out.push((SedEffect::Write, f));
+                                i = j;
+                            }
+                            _ => i += 1,
+                        }
+                    }
+                }
+            }
+            b'e' => {
+                out.push((SedEffect::Exec, String::new()));
+                let (_, j) = rest_of_line(i + 1);
+                i = j;
+            }
+            b'w' | b'W' => {
+                let (f, j) = rest_of_line(i + 1);
+                out.push((SedEffect::Write, f));
+                i = j;
+            }
+            b'r' | b'R' => {
+                let (f, j) = rest_of_line(i + 1);
+                out.push((SedEffect::Read, f));
+                i = j;
+            }
+            b'a' | b'i' | b'c' | b':' | b'b' | b't' | b'T' | b'#' => {
+                let (_, j) = rest_of_line(i + 1);
+                i = j;
+            }
+            b'q' | b'Q' | b'l' | b'L' => {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Why an awk program cannot be allowed, if it cannot.
+fn awk_danger(program: &str) -> Option<&'static str> {
+    // Drop string and regex literals, then look for what runs or writes.
+    let mut cleaned = String::with_capacity(program.len());
+    let mut chars = program.chars().peekable();
+    let mut prev_sig = ' ';
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == '"' {
+                        break;
+                    }
+                }
+                cleaned.push_str("\"\"");
+            }
+            '/' if matches!(prev_sig, ' ' | '(' | ',' | '{' | ';' | '!' | '~' | '&' | '|' | '\n') => {
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == '/' {
+                        break;
+                    }
+                }
+                cleaned.push_str("//");
+            }
+            _ => cleaned.push(c),
+        }
+        if !c.is_whitespace() {
+            prev_sig = c;
+        }
+    }
+    let cleaned = cleaned.replace("||", " ");
+    if cleaned.contains("system") {
+        return Some("calls system(), which runs shell commands");
+    }
+    if cleaned.contains('|') {
+        return Some("pipes to or from a command (`|`)");
+    }
+    if cleaned.contains("getline") && cleaned.contains('<') {
+        return Some("reads a file with getline");
+    }
+    for stmt in cleaned.split([';', '{', '}', '\n']) {
+        let t = stmt.trim_start();
+        if (t.starts_with("print") || t.starts_with("printf")) && t.contains('>') {
+            return Some("writes to a file with print >");
+        }
+    }
+    if cleaned.contains("ENVIRON") {
+        return Some("reads the environment");
+    }
+    None
+}

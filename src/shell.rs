@@ -1,0 +1,961 @@
+//! Parsing a command line with a real bash grammar (`brush-parser`) and flattening it into
+//! the simple commands that bash would run.
+//!
+//! Everything that runs is found: pipeline stages, list items, subshells, groups, the
+//! conditions and bodies of `if`/`for`/`while`/`case`, command substitutions anywhere in a
+//! word (arguments, assignments, redirect targets, here-documents with an unquoted
+//! delimiter), process substitutions. What cannot be judged statically is reported as a
+//! [`Problem`] so the caller denies it: fail closed.
+
+use std::path::{Component, Path, PathBuf};
+
+use brush_parser::ast;
+use brush_parser::word::{
+    BraceExpressionMember, BraceExpressionOrText, TildeExpr, WordPiece, WordPieceWithSource,
+};
+
+/// Longest command accepted, in bytes.
+pub const MAX_COMMAND_LEN: usize = 64 * 1024;
+/// Deepest nesting of substitutions and `sh -c` scripts.
+pub const MAX_DEPTH: usize = 12;
+/// Most words one brace expansion may produce.
+const MAX_BRACE_WORDS: usize = 256;
+
+/// Why a command cannot be judged. The caller turns these into reason codes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// `parse_error`: the text does not parse, or holds bytes that make a parse unsafe.
+    Parse(String),
+    /// `unsupported_construct`: parses, but cannot be judged statically.
+    Unsupported(String),
+}
+
+impl Problem {
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Problem::Parse(_) => "parse_error",
+            Problem::Unsupported(_) => "unsupported_construct",
+        }
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            Problem::Parse(m) | Problem::Unsupported(m) => m,
+        }
+    }
+}
+
+/// One shell word after analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordInfo {
+    /// The word as written.
+    pub raw: String,
+    /// The value after quote removal and tilde expansion, when it does not depend on
+    /// anything known only at run time (variables, substitutions, `~user`).
+    pub value: Option<String>,
+    /// Holds unquoted glob characters (`*`, `?`, `[`, extglob).
+    pub glob: bool,
+}
+
+impl WordInfo {
+    /// A literal word (from an `sh -c` split or a test).
+    pub fn literal(s: &str) -> Self {
+        WordInfo { raw: s.to_string(), value: Some(s.to_string()), glob: false }
+    }
+
+    /// The static value, or `None` when it is dynamic or a glob.
+    pub fn exact(&self) -> Option<&str> {
+        if self.glob {
+            None
+        } else {
+            self.value.as_deref()
+        }
+    }
+
+    /// How to show this word in evidence.
+    pub fn display(&self) -> String {
+        match &self.value {
+            Some(v) if !self.glob => v.clone(),
+            _ => self.raw.clone(),
+        }
+    }
+}
+
+/// The kind of a redirection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirKind {
+    /// `<`
+    Read,
+    /// `>`, `>|`, `&>`, `n>`
+    Write,
+    /// `>>`, `&>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `>&N`, `<&N`, `N>&-`: no file.
+    Dup,
+    /// `<<`, `<<<`: data.
+    Data,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub kind: RedirKind,
+    /// The file, for kinds that name one.
+    pub target: Option<WordInfo>,
+}
+
+/// Where a simple command was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    TopLevel,
+    Substitution,
+    ProcessSubstitution,
+    Script,
+}
+
+/// One command bash would run, with the directories it could run in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCmd {
+    /// Name and arguments (brace expansion already applied).
+    pub words: Vec<WordInfo>,
+    /// `NAME=value` prefixes (and standalone assignments).
+    pub assignments: Vec<(String, WordInfo)>,
+    pub redirects: Vec<Redirect>,
+    /// The working directories this command may run in; `None` when a `cd` to an
+    /// unknown place came before it.
+    pub cwds: Option<Vec<PathBuf>>,
+    pub context: Context,
+}
+
+/// The flattened command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flat {
+    pub commands: Vec<SimpleCmd>,
+    pub problems: Vec<Problem>,
+}
+
+/// Parse options shared by every parse.
+fn options() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions::default()
+}
+
+/// Rejects text that must not reach a parser: NUL, CR and other control characters,
+/// invisible and bidirectional formatting characters, and over-long input.
+pub fn precheck(command: &str) -> Result<(), Problem> {
+    if command.len() > MAX_COMMAND_LEN {
+        return Err(Problem::Parse(format!(
+            "the command is {} bytes long; the limit is {} bytes. Split it into smaller commands.",
+            command.len(),
+            MAX_COMMAND_LEN
+        )));
+    }
+    for (i, c) in command.char_indices() {
+        let bad = match c {
+            '\0' => Some("a NUL byte"),
+            '\r' => Some("a carriage return"),
+            '\t' | '\n' => None,
+            c if (c as u32) < 0x20 || c == '\u{7f}' => Some("a control character"),
+            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' => {
+                Some("an invisible or bidirectional formatting character")
+            }
+            _ => None,
+        };
+        if let Some(what) = bad {
+            return Err(Problem::Parse(format!(
+                "the command holds {what} (U+{:04X}) at byte {i}; send plain text with lines separated by LF only",
+                c as u32
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a whole program.
+pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
+    precheck(command)?;
+    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
+    parser
+        .parse_program()
+        .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
+}
+
+/// Parses `command` and flattens it, starting in `cwd`.
+pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()] };
+    match parse_program(command) {
+        Ok(program) => {
+            let state = Some(vec![cwd.to_path_buf()]);
+            f.program(&program, state, Context::TopLevel);
+        }
+        Err(p) => f.out.problems.push(p),
+    }
+    f.out
+}
+
+/// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
+pub fn flatten_script(script: &str, cwds: Option<Vec<PathBuf>>, home: Option<&Path>, depth: usize) -> Flat {
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.clone().unwrap_or_default() };
+    if depth > MAX_DEPTH {
+        f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
+        return f.out;
+    }
+    match parse_program(script) {
+        Ok(program) => {
+            f.program(&program, cwds, Context::Script);
+        }
+        Err(p) => f.out.problems.push(p),
+    }
+    f.out
+}
+
+/// Possible working directories: `None` is "unknown".
+type Cwds = Option<Vec<PathBuf>>;
+
+/// Working directories after a command, when it succeeded and when it failed.
+struct Post {
+    ok: Cwds,
+    fail: Cwds,
+}
+
+fn union(a: &Cwds, b: &Cwds) -> Cwds {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let mut v = a.clone();
+            for d in b {
+                if !v.contains(d) {
+                    v.push(d.clone());
+                }
+            }
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
+struct Flattener {
+    home: Option<PathBuf>,
+    out: Flat,
+    depth: usize,
+    /// Every directory a `cd` could have reached (for `cd -` and `popd`).
+    seen_dirs: Vec<PathBuf>,
+}
+
+impl Flattener {
+    fn problem(&mut self, p: Problem) {
+        if !self.out.problems.contains(&p) {
+            self.out.problems.push(p);
+        }
+    }
+
+    fn program(&mut self, p: &ast::Program, cwds: Cwds, ctx: Context) -> Cwds {
+        let mut state = cwds;
+        for cc in &p.complete_commands {
+            state = self.compound_list(cc, state, ctx);
+        }
+        state
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList, cwds: Cwds, ctx: Context) -> Cwds {
+        let mut state = cwds;
+        for item in &list.0 {
+            let post = self.and_or(&item.0, state.clone(), ctx);
+            state = match item.1 {
+                // `&` runs in a subshell: no directory change leaks out.
+                ast::SeparatorOperator::Async => state,
+                ast::SeparatorOperator::Sequence => union(&post.ok, &post.fail),
+            };
+        }
+        state
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList, cwds: Cwds, ctx: Context) -> Post {
+        let mut post = self.pipeline(&list.first, cwds, ctx);
+        for next in &list.additional {
+            post = match next {
+                ast::AndOr::And(p) => {
+                    let b = self.pipeline(p, post.ok.clone(), ctx);
+                    Post { ok: b.ok, fail: union(&post.fail, &b.fail) }
+                }
+                ast::AndOr::Or(p) => {
+                    let b = self.pipeline(p, post.fail.clone(), ctx);
+                    Post { ok: union(&post.ok, &b.ok), fail: b.fail }
+                }
+            };
+        }
+        post
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline, cwds: Cwds, ctx: Context) -> Post {
+        if p.seq.len() == 1 {
+            if let Some(cmd) = p.seq.first() {
+                let post = self.command(cmd, cwds, ctx);
+                return if p.bang { Post { ok: post.fail, fail: post.ok } } else { post };
+            }
+        }
+        // Every stage of a multi-stage pipeline runs in a subshell.
+        for cmd in &p.seq {
+            self.command(cmd, cwds.clone(), ctx);
+        }
+        Post { ok: cwds.clone(), fail: cwds }
+    }
+
+    fn command(&mut self, c: &ast::Command, cwds: Cwds, ctx: Context) -> Post {
+        match c {
+            ast::Command::Simple(s) => self.simple(s, cwds, ctx),
+            ast::Command::Compound(cc, redirects) => {
+                if let Some(r) = redirects {
+                    let redirs = self.redirects(&r.0, &cwds, ctx);
+                    self.push_redirect_only(redirs, cwds.clone(), ctx);
+                }
+                self.compound(cc, cwds, ctx)
+            }
+            ast::Command::Function(def) => {
+                self.problem(Problem::Unsupported(format!(
+                    "function definitions (`{}`) are not allowed: run the commands directly",
+                    def.fname.value
+                )));
+                // Judge the body too, so the evidence shows what it would run.
+                self.compound(&def.body.0, cwds.clone(), ctx);
+                Post { ok: cwds.clone(), fail: cwds }
+            }
+            ast::Command::ExtendedTest(t, redirects) => {
+                if let Some(r) = redirects {
+                    let redirs = self.redirects(&r.0, &cwds, ctx);
+                    self.push_redirect_only(redirs, cwds.clone(), ctx);
+                }
+                self.extended_test(&t.expr, &cwds, ctx);
+                Post { ok: cwds.clone(), fail: cwds }
+            }
+        }
+    }
+
+    fn push_redirect_only(&mut self, redirects: Vec<Redirect>, cwds: Cwds, ctx: Context) {
+        if !redirects.is_empty() {
+            self.out.commands.push(SimpleCmd { words: vec![], assignments: vec![], redirects, cwds, context: ctx });
+        }
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr, cwds: &Cwds, ctx: Context) {
+        match e {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.extended_test(a, cwds, ctx);
+                self.extended_test(b, cwds, ctx);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.extended_test(a, cwds, ctx)
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => {
+                self.word(&w.value, cwds, ctx);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.word(&a.value, cwds, ctx);
+                self.word(&b.value, cwds, ctx);
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &ast::CompoundCommand, cwds: Cwds, ctx: Context) -> Post {
+        let same = |c: &Cwds| Post { ok: c.clone(), fail: c.clone() };
+        match c {
+            ast::CompoundCommand::Arithmetic(a) => {
+                self.arithmetic(&a.expr.value, &cwds, ctx);
+                same(&cwds)
+            }
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.arithmetic(&e.value, &cwds, ctx);
+                }
+                let body = self.loop_body(&f.body.list, cwds, ctx);
+                same(&body)
+            }
+            ast::CompoundCommand::BraceGroup(g) => {
+                let after = self.compound_list(&g.list, cwds, ctx);
+                same(&after)
+            }
+            ast::CompoundCommand::Subshell(s) => {
+                self.compound_list(&s.list, cwds.clone(), ctx);
+                same(&cwds)
+            }
+            ast::CompoundCommand::ForClause(f) => {
+                if let Some(values) = &f.values {
+                    for w in values {
+                        self.word(&w.value, &cwds, ctx);
+                    }
+                }
+                let body = self.loop_body(&f.body.list, cwds, ctx);
+                same(&body)
+            }
+            ast::CompoundCommand::CaseClause(c) => {
+                self.word(&c.value.value, &cwds, ctx);
+                let mut all = cwds.clone();
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value, &cwds, ctx);
+                    }
+                    if let Some(body) = &item.cmd {
+                        let after = self.compound_list(body, cwds.clone(), ctx);
+                        all = union(&all, &after);
+                    }
+                }
+                same(&all)
+            }
+            ast::CompoundCommand::IfClause(i) => {
+                let cond = self.compound_list(&i.condition, cwds.clone(), ctx);
+                let mut all = self.compound_list(&i.then, cond.clone(), ctx);
+                let mut next = cond;
+                if let Some(elses) = &i.elses {
+                    for e in elses {
+                        let start = match &e.condition {
+                            Some(c) => self.compound_list(c, next.clone(), ctx),
+                            None => next.clone(),
+                        };
+                        let after = self.compound_list(&e.body, start.clone(), ctx);
+                        all = union(&all, &after);
+                        next = start;
+                    }
+                }
+                all = union(&all, &next);
+                same(&all)
+            }
+            ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+                let cond = self.compound_list(&w.0, cwds.clone(), ctx);
+                let body = self.loop_body(&w.1.list, union(&cwds, &cond), ctx);
+                // Judge the condition again with every directory the body can leave.
+                let again = self.quiet(|f| f.compound_list(&w.0, body.clone(), ctx));
+                same(&union(&body, &again))
+            }
+            ast::CompoundCommand::Coprocess(_) => {
+                self.problem(Problem::Unsupported("coprocesses (`coproc`) are not allowed".into()));
+                same(&cwds)
+            }
+        }
+    }
+
+    /// Walks a loop body twice: the second pass sees every directory the first could leave.
+    fn loop_body(&mut self, body: &ast::CompoundList, cwds: Cwds, ctx: Context) -> Cwds {
+        let first = self.compound_list(body, cwds.clone(), ctx);
+        let entry = union(&cwds, &first);
+        if entry == cwds {
+            return first;
+        }
+        let second = self.compound_list(body, entry.clone(), ctx);
+        union(&entry, &second)
+    }
+
+    /// Runs `f` and drops duplicate commands it adds (used for a second pass).
+    fn quiet<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.out.commands.len();
+        let r = f(self);
+        let added: Vec<SimpleCmd> = self.out.commands.drain(before..).collect();
+        for c in added {
+            if !self.out.commands.contains(&c) {
+                self.out.commands.push(c);
+            }
+        }
+        r
+    }
+
+    fn simple(&mut self, s: &ast::SimpleCommand, cwds: Cwds, ctx: Context) -> Post {
+        let mut words = Vec::new();
+        let mut assignments = Vec::new();
+        let mut redirect_items = Vec::new();
+        let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
+        let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
+        let mut handle = |f: &mut Self, item: &ast::CommandPrefixOrSuffixItem, words: &mut Vec<WordInfo>| match item {
+            ast::CommandPrefixOrSuffixItem::Word(w) => words.extend(f.word(&w.value, &cwds, ctx)),
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, raw) => {
+                if let Some(assignment) = f.assignment(a, &raw.value, &cwds, ctx) {
+                    assignments.push(assignment);
+                }
+            }
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r.clone()),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                f.process_substitution(sub, &cwds);
+                words.push(WordInfo { raw: "<(...)".into(), value: None, glob: false });
+            }
+        };
+        for item in prefix {
+            handle(self, item, &mut words);
+        }
+        if let Some(w) = &s.word_or_name {
+            let name = self.word(&w.value, &cwds, ctx);
+            words.extend(name);
+        }
+        for item in suffix {
+            handle(self, item, &mut words);
+        }
+        let redirects = self.redirects(&redirect_items, &cwds, ctx);
+        let post = self.directory_change(&words, &cwds);
+        self.out.commands.push(SimpleCmd { words, assignments, redirects, cwds, context: ctx });
+        post
+    }
+
+    /// `cd`, `pushd`, `popd` change the directory of what follows.
+    fn directory_change(&mut self, words: &[WordInfo], cwds: &Cwds) -> Post {
+        let unchanged = Post { ok: cwds.clone(), fail: cwds.clone() };
+        let Some(name) = words.first().and_then(WordInfo::exact) else {
+            return unchanged;
+        };
+        if !matches!(name, "cd" | "pushd" | "popd") {
+            return unchanged;
+        }
+        let operands: Vec<&WordInfo> = words[1..]
+            .iter()
+            .filter(|w| !matches!(w.exact(), Some(s) if s.starts_with('-') && s != "-"))
+            .collect();
+        if name == "popd" || operands.first().and_then(|w| w.exact()) == Some("-") {
+            let all = union(cwds, &Some(self.seen_dirs.clone()));
+            return Post { ok: all, fail: cwds.clone() };
+        }
+        let target = match operands.first() {
+            None => match &self.home {
+                Some(h) => Some(h.to_string_lossy().into_owned()),
+                None => None,
+            },
+            Some(w) => w.exact().map(str::to_string),
+        };
+        let ok = match (target, cwds) {
+            (Some(t), Some(dirs)) => {
+                let mut v: Vec<PathBuf> = Vec::new();
+                for d in dirs {
+                    let p = resolve_dir(d, &t);
+                    if !v.contains(&p) {
+                        v.push(p);
+                    }
+                }
+                for p in &v {
+                    if !self.seen_dirs.contains(p) {
+                        self.seen_dirs.push(p.clone());
+                    }
+                }
+                Some(v)
+            }
+            _ => None,
+        };
+        Post { ok, fail: cwds.clone() }
+    }
+
+    fn assignment(&mut self, a: &ast::Assignment, _raw: &str, cwds: &Cwds, ctx: Context) -> Option<(String, WordInfo)> {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, idx) => {
+                self.arithmetic(idx, cwds, ctx);
+                n.clone()
+            }
+        };
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let info = self.assignment_value(&w.value, cwds, ctx);
+                Some((name, info))
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        self.word(&k.value, cwds, ctx);
+                    }
+                    self.assignment_value(&v.value, cwds, ctx);
+                }
+                Some((name, WordInfo { raw: "(...)".into(), value: None, glob: false }))
+            }
+        }
+    }
+
+    /// An assignment's value: judged like a word, and refused when its text would run a
+    /// command if a later expansion evaluated it again (`x='a[$(cmd)]'; echo $((x))`).
+    fn assignment_value(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        let info = self.single_word(raw, cwds, ctx);
+        if let Some(v) = &info.value {
+            if v.contains("$(") || v.contains('`') || v.contains("<(") || v.contains(">(") {
+                self.problem(Problem::Unsupported(format!(
+                    "the value `{v}` holds command-substitution syntax that a later expansion could run; \
+                     pass the text another way (a file, or an argument)"
+                )));
+            }
+        }
+        info
+    }
+
+    fn process_substitution(&mut self, sub: &ast::SubshellCommand, cwds: &Cwds) {
+        self.compound_list(&sub.list, cwds.clone(), Context::ProcessSubstitution);
+    }
+
+    fn redirects(&mut self, items: &[ast::IoRedirect], cwds: &Cwds, ctx: Context) -> Vec<Redirect> {
+        let mut out = Vec::new();
+        for r in items {
+            match r {
+                ast::IoRedirect::File(_, kind, target) => {
+                    let k = match kind {
+                        ast::IoFileRedirectKind::Read => RedirKind::Read,
+                        ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => RedirKind::Write,
+                        ast::IoFileRedirectKind::Append => RedirKind::Append,
+                        ast::IoFileRedirectKind::ReadAndWrite => RedirKind::ReadWrite,
+                        ast::IoFileRedirectKind::DuplicateInput | ast::IoFileRedirectKind::DuplicateOutput => {
+                            RedirKind::Dup
+                        }
+                    };
+                    match target {
+                        ast::IoFileRedirectTarget::Filename(w) => {
+                            let info = self.single_word(&w.value, cwds, ctx);
+                            out.push(Redirect { kind: k, target: Some(info) });
+                        }
+                        ast::IoFileRedirectTarget::Fd(_) => out.push(Redirect { kind: RedirKind::Dup, target: None }),
+                        ast::IoFileRedirectTarget::Duplicate(w) => {
+                            // `>&WORD`: a number or `-` duplicates; anything else is a file.
+                            let info = self.single_word(&w.value, cwds, ctx);
+                            let is_fd = matches!(info.exact(), Some(v) if v == "-" || v.trim_end_matches('-').chars().all(|c| c.is_ascii_digit()) && !v.is_empty());
+                            if is_fd {
+                                out.push(Redirect { kind: RedirKind::Dup, target: None });
+                            } else {
+                                out.push(Redirect { kind: RedirKind::Write, target: Some(info) });
+                            }
+                        }
+                        ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                            self.process_substitution(sub, cwds);
+                            out.push(Redirect { kind: RedirKind::Dup, target: None });
+                        }
+                    }
+                }
+                ast::IoRedirect::HereDocument(_, doc) => {
+                    if doc.requires_expansion {
+                        self.heredoc(&doc.doc.value, cwds, ctx);
+                    }
+                    out.push(Redirect { kind: RedirKind::Data, target: None });
+                }
+                ast::IoRedirect::HereString(_, w) => {
+                    self.single_word(&w.value, cwds, ctx);
+                    out.push(Redirect { kind: RedirKind::Data, target: None });
+                }
+                ast::IoRedirect::OutputAndError(w, append) => {
+                    let info = self.single_word(&w.value, cwds, ctx);
+                    let kind = if *append { RedirKind::Append } else { RedirKind::Write };
+                    out.push(Redirect { kind, target: Some(info) });
+                }
+            }
+        }
+        out
+    }
+
+    fn heredoc(&mut self, body: &str, cwds: &Cwds, ctx: Context) {
+        match brush_parser::word::parse_heredoc(body, &options()) {
+            Ok(pieces) => {
+                let mut acc = Acc::default();
+                self.pieces(body, &pieces, false, cwds, ctx, &mut acc);
+            }
+            Err(e) => self.problem(Problem::Parse(format!("a here-document does not parse: {e}"))),
+        }
+    }
+
+    fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
+        if text.contains('[') {
+            self.problem(Problem::Unsupported(format!(
+                "array subscripts inside arithmetic (`{}`) are evaluated again and can run commands; compute the value another way",
+                text.trim()
+            )));
+        }
+        if text.contains("$(") || text.contains('`') {
+            self.problem(Problem::Unsupported(format!(
+                "command substitution inside arithmetic (`{}`) is not allowed; run the command separately",
+                text.trim()
+            )));
+        }
+        // Substitutions inside are judged as commands too.
+        let _ = self.quiet(|f| f.single_word(text, cwds, ctx));
+    }
+
+    /// A word in a position where bash does not split it into several (assignment values,
+    /// redirect targets): brace expansion does not apply.
+    fn single_word(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        self.expand_one(raw, cwds, ctx)
+    }
+
+    /// A command word: brace expansion may turn it into several.
+    fn word(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> Vec<WordInfo> {
+        let alternatives = match brace_expand(raw) {
+            Ok(v) => v,
+            Err(msg) => {
+                self.problem(Problem::Unsupported(msg));
+                vec![raw.to_string()]
+            }
+        };
+        let braced = alternatives.len() != 1 || alternatives.first().map(String::as_str) != Some(raw);
+        alternatives
+            .iter()
+            .map(|alt| {
+                let mut info = self.expand_one(alt, cwds, ctx);
+                if braced {
+                    info.raw = alt.clone();
+                }
+                info
+            })
+            .collect()
+    }
+
+    fn expand_one(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
+        // which goes wrong when the body holds a here-document with an apostrophe or a
+        // parenthesis. Such bodies are found again with the tokenizer, judged, and replaced
+        // by an inert `$(:)` before the word is analyzed.
+        let mut raw = raw.to_string();
+        for _ in 0..32 {
+            let Ok(pieces) = brush_parser::word::parse(&raw, &options()) else { break };
+            let Some(start) = first_bad_substitution(&raw, &pieces) else { break };
+            match substitution_extent(&raw, start) {
+                Some(end) => {
+                    let body = raw[start + 2..end].to_string();
+                    self.substitution(&body, cwds);
+                    raw = format!("{}$(:){}", &raw[..start], &raw[end + 1..]);
+                }
+                None => break,
+            }
+        }
+        let raw = raw.as_str();
+        match brush_parser::word::parse(raw, &options()) {
+            Ok(pieces) => {
+                let mut acc = Acc::default();
+                self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
+                WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob }
+            }
+            Err(e) => {
+                self.problem(Problem::Parse(format!("the word `{raw}` does not parse: {e}")));
+                WordInfo { raw: raw.to_string(), value: None, glob: false }
+            }
+        }
+    }
+
+    fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource], quoted: bool, cwds: &Cwds, ctx: Context, acc: &mut Acc) {
+        for p in pieces {
+            let source = raw.get(p.start_index..p.end_index).unwrap_or("");
+            match &p.piece {
+                WordPiece::Text(t) => {
+                    if !quoted {
+                        if t.contains("$[") {
+                            self.problem(Problem::Unsupported("`$[ ]` arithmetic is not allowed".into()));
+                        }
+                        if has_glob(t) {
+                            acc.glob = true;
+                        }
+                    }
+                    acc.text.push_str(t);
+                }
+                WordPiece::SingleQuotedText(t) => acc.text.push_str(t),
+                WordPiece::AnsiCQuotedText(t) => {
+                    if t.contains('\\') {
+                        acc.dynamic = true;
+                    } else {
+                        acc.text.push_str(t);
+                    }
+                }
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.pieces(raw, inner, true, cwds, ctx, acc)
+                }
+                WordPiece::TildeExpansion(t) => match (t, &self.home) {
+                    (TildeExpr::Home, Some(h)) => acc.text.push_str(&h.to_string_lossy()),
+                    _ => acc.dynamic = true,
+                },
+                WordPiece::ParameterExpansion(expr) => {
+                    acc.dynamic = true;
+                    if matches!(
+                        expr,
+                        brush_parser::word::ParameterExpr::Transform {
+                            op: brush_parser::word::ParameterTransformOp::PromptExpand,
+                            ..
+                        }
+                    ) {
+                        self.problem(Problem::Unsupported(
+                            "`${var@P}` prompt expansion can run commands; it is not allowed".into(),
+                        ));
+                    }
+                    if source.contains("$(") || source.contains('`') || source.contains("<(") || source.contains(">(") || source.contains("$[") {
+                        self.problem(Problem::Unsupported(format!(
+                            "command substitution inside a parameter expansion (`{source}`) is not allowed; run the command separately"
+                        )));
+                    }
+                }
+                WordPiece::CommandSubstitution(body) | WordPiece::BackquotedCommandSubstitution(body) => {
+                    acc.dynamic = true;
+                    self.substitution(body, cwds);
+                }
+                WordPiece::EscapeSequence(e) => {
+                    let lit = e.strip_prefix('\\').unwrap_or(e);
+                    if lit != "\n" {
+                        acc.text.push_str(lit);
+                    }
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    acc.dynamic = true;
+                    self.arithmetic(&expr.value, cwds, ctx);
+                }
+            }
+        }
+    }
+
+    fn substitution(&mut self, body: &str, cwds: &Cwds) {
+        if self.depth >= MAX_DEPTH {
+            self.problem(Problem::Unsupported("command substitutions are nested too deeply".into()));
+            return;
+        }
+        match parse_program(body) {
+            Ok(program) => {
+                self.depth += 1;
+                self.program(&program, cwds.clone(), Context::Substitution);
+                self.depth -= 1;
+            }
+            Err(p) => self.problem(p),
+        }
+    }
+}
+
+/// The byte index of the first `$(` whose body (as the word parser cut it) does not parse,
+/// or that the word parser left as text (`$` followed by `(`).
+fn first_bad_substitution(raw: &str, pieces: &[WordPieceWithSource]) -> Option<usize> {
+    for p in pieces {
+        match &p.piece {
+            WordPiece::CommandSubstitution(body) if parse_program(body).is_err() => return Some(p.start_index),
+            WordPiece::Text(t) if t.ends_with('$') && raw.get(p.end_index..p.end_index + 1) == Some("(") => {
+                return Some(p.end_index - 1)
+            }
+            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                if let Some(i) = first_bad_substitution(raw, inner) {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The index of the `)` that closes the `$(` at `start`: the first `)` before which the
+/// text is a complete program, not inside a quote, comment or here-document.
+fn substitution_extent(raw: &str, start: usize) -> Option<usize> {
+    if raw.get(start..start + 2) != Some("$(") {
+        return None;
+    }
+    const END: &str = "__gptel_scope_end__";
+    let body_start = start + 2;
+    for (off, _) in raw.get(body_start..)?.match_indices(')') {
+        let end = body_start + off;
+        let candidate = &raw[body_start..end];
+        let Ok(tokens) = brush_parser::tokenize_str(&format!("{candidate}\n{END}")) else { continue };
+        let last_is_end = matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END);
+        if last_is_end && parse_program(candidate).is_ok() {
+            return Some(end);
+        }
+    }
+    None
+}
+
+#[derive(Default)]
+struct Acc {
+    text: String,
+    dynamic: bool,
+    glob: bool,
+}
+
+fn has_glob(t: &str) -> bool {
+    t.contains(['*', '?', '['])
+        || ["@(", "!(", "+("].iter().any(|p| t.contains(p))
+}
+
+/// Brace expansion of one word: `a{b,c}` → `ab`, `ac`. Quoted braces stay as they are.
+pub fn brace_expand(raw: &str) -> Result<Vec<String>, String> {
+    if !raw.contains('{') {
+        return Ok(vec![raw.to_string()]);
+    }
+    let parsed = brush_parser::word::parse_brace_expansions(raw, &options())
+        .map_err(|e| format!("the word `{raw}` has a brace expansion that does not parse: {e}"))?;
+    let Some(parts) = parsed else {
+        return Ok(vec![raw.to_string()]);
+    };
+    let mut out = vec![String::new()];
+    expand_parts(&parts, &mut out)?;
+    Ok(out)
+}
+
+fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> Result<(), String> {
+    for part in parts {
+        match part {
+            BraceExpressionOrText::Text(t) => {
+                for o in out.iter_mut() {
+                    o.push_str(t);
+                }
+            }
+            BraceExpressionOrText::Expr(members) => {
+                let mut alternatives: Vec<String> = Vec::new();
+                for m in members {
+                    match m {
+                        BraceExpressionMember::Child(children) => {
+                            let mut sub = vec![String::new()];
+                            expand_parts(children, &mut sub)?;
+                            alternatives.extend(sub);
+                        }
+                        BraceExpressionMember::NumberSequence { start, end, increment } => {
+                            let step = increment.unsigned_abs().max(1) as usize;
+                            let (lo, hi) = (*start.min(end), *start.max(end));
+                            let count = ((hi - lo) as usize) / step + 1;
+                            if count > MAX_BRACE_WORDS {
+                                return Err(too_many());
+                            }
+                            let mut v: Vec<String> = (0..count).map(|i| (lo + (i * step) as i64).to_string()).collect();
+                            if start > end {
+                                v.reverse();
+                            }
+                            alternatives.extend(v);
+                        }
+                        BraceExpressionMember::CharSequence { start, end, increment } => {
+                            let step = increment.unsigned_abs().max(1) as usize;
+                            let (lo, hi) = ((*start.min(end)) as u32, (*start.max(end)) as u32);
+                            let mut v: Vec<String> = (lo..=hi).step_by(step).filter_map(char::from_u32).map(String::from).collect();
+                            if start > end {
+                                v.reverse();
+                            }
+                            alternatives.extend(v);
+                        }
+                    }
+                    if alternatives.len() > MAX_BRACE_WORDS {
+                        return Err(too_many());
+                    }
+                }
+                let mut next = Vec::with_capacity(out.len() * alternatives.len());
+                for o in out.iter() {
+                    for a in &alternatives {
+                        next.push(format!("{o}{a}"));
+                    }
+                }
+                if next.len() > MAX_BRACE_WORDS {
+                    return Err(too_many());
+                }
+                *out = next;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn too_many() -> String {
+    format!("a brace expansion makes more than {MAX_BRACE_WORDS} words; list the arguments explicitly")
+}
+
+/// Normalizes a path lexically: removes `.` and resolves `..` against what precedes it.
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The directory `cd TARGET` reaches from `cwd`, following symlinks that exist.
+pub fn resolve_dir(cwd: &Path, target: &str) -> PathBuf {
+    let joined = cwd.join(target);
+    crate::paths::resolve(&joined).target
+}

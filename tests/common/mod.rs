@@ -1,0 +1,133 @@
+//! Shared fixtures for the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use gptel_scope::decide::{self, Ctx, Decision, Grant};
+use gptel_scope::paths::Matcher;
+use gptel_scope::scope::Scope;
+
+/// The shared corpus directory (`../shared/corpus` beside the repository).
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!("gptel-scope-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(std::fs::canonicalize(&p).unwrap())
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Parses a scope document from YAML text (over no defaults).
+pub fn scope(yaml: &str) -> Scope {
+    serde_yaml::from_str(yaml).unwrap()
+}
+
+/// Decides `command` in `dir` under `scope`.
+pub fn decide_in(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: Option<&Path>, grants: &[Grant], command: &str) -> Decision {
+    let matcher = Matcher::new(&scope.paths, home, project_root).unwrap();
+    let ctx = Ctx { scope, matcher: &matcher, home, grants, tool: "run_bash_command" };
+    decide::decide(&ctx, command, dir)
+}
+
+/// The attack fixture of corpus/README.md.
+pub struct AttackFixture {
+    pub tmp: TempDir,
+}
+
+impl AttackFixture {
+    pub fn new() -> AttackFixture {
+        let tmp = TempDir::new("attacks");
+        let r = tmp.path();
+        for d in ["repo/src", "repo/docs", "repo/scripts", "repo/bin", "home/.ssh", "repo-secrets"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        for f in ["repo/README.md", "repo/notes.txt", "repo/list.txt", "repo/files.txt", "repo/.env", "repo/src/main.c", "repo/docs/CHANGELOG.md", "repo/bin/tool", "home/.ssh/id_rsa", "home/.bashrc", "repo-secrets/creds.txt"] {
+            std::fs::write(r.join(f), "x\n").unwrap();
+        }
+        std::os::unix::fs::symlink(r.join("home"), r.join("repo/link_to_home")).unwrap();
+        AttackFixture { tmp }
+    }
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+    pub fn repo(&self) -> PathBuf {
+        self.root().join("repo")
+    }
+    pub fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+    /// The corpus scope with @ROOT@ replaced; `write` adds the write pattern.
+    pub fn scope_text(&self, write: bool) -> String {
+        let text = std::fs::read_to_string(corpus_dir().join("attacks-scope.yml")).unwrap();
+        let mut text = text.replace("@ROOT@", &self.root().to_string_lossy());
+        if write {
+            text = text.replace("write: []", &format!("write: [\"{}/repo/**\"]", self.root().display()));
+        }
+        text
+    }
+}
+
+/// Decodes the escapes of attacks.tsv.
+pub fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('0') => out.push('\0'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some('u') => {
+                let hex: String = (0..4).filter_map(|_| it.next()).collect();
+                out.push(char::from_u32(u32::from_str_radix(&hex, 16).unwrap()).unwrap());
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+pub struct AttackCase {
+    pub id: String,
+    pub command: String,
+    pub expected: String,
+}
+
+pub fn attack_cases() -> Vec<AttackCase> {
+    let text = std::fs::read_to_string(corpus_dir().join("attacks.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            AttackCase { id: f[0].to_string(), command: unescape(f[1]), expected: f[3].to_string() }
+        })
+        .collect()
+}
