@@ -12,3 +12,6 @@ pub mod paths;
 pub mod shell;
 pub mod rules;
 pub mod decide;
+pub mod api;
+pub mod listing;
+pub mod module;

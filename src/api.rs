@@ -1,0 +1,326 @@
+//! The engine's entry points as JSON requests and JSON results: what the Emacs binding and
+//! the command-line check call. Pure Rust; the binding only converts.
+//!
+//! A request names the scope sources in order (`{"file": ...}`, `{"profile": ...}`,
+//! `{"inline": ..., "name": ...}`); the built-in defaults always come first.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use once_cell::sync::Lazy;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::config::{self, LoadedScope, Source};
+use crate::decide::{self, Ctx, Decision, Grant};
+use crate::paths::{self, Access, Matcher, PathVerdict};
+use crate::scope::Platform;
+use crate::{Result, ScopeError};
+
+/// One scope source of a request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    pub file: Option<String>,
+    pub profile: Option<String>,
+    /// YAML or JSON text, or a JSON object.
+    pub inline: Option<Value>,
+    pub name: Option<String>,
+}
+
+/// A request to the engine.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Request {
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub directory: Option<String>,
+    pub path: Option<String>,
+    pub access: Option<String>,
+    pub sources: Vec<SourceSpec>,
+    pub grants: Vec<Grant>,
+    pub tool: Option<String>,
+    pub home: Option<String>,
+    pub project_root: Option<String>,
+    pub platform: Option<String>,
+}
+
+impl Request {
+    pub fn parse(json: &str) -> Result<Request> {
+        serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))
+    }
+
+    fn sources(&self) -> Result<Vec<Source>> {
+        self.sources
+            .iter()
+            .map(|s| match (&s.file, &s.profile, &s.inline) {
+                (Some(f), None, None) => Ok(Source::File(PathBuf::from(f))),
+                (None, Some(p), None) => Ok(Source::Profile(PathBuf::from(p))),
+                (None, None, Some(v)) => {
+                    let text = match v {
+                        Value::String(t) => t.clone(),
+                        other => other.to_string(),
+                    };
+                    Ok(Source::Inline { name: s.name.clone().unwrap_or_else(|| "inline scope".into()), text })
+                }
+                _ => Err(ScopeError::InvalidArgument(
+                    "each source must have exactly one of \"file\", \"profile\" or \"inline\"".into(),
+                )),
+            })
+            .collect()
+    }
+
+    fn home(&self) -> Option<PathBuf> {
+        self.home.as_ref().map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+    }
+
+    fn platform(&self) -> Result<Platform> {
+        match self.platform.as_deref() {
+            None => Ok(Platform::current()),
+            Some("posix") => Ok(Platform::Posix),
+            Some("windows") => Ok(Platform::Windows),
+            Some(other) => Err(ScopeError::InvalidArgument(format!("unknown platform `{other}` (posix or windows)"))),
+        }
+    }
+
+    fn directory(&self) -> Result<PathBuf> {
+        let d = self.directory.as_deref().ok_or_else(|| ScopeError::InvalidArgument("`directory` is required".into()))?;
+        let p = PathBuf::from(d);
+        if !p.is_absolute() {
+            return Err(ScopeError::InvalidArgument(format!("the directory `{d}` must be absolute")));
+        }
+        Ok(p)
+    }
+}
+
+/// A loaded scope with its compiled path patterns.
+pub struct Prepared {
+    pub loaded: Arc<LoadedScope>,
+    pub matcher: Arc<Matcher>,
+    pub home: Option<PathBuf>,
+}
+
+type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>);
+/// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
+static MATCHERS: Lazy<Mutex<HashMap<MatcherKey, (Arc<LoadedScope>, Arc<Matcher>)>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+/// Loads the sources of a request and compiles the patterns (both cached).
+pub fn prepare(req: &Request) -> Result<Prepared> {
+    let loaded = config::load(&req.sources()?)?;
+    let home = req.home();
+    let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
+    let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone());
+    if let Ok(cache) = MATCHERS.lock() {
+        if let Some((_, m)) = cache.get(&key) {
+            return Ok(Prepared { loaded, matcher: m.clone(), home });
+        }
+    }
+    let matcher = Matcher::new(&loaded.scope.paths, home.as_deref(), root.as_deref()).map_err(|e| ScopeError::InvalidConfig {
+        file: loaded.files.last().map(|f| f.display().to_string()).unwrap_or_else(|| "scope".into()),
+        line: None,
+        key: Some("paths".into()),
+        message: format!("a path pattern does not compile: {e}"),
+    })?;
+    let matcher = Arc::new(matcher);
+    if let Ok(mut cache) = MATCHERS.lock() {
+        if cache.len() > 64 {
+            cache.clear();
+        }
+        cache.insert(key, (loaded.clone(), matcher.clone()));
+    }
+    Ok(Prepared { loaded, matcher, home })
+}
+
+/// A decision that carries a configuration or argument error as its reason.
+fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
+    let message = match e {
+        ScopeError::NoScopeConfig(_) => format!(
+            "{e}. No scope applies here, so every tool is refused: ask the user to create a scope.yml (M-x gptel-scope-init)."
+        ),
+        ScopeError::InvalidConfig { .. } => format!("{e}. Nothing runs until the scope file is fixed; tell the user."),
+        other => other.to_string(),
+    };
+    let reason = e.reason();
+    let mut v = json!({
+        "command": req.command.clone().unwrap_or_default(),
+        "tool": tool,
+        "allowed": false,
+        "reason": reason,
+        "message": message,
+        "base_command": null,
+        "category": null,
+        "required_scope": null,
+        "directory": req.directory.clone().unwrap_or_default(),
+        "allowed_patterns": [],
+        "warnings": [],
+        "commands": [],
+        "paths": [],
+        "violations": [],
+        "grants_used": [],
+        "resource": null,
+        "validation_type": null,
+    });
+    if let ScopeError::InvalidConfig { file, line, key, .. } = e {
+        v["config_error"] = json!({"file": file, "line": line, "key": key});
+    }
+    let response = model_response(&v);
+    v["response"] = Value::String(response);
+    v
+}
+
+/// The JSON text sent to the model for a denial.
+fn model_response(d: &Value) -> String {
+    let mut r = json!({
+        "success": false,
+        "allowed": false,
+        "tool": d["tool"],
+        "command": d["command"],
+        "reason": d["reason"],
+        "message": d["message"],
+    });
+    for k in ["directory", "required_scope", "allowed_patterns", "resource", "validation_type", "warnings", "path"] {
+        if let Some(v) = d.get(k) {
+            if !v.is_null() {
+                r[k] = v.clone();
+            }
+        }
+    }
+    r.to_string()
+}
+
+fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
+    let mut v = serde_json::to_value(d).unwrap_or_else(|e| json!({"allowed": false, "reason": "invalid_argument", "message": e.to_string()}));
+    let bt = &prepared.loaded.scope.bash_tools;
+    v["timeout"] = json!(bt.timeout);
+    v["max_output_chars"] = json!(bt.max_output_chars);
+    v["response"] = if d.allowed { Value::Null } else { Value::String(model_response(&v)) };
+    v
+}
+
+/// `run_bash_command`: judges a shell command. Scope errors come back as denials.
+pub fn check_command(json: &str) -> Result<Value> {
+    let req = Request::parse(json)?;
+    let tool = req.tool.clone().unwrap_or_else(|| "run_bash_command".into());
+    let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
+    let dir = match req.directory() {
+        Ok(d) => d,
+        Err(e) => return Ok(error_decision(&req, &tool, &e)),
+    };
+    let prepared = match prepare(&req) {
+        Ok(p) => p,
+        Err(e) => return Ok(error_decision(&req, &tool, &e)),
+    };
+    let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool };
+    let d = decide::decide(&ctx, &command, &dir);
+    Ok(decision_value(&d, &prepared))
+}
+
+/// `run_command`: judges an argv (no shell).
+pub fn check_argv(json: &str) -> Result<Value> {
+    let req = Request::parse(json)?;
+    let tool = req.tool.clone().unwrap_or_else(|| "run_command".into());
+    let program = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
+    let args = req.args.clone().unwrap_or_default();
+    let platform = req.platform()?;
+    let dir = match req.directory() {
+        Ok(d) => d,
+        Err(e) => return Ok(error_decision(&req, &tool, &e)),
+    };
+    let prepared = match prepare(&req) {
+        Ok(p) => p,
+        Err(e) => return Ok(error_decision(&req, &tool, &e)),
+    };
+    let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool };
+    let d = decide::decide_argv(&ctx, &program, &args, &dir, platform);
+    Ok(decision_value(&d, &prepared))
+}
+
+/// Judges one path for reading or writing (file tools, add-to-scope previews).
+pub fn check_path(json: &str) -> Result<Value> {
+    let req = Request::parse(json)?;
+    let tool = req.tool.clone().unwrap_or_else(|| "read_file".into());
+    let raw = req.path.clone().ok_or_else(|| ScopeError::InvalidArgument("`path` is required".into()))?;
+    let access = match req.access.as_deref() {
+        None | Some("read") => Access::Read,
+        Some("write") => Access::Write,
+        Some(o) => return Err(ScopeError::InvalidArgument(format!("unknown access `{o}` (read or write)"))),
+    };
+    let prepared = match prepare(&req) {
+        Ok(p) => p,
+        Err(e) => return Ok(error_decision(&req, &tool, &e)),
+    };
+    let expanded = match (raw.strip_prefix('~'), &prepared.home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", h.display()),
+        _ => raw.clone(),
+    };
+    let base = req.directory.as_ref().map(PathBuf::from).or_else(|| prepared.loaded.project_root.clone()).unwrap_or_else(|| PathBuf::from("/"));
+    let abs = if Path::new(&expanded).is_absolute() { PathBuf::from(&expanded) } else { base.join(&expanded) };
+    let r = paths::resolve(&abs);
+    let verdict = prepared.matcher.check(&r, access);
+    let target = r.target.to_string_lossy().into_owned();
+    let granted = req.grants.iter().find(|g| {
+        g.tool == tool && {
+            let gp = g.resource.trim_end_matches("/**").trim_end_matches('/');
+            !gp.is_empty() && (r.target.starts_with(gp) || g.resource == raw)
+        }
+    });
+    let (allowed, reason, message, pattern) = match &verdict {
+        PathVerdict::Allowed(p) => (true, None, "Allowed.".to_string(), Some(p.clone())),
+        PathVerdict::Denied(p) => (false, Some("path_denied"), format!("{target} matches the deny pattern `{p}`; it is never allowed"), Some(p.clone())),
+        PathVerdict::OutOfScope if granted.is_some() => (true, None, "Allowed once by the user's grant.".to_string(), None),
+        PathVerdict::OutOfScope => (
+            false,
+            Some("path_not_in_scope"),
+            format!(
+                "{target} is outside the {} scope (allowed: {}). Use a path inside the scope, or call request_scope_expansion with tool_name \"{tool}\", resource \"{target}\" and your reason.",
+                access.as_str(),
+                prepared.matcher.patterns_for(access).join(", ")
+            ),
+            None,
+        ),
+    };
+    let mut v = json!({
+        "tool": tool,
+        "command": raw,
+        "path": raw,
+        "resolved": target,
+        "access": access.as_str(),
+        "allowed": allowed,
+        "reason": reason,
+        "message": message,
+        "pattern": pattern,
+        "allowed_patterns": prepared.matcher.patterns_for(access),
+        "grants_used": granted.map(|g| vec![g.clone()]).unwrap_or_default(),
+        "resource": if allowed { Value::Null } else { Value::String(target.clone()) },
+        "validation_type": if allowed { Value::Null } else { json!("path") },
+    });
+    v["response"] = if allowed { Value::Null } else { Value::String(model_response(&v)) };
+    Ok(v)
+}
+
+/// Loads and validates the scope of a request: a summary, or the error.
+pub fn load_scope(json: &str) -> Result<Value> {
+    let req = Request::parse(json)?;
+    let p = prepare(&req)?;
+    let s = &p.loaded.scope;
+    Ok(json!({
+        "files": p.loaded.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "project_root": p.loaded.project_root.as_ref().map(|r| r.display().to_string()),
+        "timeout": s.bash_tools.timeout,
+        "max_output_chars": s.bash_tools.max_output_chars,
+        "approval_policy": s.approval_policy,
+        "path_arguments": s.bash_tools.path_arguments,
+        "fs_mode": s.fs.mode,
+        "read": s.paths.read,
+        "write": s.paths.write,
+        "deny": s.paths.deny,
+    }))
+}
+
+/// The `list_allowed_commands` text for the scope of a request.
+pub fn list_commands(json: &str) -> Result<String> {
+    let req = Request::parse(json)?;
+    let p = prepare(&req)?;
+    Ok(crate::listing::list_allowed_commands(&p.loaded.scope, req.platform()?))
+}

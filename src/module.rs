@@ -1,0 +1,131 @@
+//! The Emacs binding: converts arguments and results, nothing more.
+//!
+//! Every function takes strings (a JSON request, or text and numbers) and returns a plist
+//! with `:kebab-case` keywords (JSON true → t, false and null → nil, arrays → lists), or a
+//! string. Errors are signals of `gptel-scope-*` error symbols with the message and, for
+//! configuration errors, `:file`, `:line` and `:key`.
+
+use emacs::{defun, Env, IntoLisp, Result, Value};
+use serde_json::Value as Json;
+
+use crate::{api, ScopeError};
+
+emacs::plugin_is_GPL_compatible!();
+
+/// Error symbols: (name, message, parent).
+const ERRORS: &[(&str, &str, &str)] = &[
+    ("gptel-scope-error", "gptel-scope error", "error"),
+    ("gptel-scope-invalid-config", "Invalid scope configuration", "gptel-scope-error"),
+    ("gptel-scope-no-scope-config", "No scope configuration", "gptel-scope-error"),
+    ("gptel-scope-io-error", "gptel-scope file error", "gptel-scope-error"),
+    ("gptel-scope-invalid-argument", "Invalid argument to gptel-scope", "gptel-scope-error"),
+    ("gptel-scope-edit-error", "Cannot edit the scope document", "gptel-scope-error"),
+];
+
+#[emacs::module(name = "gptel-scope-module", defun_prefix = "gptel-scope-module", separator = "-", mod_in_name = false)]
+fn init(env: &Env) -> Result<()> {
+    for (name, message, parent) in ERRORS {
+        let parents = env.list((env.intern(parent)?,))?;
+        env.call("define-error", (env.intern(name)?, *message, parents))?;
+    }
+    Ok(())
+}
+
+fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
+    let sym = env.intern(e.symbol())?;
+    let message = e.to_string().into_lisp(env)?;
+    match &e {
+        ScopeError::InvalidConfig { file, line, key, .. } => {
+            let line = match line {
+                Some(l) => (*l as i64).into_lisp(env)?,
+                None => env.intern("nil")?,
+            };
+            let key = match key {
+                Some(k) => k.as_str().into_lisp(env)?,
+                None => env.intern("nil")?,
+            };
+            env.signal(sym, (message, env.intern(":file")?, file.as_str().into_lisp(env)?, env.intern(":line")?, line, env.intern(":key")?, key))
+        }
+        _ => env.signal(sym, (message,)),
+    }
+}
+
+/// JSON → Lisp.
+fn to_lisp<'e>(env: &'e Env, v: &Json) -> Result<Value<'e>> {
+    match v {
+        Json::Null | Json::Bool(false) => env.intern("nil"),
+        Json::Bool(true) => env.intern("t"),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => i.into_lisp(env),
+            None => n.as_f64().unwrap_or(0.0).into_lisp(env),
+        },
+        Json::String(s) => s.as_str().into_lisp(env),
+        Json::Array(items) => {
+            let vals = items.iter().map(|i| to_lisp(env, i)).collect::<Result<Vec<_>>>()?;
+            env.list(&vals[..])
+        }
+        Json::Object(map) => {
+            let mut vals = Vec::with_capacity(map.len() * 2);
+            for (k, val) in map {
+                vals.push(env.intern(&format!(":{}", k.replace('_', "-")))?);
+                vals.push(to_lisp(env, val)?);
+            }
+            env.list(&vals[..])
+        }
+    }
+}
+
+fn reply<'e>(env: &'e Env, r: crate::Result<Json>) -> Result<Value<'e>> {
+    match r {
+        Ok(v) => to_lisp(env, &v),
+        Err(e) => signal(env, e),
+    }
+}
+
+/// The module's version; the elisp refuses a module of another version.
+#[defun]
+fn version(_env: &Env) -> Result<String> {
+    Ok(env!("CARGO_PKG_VERSION").to_string())
+}
+
+/// Judge a shell command: REQUEST is a JSON string; returns the decision plist.
+#[defun]
+fn check_command<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, api::check_command(&request))
+}
+
+/// Judge a shell command; returns the decision as a JSON string (snake_case keys).
+#[defun]
+fn check_command_json(env: &Env, request: String) -> Result<String> {
+    match api::check_command(&request) {
+        Ok(v) => Ok(v.to_string()),
+        Err(e) => signal(env, e),
+    }
+}
+
+/// Judge an argv-form command (no shell); returns the decision plist.
+#[defun]
+fn check_argv<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, api::check_argv(&request))
+}
+
+/// Judge one path for read or write access; returns a plist.
+#[defun]
+fn check_path<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, api::check_path(&request))
+}
+
+/// Load and validate the scope of REQUEST; returns a summary plist or signals.
+#[defun]
+fn load_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, api::load_scope(&request))
+}
+
+/// The list_allowed_commands text for the scope of REQUEST.
+#[defun]
+fn list_commands(env: &Env, request: String) -> Result<String> {
+    match api::list_commands(&request) {
+        Ok(s) => Ok(s),
+        Err(e) => signal(env, e),
+    }
+}
