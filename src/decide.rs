@@ -106,6 +106,17 @@ fn grantable(reason: &str) -> bool {
     )
 }
 
+/// Which violation a decision reports first: what no grant can fix before what the user
+/// may allow, and commands before the paths they touch.
+fn severity(reason: &str) -> usize {
+    const ORDER: &[&str] = &[
+        "parse_error", "privilege_escalation", "denied", "unsupported_construct", "dynamic_command", "path_denied",
+        "flag_not_allowed", "subcommand_denied", "dangerous_command", "command_not_allowed", "subcommand_not_allowed",
+        "directory_not_in_scope", "path_not_in_scope",
+    ];
+    ORDER.iter().position(|r| *r == reason).unwrap_or(ORDER.len())
+}
+
 const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 /// Builtins that run nothing and touch no file: implicitly read_only.
@@ -337,12 +348,16 @@ impl<'a> Judge<'a> {
             via: via.to_vec(),
         };
         let before = self.violations.len();
+        let slot = self.commands.len();
+        self.commands.push(ev.clone());
         self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
         if let Some(v) = self.violations[before..].first() {
             ev.verdict = "denied";
             ev.reason = Some(v.reason);
         }
-        self.commands.push(ev);
+        if let Some(s) = self.commands.get_mut(slot) {
+            *s = ev;
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -521,6 +536,7 @@ impl<'a> Judge<'a> {
                 if let Some((cat, entry)) = self.category_of(&name, &sub_words) {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(entry);
+                    self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
                     self.directory_scope(cat, cwds, label);
                     self.find(args, cwds, via, label);
                 } else {
@@ -1470,7 +1486,7 @@ impl<'a> Judge<'a> {
         }
         let open: Vec<&Violation> = self.violations.iter().filter(|v| !v.granted).collect();
         let allowed = open.is_empty();
-        let primary = open.iter().find(|v| !v.grantable).or_else(|| open.first()).copied().cloned();
+        let primary = open.iter().min_by_key(|v| severity(v.reason)).copied().cloned();
         let required = self.max_access.map_or("read", Access::as_str);
         let mut message = match &primary {
             None if !used.is_empty() => format!("Allowed once by the user's grant ({}).", used.iter().map(|g| g.resource.clone()).collect::<Vec<_>>().join(", ")),

@@ -1,0 +1,216 @@
+//! SPEC §3 behaviour beyond the seed scenarios: wrappers, nesting, directories changed by
+//! `cd`, environment prefixes, option semantics, sed and awk programs. Tables of
+//! (directory, command, expected) where expected is `allow` or the exact reason.
+
+mod common;
+use common::*;
+use gptel_scope::scope::Scope;
+
+struct Fx {
+    tmp: TempDir,
+    scope: Scope,
+}
+
+fn fx() -> Fx {
+    let tmp = TempDir::new("engine");
+    let r = tmp.path().to_path_buf();
+    for d in ["proj/out", "proj/src", "other"] {
+        std::fs::create_dir_all(r.join(d)).unwrap();
+    }
+    for f in ["proj/f.txt", "proj/src/a.rs", "other/x.txt"] {
+        std::fs::write(r.join(f), "a\n").unwrap();
+    }
+    std::os::unix::fs::symlink(r.join("other"), r.join("proj/link")).unwrap();
+    let scope = scope(&format!(
+        r#"
+paths:
+  read: ["{r}/proj/**"]
+  write: ["{r}/proj/out/**"]
+  deny: ["**/.env"]
+bash_tools:
+  categories:
+    read_only: [ls, cat, grep, find, head, sed, awk, sort, rg, "git log", "git diff", "git show"]
+    safe_write: [echo, touch, mkdir, "git commit"]
+    dangerous: [rm]
+  deny: [curl]
+  path_arguments: enforce
+"#,
+        r = r.display()
+    ));
+    Fx { tmp, scope }
+}
+
+fn check(table: &[(&str, &str, &str)]) {
+    let f = fx();
+    let mut bad = Vec::new();
+    for (dir, cmd, want) in table {
+        let d = decide_in(&f.scope, &f.tmp.path().join(dir), Some(f.tmp.path()), None, &[], cmd);
+        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        if got != *want {
+            bad.push(format!("[{dir}] {cmd:?}: want {want}, got {got} ({})", d.message));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn s04_every_nested_command_is_validated() {
+    check(&[
+        ("proj", "env rm x", "dangerous_command"),
+        ("proj", "nice -n 5 rm x", "dangerous_command"),
+        ("proj", "timeout 5 rm x", "dangerous_command"),
+        ("proj", "nohup rm x", "dangerous_command"),
+        ("proj", "stdbuf -o0 rm x", "dangerous_command"),
+        ("proj", "command rm x", "dangerous_command"),
+        ("proj", "exec rm x", "dangerous_command"),
+        ("proj", "time rm x", "dangerous_command"),
+        ("proj", "ls | xargs rm", "dangerous_command"),
+        ("proj", "find . -exec rm {} \\;", "dangerous_command"),
+        ("proj", "bash -c 'ls; rm x'", "dangerous_command"),
+        ("proj", "sh -c \"bash -c 'rm x'\"", "dangerous_command"),
+        ("proj", "ls $(rm x)", "dangerous_command"),
+        ("proj", "ls `rm x`", "dangerous_command"),
+        ("proj", "cat <(rm x)", "dangerous_command"),
+        ("proj", "cat <<EOF\n$(rm x)\nEOF", "dangerous_command"),
+        ("proj", "if true; then rm x; fi", "dangerous_command"),
+        ("proj", "for f in a; do rm a; done", "dangerous_command"),
+        ("proj", "case x in x) rm x;; esac", "dangerous_command"),
+        ("proj", "while false; do rm x; done", "dangerous_command"),
+        ("proj", "{ rm x; }", "dangerous_command"),
+        ("proj", "(rm x)", "dangerous_command"),
+        ("proj", "ls & rm x", "dangerous_command"),
+        ("proj", "! rm x", "dangerous_command"),
+        ("proj", "[[ $(rm x) ]]", "dangerous_command"),
+        ("proj", "echo \"$(cat <<'EOF'\nit's (fine)\nEOF\n)\" ; rm x", "dangerous_command"),
+        ("proj", "builtin eval ls", "unsupported_construct"),
+        ("proj", "ls ${x:-$(rm x)}", "unsupported_construct"),
+        ("proj", "f() { ls; }; f", "unsupported_construct"),
+        ("proj", "source ./env.sh", "unsupported_construct"),
+        ("proj", "bash ./script.sh", "unsupported_construct"),
+        ("proj", "bash -l -c ls", "flag_not_allowed"),
+        ("proj", "x=$(echo ls); $x", "dynamic_command"),
+    ]);
+}
+
+#[test]
+fn s05_never_runs_with_elevated_privileges() {
+    check(&[
+        ("proj", "sudo ls", "privilege_escalation"),
+        ("proj", "doas ls", "privilege_escalation"),
+        ("proj", "su -c ls root", "privilege_escalation"),
+        ("proj", "pkexec ls", "privilege_escalation"),
+        ("proj", "env sudo ls", "privilege_escalation"),
+        ("proj", "ls | xargs sudo cat", "privilege_escalation"),
+        ("proj", "bash -c 'sudo ls'", "privilege_escalation"),
+        ("proj", "find . -exec sudo cat {} +", "privilege_escalation"),
+        ("proj", "/usr/bin/sudo ls", "privilege_escalation"),
+    ]);
+}
+
+#[test]
+fn wrappers_judge_both_layers_and_let_allowed_commands_through() {
+    check(&[
+        ("proj", "env LC_ALL=C ls", "allow"),
+        ("proj", "timeout 5 ls", "allow"),
+        ("proj", "nice -n 5 grep a f.txt", "allow"),
+        ("proj", "bash -c 'ls | grep a'", "allow"),
+        ("proj", "find . -name '*.rs' -print0 | xargs -0 grep -l a", "allow"),
+        ("proj", "command -v ls", "allow"),
+        ("proj", "env -S 'ls -la'", "flag_not_allowed"),
+        ("proj", "env", "command_not_allowed"),
+        ("proj", "ls | xargs -I{} sh -c 'cat {}'", "dynamic_command"),
+    ]);
+}
+
+#[test]
+fn cd_changes_the_directory_of_what_follows() {
+    check(&[
+        ("proj", "cd out && touch x", "allow"),
+        ("proj", "cd out; touch x", "directory_not_in_scope"),
+        ("proj", "cd out || touch x", "directory_not_in_scope"),
+        ("proj", "(cd out) && touch x", "directory_not_in_scope"),
+        ("proj/out", "cd .. && touch x", "directory_not_in_scope"),
+        ("proj", "cd link && cat x.txt", "directory_not_in_scope"),
+        ("proj", "cd \"$D\" && ls", "unsupported_construct"),
+        ("proj", "cd src && cat a.rs && cd .. && cat f.txt", "allow"),
+    ]);
+}
+
+#[test]
+fn environment_prefixes_that_change_what_runs_are_denied() {
+    check(&[
+        ("proj", "LC_ALL=C ls", "allow"),
+        ("proj", "GIT_AUTHOR_NAME=x git log", "allow"),
+        ("proj", "PAGER=cat git log", "denied"),
+        ("proj", "GIT_EXTERNAL_DIFF=x git diff", "denied"),
+        ("proj", "LD_PRELOAD=x.so ls", "denied"),
+        ("proj", "PATH=. ls", "denied"),
+        ("proj", "env BASH_ENV=x ls", "denied"),
+        ("proj", "IFS=x; ls", "denied"),
+    ]);
+}
+
+#[test]
+fn option_semantics_read_write_and_run() {
+    check(&[
+        ("proj", "git -c core.pager=x log", "flag_not_allowed"),
+        ("proj", "git diff --ext-diff", "flag_not_allowed"),
+        ("proj", "rg --pre cat x", "flag_not_allowed"),
+        ("proj", "rg --pre-glob '*' x", "flag_not_allowed"),
+        ("proj", "sort --compress-prog=x f.txt", "flag_not_allowed"),
+        ("proj", "sort -o out/sorted.txt f.txt", "allow"),
+        ("proj", "sort -o sorted.txt f.txt", "path_not_in_scope"),
+        ("proj", "git log --output=out/log.txt", "allow"),
+        ("proj", "git log --output=log.txt", "path_not_in_scope"),
+        ("proj", "grep -f ../other/x.txt f.txt", "path_not_in_scope"),
+        ("proj", "grep -e -f f.txt", "allow"),
+        ("proj", "cat .env", "path_denied"),
+        ("proj", "cat f.txt > out/copy.txt", "allow"),
+        ("proj", "cat f.txt > /dev/null 2>&1", "allow"),
+        ("proj", "ls > \"$HOME/x\"", "path_not_in_scope"),
+    ]);
+}
+
+#[test]
+fn sed_and_awk_programs_are_read() {
+    check(&[
+        ("proj", "sed -n '1,5p' f.txt", "allow"),
+        ("proj", "sed -i 's/a/b/' f.txt", "path_not_in_scope"),
+        ("proj", "sed -i 's/a/b/' out/x.txt", "allow"),
+        ("proj", "sed 's/a/b/e' f.txt", "flag_not_allowed"),
+        ("proj", "sed '1e ls' f.txt", "flag_not_allowed"),
+        ("proj", "sed 's/a/b/w out/log' f.txt", "allow"),
+        ("proj", "sed 'w /tmp/x' f.txt", "path_not_in_scope"),
+        ("proj", "sed -f script.sed f.txt", "unsupported_construct"),
+        ("proj", "awk '{print $1}' f.txt", "allow"),
+        ("proj", "awk '$1 > 5' f.txt", "allow"),
+        ("proj", "awk '/a|b/ {print}' f.txt", "allow"),
+        ("proj", "awk 'BEGIN{system(\"ls\")}'", "unsupported_construct"),
+        ("proj", "awk '{print > \"x\"}' f.txt", "unsupported_construct"),
+        ("proj", "awk '{print | \"sh\"}' f.txt", "unsupported_construct"),
+    ]);
+}
+
+#[test]
+fn globs_are_expanded_against_the_file_system() {
+    check(&[
+        ("proj", "cat *.txt", "allow"),
+        ("proj", "cat src/*.rs", "allow"),
+        ("proj", "cat li*/x.txt", "path_not_in_scope"),
+        ("proj", "cat ../*/x.txt", "path_not_in_scope"),
+        ("proj", "/bin/l? .", "dynamic_command"),
+    ]);
+}
+
+#[test]
+fn bad_input_fails_closed_with_parse_error() {
+    check(&[
+        ("proj", "ls 'unterminated", "parse_error"),
+        ("proj", "ls )", "parse_error"),
+        ("proj", "ls\0", "parse_error"),
+        ("proj", "ls\r\nrm x", "parse_error"),
+        ("proj", "ls \u{202e}x", "parse_error"),
+    ]);
+    let long = format!("ls {}", "a".repeat(70_000));
+    check(&[("proj", long.as_str(), "parse_error")]);
+}
