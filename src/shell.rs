@@ -944,7 +944,7 @@ pub fn normalize(p: &Path) -> PathBuf {
         match c {
             Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() {
+                if !out.pop() && !out.has_root() {
                     out.push("..");
                 }
             }
@@ -958,4 +958,151 @@ pub fn normalize(p: &Path) -> PathBuf {
 pub fn resolve_dir(cwd: &Path, target: &str) -> PathBuf {
     let joined = cwd.join(target);
     crate::paths::resolve(&joined).target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names (first words) of the flattened commands, with their contexts.
+    fn names(cmd: &str) -> Vec<String> {
+        let f = flatten(cmd, Path::new("/tmp"), Some(Path::new("/home/u")));
+        assert!(f.problems.is_empty(), "{cmd}: {:?}", f.problems);
+        f.commands.iter().map(|c| c.words.first().map(WordInfo::display).unwrap_or_default()).collect()
+    }
+
+    fn problem(cmd: &str) -> String {
+        let f = flatten(cmd, Path::new("/tmp"), None);
+        f.problems.first().map(|p| p.reason().to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn lists_pipelines_and_operators() {
+        for (cmd, want) in [
+            ("ls", vec!["ls"]),
+            ("ls | grep a | head", vec!["ls", "grep", "head"]),
+            ("a; b && c || d & e", vec!["a", "b", "c", "d", "e"]),
+            ("a\nb", vec!["a", "b"]),
+            ("! a", vec!["a"]),
+            ("time a | b", vec!["a", "b"]),
+        ] {
+            assert_eq!(names(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn compound_commands() {
+        for (cmd, want) in [
+            ("(a; b)", vec!["a", "b"]),
+            ("{ a; b; }", vec!["a", "b"]),
+            ("if a; then b; elif c; then d; else e; fi", vec!["a", "b", "c", "d", "e"]),
+            ("for x in 1 2; do a; done", vec!["a"]),
+            ("for ((i=0;i<2;i++)); do a; done", vec!["a"]),
+            ("while a; do b; done", vec!["a", "b"]),
+            ("until a; do b; done", vec!["a", "b"]),
+            ("case x in y) a;; *) b;; esac", vec!["a", "b"]),
+        ] {
+            assert_eq!(names(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn substitutions_anywhere() {
+        for (cmd, want) in [
+            ("echo $(a)", vec!["a", "echo"]),
+            ("echo `a`", vec!["a", "echo"]),
+            ("echo \"x $(a) y\"", vec!["a", "echo"]),
+            ("X=$(a) echo", vec!["a", "echo"]),
+            ("echo > $(a)", vec!["a", "echo"]),
+            ("cat <(a) >(b)", vec!["a", "b", "cat"]),
+            ("cat <<EOF\n$(a)\nEOF", vec!["a", "cat"]),
+            ("cat <<<\"$(a)\"", vec!["a", "cat"]),
+            ("echo $(a $(b))", vec!["b", "a", "echo"]),
+            ("[[ -f $(a) ]]", vec!["a"]),
+            ("for x in $(a); do b; done", vec!["a", "b"]),
+            ("case $(a) in x) b;; esac", vec!["a", "b"]),
+        ] {
+            assert_eq!(names(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn quoted_here_document_is_data() {
+        assert_eq!(names("cat <<'EOF'\n$(a)\nEOF"), vec!["cat"]);
+        assert_eq!(names("cat <<\"EOF\"\n`a`\nEOF"), vec!["cat"]);
+    }
+
+    #[test]
+    fn quote_removal_and_static_names() {
+        for (cmd, want) in [("r''m", "rm"), ("'r'\"m\"", "rm"), ("r\\m", "rm"), ("\\rm", "rm"), ("r\\\nm", "rm"), ("$'rm'", "rm")] {
+            let f = flatten(cmd, Path::new("/tmp"), None);
+            assert_eq!(f.commands[0].words[0].exact(), Some(want), "{cmd}");
+        }
+        for cmd in ["$x", "${x:-rm}", "$'\\x72m'", "/???/r?", "/bin/r[m]", "$(echo rm)", "~root/bin/x"] {
+            let f = flatten(cmd, Path::new("/tmp"), None);
+            assert_eq!(f.commands.last().and_then(|c| c.words[0].exact()), None, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn tilde_expands_to_the_given_home() {
+        let f = flatten("cat ~/x", Path::new("/tmp"), Some(Path::new("/home/u")));
+        assert_eq!(f.commands[0].words[1].exact(), Some("/home/u/x"));
+        let f = flatten("cat '~/x'", Path::new("/tmp"), Some(Path::new("/home/u")));
+        assert_eq!(f.commands[0].words[1].exact(), Some("~/x"));
+    }
+
+    #[test]
+    fn brace_expansion_makes_words() {
+        assert_eq!(brace_expand("a{b,c}d").unwrap(), vec!["abd", "acd"]);
+        assert_eq!(brace_expand("{1..3}").unwrap(), vec!["1", "2", "3"]);
+        assert_eq!(brace_expand("'{a,b}'").unwrap(), vec!["'{a,b}'"]);
+        assert_eq!(brace_expand("x").unwrap(), vec!["x"]);
+        assert!(brace_expand("{1..100000}").is_err());
+        let f = flatten("ls {.,~}", Path::new("/tmp"), Some(Path::new("/home/u")));
+        let args: Vec<_> = f.commands[0].words[1..].iter().map(|w| w.exact().map(str::to_string)).collect();
+        assert_eq!(args, vec![Some(".".to_string()), Some("/home/u".to_string())]);
+    }
+
+    #[test]
+    fn redirect_kinds() {
+        let f = flatten("a < i > o >> p 2>&1 &> q <> r", Path::new("/tmp"), None);
+        let kinds: Vec<RedirKind> = f.commands[0].redirects.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, vec![RedirKind::Read, RedirKind::Write, RedirKind::Append, RedirKind::Dup, RedirKind::Write, RedirKind::ReadWrite]);
+    }
+
+    #[test]
+    fn unsupported_constructs_are_problems() {
+        for cmd in ["f() { a; }", "coproc a", "echo ${v@P}", "echo $(( a[1] ))", "echo $[ a[$(b)] ]", "x='$(a)' b", "echo ${x[$(a)]}"] {
+            assert_eq!(problem(cmd), "unsupported_construct", "{cmd}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_fail_closed() {
+        for cmd in ["ls 'x", "ls )", "a\0", "a\rb", "a\u{200b}", "a\u{202e}", "a\u{7}"] {
+            assert_eq!(problem(cmd), "parse_error", "{cmd:?}");
+        }
+        let long = "a".repeat(MAX_COMMAND_LEN + 1);
+        assert_eq!(problem(&long), "parse_error");
+    }
+
+    #[test]
+    fn cd_sets_the_directories_of_later_commands() {
+        let f = flatten("cd /a && x; y", Path::new("/s"), None);
+        let cwds: Vec<Vec<PathBuf>> = f.commands.iter().map(|c| c.cwds.clone().unwrap_or_default()).collect();
+        assert_eq!(cwds[1], vec![PathBuf::from("/a")]);
+        assert_eq!(cwds[2], vec![PathBuf::from("/a"), PathBuf::from("/s")]);
+        let f = flatten("cd $D && x", Path::new("/s"), None);
+        assert_eq!(f.commands[1].cwds, None);
+        let f = flatten("(cd /a) && x", Path::new("/s"), None);
+        assert_eq!(f.commands[1].cwds, Some(vec![PathBuf::from("/s")]));
+    }
+
+    #[test]
+    fn normalize_removes_dots() {
+        for (p, want) in [("/a/./b/../c", "/a/c"), ("/a/..", "/"), ("/../a", "/a")] {
+            assert_eq!(normalize(Path::new(p)), PathBuf::from(want), "{p}");
+        }
+    }
 }
