@@ -402,9 +402,6 @@ impl<'a> Judge<'a> {
             );
             return;
         }
-        if bt.categories.dangerous.iter().any(|e| entry_matches(e, &base, &sub_words) && !e.contains('/')) {
-            // Dangerous entries match by basename whatever the path.
-        }
         if name.contains('/') {
             // A path runs that file, not the command of that name.
             match self.category_of(&name, &sub_words) {
@@ -741,7 +738,7 @@ impl<'a> Judge<'a> {
             if s == "--" {
                 return i + 1;
             }
-            if !s.starts_with('-') || s == "-" || s.parse::<i64>().is_ok() && s.starts_with('-') && !value_opts.is_empty() && false {
+            if !s.starts_with('-') || s == "-" {
                 break;
             }
             if let Some((opt, _)) = s.split_once('=') {
@@ -1064,10 +1061,7 @@ impl<'a> Judge<'a> {
                 if let Some(v) = args.get(i + 1) {
                     self.path_effect(v, Access::Write, cwds, &format!("find {s}"), true);
                 }
-                i += 3 - 1;
-                if s == "-fprintf" {
-                    i += 1;
-                }
+                i += 2;
                 continue;
             }
             if s == "-fprintf" {
@@ -1334,9 +1328,10 @@ impl<'a> Judge<'a> {
                 None,
             );
         }
-        let takes = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.deny_options]
+        // Whether the option consumes the next word as its value.
+        let takes = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options]
             .iter()
-            .any(|l| has_opt(l, &opt) && !(l == &&sem.deny_options && !sem.value_options.contains(&opt) && !sem.global_value_options.contains(&opt)));
+            .any(|l| has_opt(l, &opt));
         let value = match &inline {
             Some(v) => Some(WordInfo::literal(v)),
             None if takes => args.get(i + 1).cloned(),
