@@ -192,9 +192,14 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
         .collect::<Vec<_>>()
         .join(" ");
     let mut j = Judge::new(ctx, &display, &dir);
-    if let Err(v) = crate::rules::check_argv(ctx.scope, platform, program, args) {
-        let resource = program.to_string();
-        j.violate(v.reason, v.message, Some(program.to_string()), resource, "command", None);
+    match crate::rules::check_argv(ctx.scope, platform, program, args) {
+        Err(v) => {
+            let resource = program.to_string();
+            j.violate(v.reason, v.message, Some(program.to_string()), resource, "command", None);
+        }
+        // Allowed by the tool_commands table: judged as read_only for its directory, with
+        // its effects (writes still need write scope).
+        Ok(()) => j.argv_allowed = Some(program.to_string()),
     }
     let mut words = vec![WordInfo::literal(program)];
     words.extend(args.iter().map(|a| WordInfo::literal(a)));
@@ -215,6 +220,8 @@ struct Judge<'a> {
     max_category: Option<Category>,
     base: Option<String>,
     depth: usize,
+    /// For `run_command`: the program the `tool_commands` table allowed.
+    argv_allowed: Option<String>,
 }
 
 impl<'a> Judge<'a> {
@@ -231,6 +238,7 @@ impl<'a> Judge<'a> {
             max_category: None,
             base: None,
             depth: 0,
+            argv_allowed: None,
         }
     }
 
@@ -613,6 +621,9 @@ impl<'a> Judge<'a> {
     /// The category entry matching a command, most specific first; on a tie the more
     /// restrictive category.
     fn category_of(&self, name: &str, sub_words: &[String]) -> Option<(Category, String)> {
+        if self.argv_allowed.as_deref() == Some(name) {
+            return Some((Category::ReadOnly, format!("tool_commands: {name}")));
+        }
         let c = &self.ctx.scope.bash_tools.categories;
         let base = basename(name);
         let mut best: Option<(usize, Category, String)> = None;
