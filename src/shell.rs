@@ -692,6 +692,9 @@ impl Flattener {
     }
 
     fn expand_one(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        if is_plain(raw) {
+            return WordInfo::literal(raw);
+        }
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
         // parenthesis. Such bodies are found again with the tokenizer, judged, and replaced
@@ -851,6 +854,11 @@ struct Acc {
     text: String,
     dynamic: bool,
     glob: bool,
+}
+
+/// A word with nothing for the shell to expand or remove: its value is its text.
+fn is_plain(raw: &str) -> bool {
+    !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
 }
 
 fn has_glob(t: &str) -> bool {
