@@ -555,6 +555,30 @@ impl<'a> Judge<'a> {
             return self.shell(&name, words, cwds, via, under_replace, label, ev);
         }
 
+        // Declarations: their NAME=VALUE arguments are assignments.
+        if matches!(base.as_str(), "export" | "declare" | "typeset" | "local" | "readonly") {
+            for a in args {
+                match a.exact() {
+                    Some(v) if v.contains('=') && !v.starts_with('-') => {
+                        let name = v.split('=').next().unwrap_or(v).trim_end_matches('+');
+                        self.assignment(name, label);
+                    }
+                    Some(_) => {}
+                    None => self.violate(
+                        "dynamic_command",
+                        format!("`{label}`: a declaration built at run time cannot be judged"),
+                        Some(label.to_string()),
+                        base.clone(),
+                        "command",
+                        None,
+                    ),
+                }
+            }
+            ev.category = Some("read_only".into());
+            ev.rule = Some(format!("builtin: {base}"));
+            self.directory_scope(Category::Builtin, cwds, label);
+            return;
+        }
         // An ordinary command.
         if INERT_BUILTINS.contains(&base.as_str()) {
             ev.category = Some("read_only".into());
@@ -692,6 +716,10 @@ impl<'a> Judge<'a> {
         match self.semantics(&base).and_then(|s| s.handler.clone()).as_deref() {
             Some("sed") => self.sed(args, cwds, label),
             Some("awk") => self.awk(args, cwds, label),
+            Some("tar") => {
+                let sem = self.semantics(&base).cloned().unwrap_or_default();
+                self.tar(&sem, args, cwds, cat, label)
+            }
             _ => {
                 let sem = self.semantics(&base).cloned().unwrap_or_default();
                 self.effects(&base, &sem, args, cwds, cat, label);
@@ -1188,13 +1216,77 @@ impl<'a> Judge<'a> {
         }
     }
 
+    /// tar: the mode letters (`-xzf`, old-style `xzf`, `--extract`) decide whether the
+    /// archive is written (create) or the directory is (extract).
+    fn tar(&mut self, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
+        let mut letters = String::new();
+        let mut longs = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            let Some(s) = a.exact() else { continue };
+            if let Some(l) = s.strip_prefix("--") {
+                longs.push(l.split('=').next().unwrap_or(l).to_string());
+            } else if let Some(l) = s.strip_prefix('-') {
+                letters.push_str(l);
+            } else if k == 0 && s.chars().all(|c| c.is_ascii_alphabetic()) {
+                letters.push_str(s); // old style: `tar xf a.tar`
+            }
+        }
+        let mode_letters: String = letters.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        let has = |c: char, long: &[&str]| mode_letters.contains(c) || longs.iter().any(|l| long.contains(&l.as_str()));
+        let extract = has('x', &["extract", "get"]);
+        let create = has('c', &["create"]) || has('r', &["append"]) || has('u', &["update"]) || has('A', &["catenate", "concatenate"]);
+        let mut sem = sem.clone();
+        if create {
+            sem.operands = OperandKind::Read;
+        }
+        if extract {
+            sem.cwd_write = true;
+        }
+        // The archive named by -f (or by old-style `f` with the next word).
+        let mut archive: Option<WordInfo> = None;
+        let old_style = args.first().and_then(WordInfo::exact).is_some_and(|s| !s.starts_with('-') && s.contains('f') && s.chars().all(|c| c.is_ascii_alphabetic()));
+        if old_style {
+            archive = args.get(1).cloned();
+        }
+        let mut rest: Vec<WordInfo> = args.to_vec();
+        if old_style {
+            rest.drain(..args.len().min(2));
+        }
+        if let Some(a) = &archive {
+            let access = if create { Access::Write } else { Access::Read };
+            self.path_effect(a, access, cwds, "archive of tar", access == Access::Write);
+        }
+        if create {
+            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
+        } else {
+            sem.write_options.retain(|o| o != "-f" && o != "--file");
+            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
+        }
+        let base = "tar";
+        // Bundled short options end with `f`: its value is the next word.
+        let mut fixed: Vec<WordInfo> = Vec::new();
+        let mut it = rest.iter().peekable();
+        while let Some(w) = it.next() {
+            match w.exact() {
+                Some(s) if s.starts_with('-') && !s.starts_with("--") && s.len() > 2 && s.ends_with('f') => {
+                    if let Some(v) = it.next() {
+                        let access = if create { Access::Write } else { Access::Read };
+                        self.path_effect(v, access, cwds, "archive of tar", access == Access::Write);
+                    }
+                }
+                _ => fixed.push(w.clone()),
+            }
+        }
+        self.effects(base, &sem, &fixed, cwds, cat, label);
+    }
+
     fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         let mut i = 0;
         let mut program: Option<WordInfo> = None;
         while let Some(w) = args.get(i) {
             let s = w.exact().unwrap_or("");
-            if program.is_none() && (s == "-f" || s.starts_with("--file")) {
-                self.violate("unsupported_construct", "`awk -f` runs a program from a file that cannot be judged; pass the program inline".into(), Some(label.to_string()), "awk".into(), "command", None);
+            if program.is_none() && (matches!(s, "-f" | "-E" | "-i" | "-l") || ["--file", "--exec", "--include", "--load"].iter().any(|o| s.starts_with(o))) {
+                self.violate("unsupported_construct", format!("`awk {s}` runs a program or extension from a file that cannot be judged (gawk's `-i inplace` also rewrites files); pass the program inline").into(), Some(label.to_string()), "awk".into(), "command", None);
                 return;
             }
             if program.is_none() && (s == "-v" || s == "-F") {
@@ -1286,6 +1378,12 @@ impl<'a> Judge<'a> {
             operands.push(w);
             i += 1;
         }
+        if sem.cwd_write {
+            for d in cwds {
+                let dw = WordInfo::literal(&d.to_string_lossy());
+                self.path_effect(&dw, Access::Write, cwds, &format!("{base} writes in its directory"), true);
+            }
+        }
         let skip = if data_opt { 0 } else { sem.leading_data_operands };
         let files: Vec<&WordInfo> = operands.iter().skip(skip).copied().collect();
         let kind = if write_mode { OperandKind::Write } else { sem.operands };
@@ -1298,7 +1396,7 @@ impl<'a> Judge<'a> {
                 OperandKind::Write | OperandKind::AllWrite => self.path_effect(f, Access::Write, cwds, &src, true),
                 OperandKind::LastWrite => {
                     let a = if k + 1 == n && n > 1 { Access::Write } else { Access::Read };
-                    self.path_effect(f, a, cwds, &src, a == Access::Write);
+                    self.path_effect(f, a, cwds, &src, a == Access::Write || sem.enforce_operands);
                 }
                 OperandKind::Unknown => self.unknown_operand(f, cwds, &src),
             }

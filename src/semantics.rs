@@ -51,6 +51,11 @@ pub struct CommandSemantics {
     pub write_mode_options: Vec<String>,
     /// Options that make the command write in its working directory (`tar -x`, `file -C`).
     pub cwd_write_options: Vec<String>,
+    /// The command writes in its working directory whatever its options (`unzip`, `wget`).
+    pub cwd_write: bool,
+    /// Operands read must be in scope even under `path_arguments: warn` (`ln`: a link to a
+    /// path outside the scope would open it to every later command).
+    pub enforce_operands: bool,
     /// Options that run a program or code that cannot be judged: always denied.
     pub deny_options: Vec<String>,
     /// Options whose value is a directory the command works in (`git -C`, `make -C`): checked

@@ -29,7 +29,7 @@ paths:
   deny: ["**/.env"]
 bash_tools:
   categories:
-    read_only: [ls, cat, grep, find, head, sed, awk, sort, rg, "git log", "git diff", "git show"]
+    read_only: [ls, cat, grep, find, head, sed, awk, sort, rg, tar, "git log", "git diff", "git show"]
     safe_write: [echo, touch, mkdir, "git commit"]
     dangerous: [rm]
   deny: [curl]
@@ -213,4 +213,21 @@ fn bad_input_fails_closed_with_parse_error() {
     ]);
     let long = format!("ls {}", "a".repeat(70_000));
     check(&[("proj", long.as_str(), "parse_error")]);
+}
+
+#[test]
+fn archives_links_and_declarations() {
+    check(&[
+        ("proj", "tar xf ../other/x.tar", "path_not_in_scope"),
+        ("proj", "tar -xzf a.tgz", "path_not_in_scope"),
+        ("proj/out", "tar -xzf ../f.txt", "allow"),
+        ("proj", "tar czf /tmp/x.tgz .", "path_not_in_scope"),
+        ("proj", "tar -tf out/a.tar", "allow"),
+        ("proj", "tar -cf out/a.tar src", "allow"),
+        ("proj", "tar -cf a.tar --to-command=sh src", "flag_not_allowed"),
+        ("proj", "awk -i inplace '{print}' f.txt", "unsupported_construct"),
+        ("proj", "export LC_ALL=C && ls", "allow"),
+        ("proj", "export PAGER=sh; git log", "denied"),
+        ("proj", "declare -x GIT_EXTERNAL_DIFF=x; git diff", "denied"),
+    ]);
 }
