@@ -150,6 +150,9 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
             MAX_COMMAND_LEN
         )));
     }
+    if command.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n') {
+        return Ok(());
+    }
     for (i, c) in command.char_indices() {
         let bad = match c {
             '\0' => Some("a NUL byte"),
@@ -697,31 +700,43 @@ impl Flattener {
         }
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
-        // parenthesis. Such bodies are found again with the tokenizer, judged, and replaced
-        // by an inert `$(:)` before the word is analyzed.
+        // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
+        // by an inert `$(:)`; then the word is analyzed again.
         let mut raw = raw.to_string();
         for _ in 0..32 {
-            let Ok(pieces) = brush_parser::word::parse(&raw, &options()) else { break };
-            let Some(start) = first_bad_substitution(&raw, &pieces) else { break };
+            let (commands, problems) = (self.out.commands.len(), self.out.problems.len());
+            let info = self.analyze(&raw, cwds, ctx);
+            let Some(start) = info.1 else { return info.0 };
+            self.out.commands.truncate(commands);
+            self.out.problems.truncate(problems);
             match substitution_extent(&raw, start) {
                 Some(end) => {
                     let body = raw[start + 2..end].to_string();
                     self.substitution(&body, cwds);
                     raw = format!("{}$(:){}", &raw[..start], &raw[end + 1..]);
                 }
-                None => break,
+                None => {
+                    self.problem(Problem::Parse(format!("a command substitution in `{raw}` does not parse")));
+                    return WordInfo { raw, value: None, glob: false };
+                }
             }
         }
-        let raw = raw.as_str();
+        self.problem(Problem::Unsupported("too many command substitutions in one word".into()));
+        WordInfo { raw, value: None, glob: false }
+    }
+
+    /// Analyzes a word; also returns where a `$(` sits whose body did not parse as cut.
+    fn analyze(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> (WordInfo, Option<usize>) {
         match brush_parser::word::parse(raw, &options()) {
             Ok(pieces) => {
                 let mut acc = Acc::default();
                 self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
-                WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob }
+                let info = WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob };
+                (info, acc.bad_substitution)
             }
             Err(e) => {
                 self.problem(Problem::Parse(format!("the word `{raw}` does not parse: {e}")));
-                WordInfo { raw: raw.to_string(), value: None, glob: false }
+                (WordInfo { raw: raw.to_string(), value: None, glob: false }, None)
             }
         }
     }
@@ -731,6 +746,9 @@ impl Flattener {
             let source = raw.get(p.start_index..p.end_index).unwrap_or("");
             match &p.piece {
                 WordPiece::Text(t) => {
+                    if t.ends_with('$') && raw.get(p.end_index..p.end_index + 1) == Some("(") && acc.bad_substitution.is_none() {
+                        acc.bad_substitution = Some(p.end_index - 1);
+                    }
                     if !quoted {
                         if t.contains("$[") {
                             self.problem(Problem::Unsupported("`$[ ]` arithmetic is not allowed".into()));
@@ -775,7 +793,15 @@ impl Flattener {
                         )));
                     }
                 }
-                WordPiece::CommandSubstitution(body) | WordPiece::BackquotedCommandSubstitution(body) => {
+                WordPiece::CommandSubstitution(body) => {
+                    acc.dynamic = true;
+                    match parse_program(body) {
+                        Ok(program) => self.substitution_program(&program, cwds),
+                        Err(_) if acc.bad_substitution.is_none() => acc.bad_substitution = Some(p.start_index),
+                        Err(e) => self.problem(e),
+                    }
+                }
+                WordPiece::BackquotedCommandSubstitution(body) => {
                     acc.dynamic = true;
                     self.substitution(body, cwds);
                 }
@@ -794,39 +820,21 @@ impl Flattener {
     }
 
     fn substitution(&mut self, body: &str, cwds: &Cwds) {
+        match parse_program(body) {
+            Ok(program) => self.substitution_program(&program, cwds),
+            Err(p) => self.problem(p),
+        }
+    }
+
+    fn substitution_program(&mut self, program: &ast::Program, cwds: &Cwds) {
         if self.depth >= MAX_DEPTH {
             self.problem(Problem::Unsupported("command substitutions are nested too deeply".into()));
             return;
         }
-        match parse_program(body) {
-            Ok(program) => {
-                self.depth += 1;
-                self.program(&program, cwds.clone(), Context::Substitution);
-                self.depth -= 1;
-            }
-            Err(p) => self.problem(p),
-        }
+        self.depth += 1;
+        self.program(program, cwds.clone(), Context::Substitution);
+        self.depth -= 1;
     }
-}
-
-/// The byte index of the first `$(` whose body (as the word parser cut it) does not parse,
-/// or that the word parser left as text (`$` followed by `(`).
-fn first_bad_substitution(raw: &str, pieces: &[WordPieceWithSource]) -> Option<usize> {
-    for p in pieces {
-        match &p.piece {
-            WordPiece::CommandSubstitution(body) if parse_program(body).is_err() => return Some(p.start_index),
-            WordPiece::Text(t) if t.ends_with('$') && raw.get(p.end_index..p.end_index + 1) == Some("(") => {
-                return Some(p.end_index - 1)
-            }
-            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                if let Some(i) = first_bad_substitution(raw, inner) {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The index of the `)` that closes the `$(` at `start`: the first `)` before which the
@@ -854,6 +862,8 @@ struct Acc {
     text: String,
     dynamic: bool,
     glob: bool,
+    /// A `$(` whose body, as the word parser cut it, does not parse.
+    bad_substitution: Option<usize>,
 }
 
 /// A word with nothing for the shell to expand or remove: its value is its text.
