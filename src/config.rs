@@ -1,60 +1,303 @@
-//! TEMPORARY stand-in until the scope loader lands (replaced on merge).
-use std::path::Path;
+//! Loading scope documents: built-in defaults, profiles, inline scope and the session's
+//! `scope.yml` or `preset.md`, deep-merged in that order, strictly validated, cached by path
+//! and modification time.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use once_cell::sync::Lazy;
+use serde_yaml::{Mapping, Value};
+
+use crate::scope::Scope;
+use crate::{Result, ScopeError};
+
+/// The built-in defaults; also the documentation of every key.
+pub static DEFAULTS_YAML: &str = include_str!("../data/defaults.yml");
+
+/// One source of scope, in the order they are merged.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// `scope.yml` (plain YAML) or `preset.md` (YAML front matter).
+    File(PathBuf),
+    /// `scope-profiles/NAME.yml`.
+    Profile(PathBuf),
+    /// YAML or JSON text from a gptel preset or a buffer-local variable.
+    Inline { name: String, text: String },
+}
+
+/// A merged scope and where it came from.
+#[derive(Debug)]
+pub struct LoadedScope {
+    pub scope: Scope,
+    /// The directory of the last file source: `${project_root}` and relative patterns.
+    pub project_root: Option<PathBuf>,
+    /// The files read, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Counters that prove the cache works.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Files read from disk.
+    pub file_reads: u64,
+    /// Loads answered without reading any file.
+    pub hits: u64,
+}
+
+/// A file's identity for the cache: modification time and length.
+type Stamp = (Option<SystemTime>, u64);
+
+struct Cache {
+    documents: HashMap<PathBuf, (Stamp, Arc<Value>)>,
+    merged: HashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
+    stats: CacheStats,
+}
+
+static CACHE: Lazy<Mutex<Cache>> =
+    Lazy::new(|| Mutex::new(Cache { documents: HashMap::new(), merged: HashMap::new(), stats: CacheStats::default() }));
+
+/// The cache counters so far.
+pub fn cache_stats() -> CacheStats {
+    CACHE.lock().map(|c| c.stats).unwrap_or_default()
+}
+
+fn stamp(path: &Path) -> Result<Stamp> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
+    Ok((meta.modified().ok(), meta.len()))
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> ScopeError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ScopeError::NoScopeConfig(format!("{} does not exist", path.display()))
+    } else {
+        ScopeError::Io { path: path.display().to_string(), message: e.to_string() }
+    }
+}
+
+/// Loads and merges `sources` over the built-in defaults.
+pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
+    if sources.is_empty() {
+        return Err(ScopeError::NoScopeConfig(
+            "no scope document applies: create a scope.yml in the project (M-x gptel-scope-init) or give the session an inline scope".into(),
+        ));
+    }
+    let mut key = Vec::with_capacity(sources.len());
+    for s in sources {
+        let st = match s {
+            Source::File(p) | Source::Profile(p) => stamp(p)?,
+            Source::Inline { .. } => (None, 0),
+        };
+        key.push((s.clone(), st));
+    }
+    if let Ok(mut cache) = CACHE.lock() {
+        if let Some(hit) = cache.merged.get(&key).cloned() {
+            cache.stats.hits += 1;
+            return Ok(hit);
+        }
+    }
+    let mut merged = defaults_value()?;
+    let mut project_root = None;
+    let mut files = Vec::new();
+    for (source, st) in &key {
+        let doc = match source {
+            Source::File(p) | Source::Profile(p) => {
+                if let Source::File(_) = source {
+                    project_root = p.parent().map(Path::to_path_buf);
+                }
+                files.push(p.clone());
+                document(p, *st)?
+            }
+            Source::Inline { name, text } => Arc::new(parse_document(name, text, 0)?),
+        };
+        merge(&mut merged, &doc);
+    }
+    let scope: Scope = serde_yaml::from_value(merged).map_err(|e| ScopeError::InvalidConfig {
+        file: "merged scope".into(),
+        line: None,
+        key: None,
+        message: e.to_string(),
+    })?;
+    let loaded = Arc::new(LoadedScope { scope, project_root, files });
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.merged.len() > 256 {
+            cache.merged.clear();
+        }
+        cache.merged.insert(key, loaded.clone());
+    }
+    Ok(loaded)
+}
+
+fn defaults_value() -> Result<Value> {
+    static DEFAULTS: Lazy<std::result::Result<Value, ScopeError>> = Lazy::new(|| parse_document("data/defaults.yml (built in)", DEFAULTS_YAML, 0));
+    DEFAULTS.clone()
+}
+
+/// A file's document, from the cache when its stamp is unchanged.
+fn document(path: &Path, st: Stamp) -> Result<Arc<Value>> {
+    if let Ok(cache) = CACHE.lock() {
+        if let Some((s, v)) = cache.documents.get(path) {
+            if *s == st {
+                return Ok(v.clone());
+            }
+        }
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.stats.file_reads += 1;
+    }
+    let name = path.display().to_string();
+    let value = if path.extension().is_some_and(|e| e == "md") {
+        let (yaml, offset) = front_matter(&text).ok_or_else(|| ScopeError::InvalidConfig {
+            file: name.clone(),
+            line: Some(1),
+            key: None,
+            message: "a preset needs YAML front matter between a first line `---` and a closing `---` line".into(),
+        })?;
+        parse_document(&name, yaml, offset)?
+    } else {
+        parse_document(&name, &text, 0)?
+    };
+    let value = Arc::new(value);
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.documents.insert(path.to_path_buf(), (st, value.clone()));
+    }
+    Ok(value)
+}
+
+/// The front matter of a Markdown file and the number of lines before it.
+pub fn front_matter(text: &str) -> Option<(&str, usize)> {
+    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return Some((&rest[..offset], 1));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Parses one document strictly: bad YAML, a non-map top level, an unknown key or a wrong
+/// type is an error naming the source, the line and the key.
+fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
+    let value: Value = if text.trim().is_empty() {
+        Value::Mapping(Mapping::new())
+    } else {
+        serde_yaml::from_str(text).map_err(|e| invalid(name, &e, line_offset))?
+    };
+    let value = match value {
+        Value::Null => Value::Mapping(Mapping::new()),
+        Value::Mapping(m) => Value::Mapping(m),
+        _ => {
+            return Err(ScopeError::InvalidConfig {
+                file: name.to_string(),
+                line: Some(1 + line_offset),
+                key: None,
+                message: "the scope document must be a map of keys (paths, bash_tools, ...)".into(),
+            })
+        }
+    };
+    // Validate this document on its own, so errors point into it.
+    if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
+        return Err(invalid(name, &e, line_offset));
+    }
+    Ok(value)
+}
+
+fn invalid(name: &str, e: &serde_yaml::Error, line_offset: usize) -> ScopeError {
+    let message = e.to_string();
+    let key = message
+        .split("unknown field `")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .map(|field| match message.split(": unknown field").next() {
+            Some(path) if !path.contains(' ') && !path.is_empty() => format!("{path}.{field}"),
+            _ => field.to_string(),
+        })
+        .or_else(|| {
+            let path = message.split(':').next().unwrap_or("");
+            (!path.contains(' ') && !path.is_empty()).then(|| path.to_string())
+        });
+    ScopeError::InvalidConfig { file: name.to_string(), line: e.location().map(|l| l.line() + line_offset), key, message }
+}
+
+/// Deep merge: maps merge key by key; scalars and lists replace (C02).
+pub fn merge(into: &mut Value, over: &Value) {
+    match (into, over) {
+        (Value::Mapping(a), Value::Mapping(b)) => {
+            for (k, v) in b {
+                match a.get_mut(k) {
+                    Some(existing) if existing.is_mapping() && v.is_mapping() => merge(existing, v),
+                    _ => {
+                        a.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+/// Expands `~`, `${project_root}` and a trailing `/` (meaning `/**`) in a path pattern.
 pub fn expand_pattern(pattern: &str, home: Option<&Path>, project_root: Option<&Path>) -> String {
     let mut p = pattern.to_string();
     if let Some(root) = project_root {
-        p = p.replace("${project_root}", &root.to_string_lossy());
+        p = p.replace("${project_root}", root.to_string_lossy().trim_end_matches('/'));
     }
     if let Some(h) = home {
+        let h = h.to_string_lossy();
+        let h = h.trim_end_matches('/');
         if p == "~" {
-            p = h.to_string_lossy().into_owned();
+            p = h.to_string();
         } else if let Some(rest) = p.strip_prefix("~/") {
-            p = format!("{}/{}", h.to_string_lossy().trim_end_matches('/'), rest);
+            p = format!("{h}/{rest}");
         }
     }
-    if p.ends_with('/') && p.len() > 1 {
+    if p.len() > 1 && p.ends_with('/') {
         p.push_str("**");
     }
     p
 }
 
-use std::path::PathBuf;
-use std::sync::Arc;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-use crate::scope::Scope;
-
-pub enum Source {
-    File(PathBuf),
-    Profile(PathBuf),
-    Inline { name: String, text: String },
-}
-
-pub struct LoadedScope {
-    pub scope: Scope,
-    pub project_root: Option<PathBuf>,
-    pub files: Vec<PathBuf>,
-}
-
-pub fn load(sources: &[Source]) -> crate::Result<Arc<LoadedScope>> {
-    if sources.is_empty() {
-        return Err(crate::ScopeError::NoScopeConfig("no scope.yml".into()));
+    #[test]
+    fn defaults_parse_and_document_every_key() {
+        let v = defaults_value().unwrap();
+        let s: Scope = serde_yaml::from_value(v).unwrap();
+        assert_eq!(s.bash_tools.timeout, 30);
+        assert!(s.bash_tools.categories.read_only.is_empty());
+        for key in ["paths:", "bash_tools:", "tool_commands:", "org_roam_patterns:", "fs:", "approval_policy:", "semantics:", "allow_constructs:", "path_arguments:"] {
+            assert!(DEFAULTS_YAML.contains(key), "{key}");
+        }
     }
-    let mut scope = Scope::default();
-    let mut root = None;
-    let mut files = vec![];
-    for s in sources {
-        let (text, name) = match s {
-            Source::File(p) | Source::Profile(p) => {
-                if let Source::File(p) = s {
-                    root = p.parent().map(|d| d.to_path_buf());
-                    files.push(p.clone());
-                }
-                (std::fs::read_to_string(p).map_err(|e| crate::ScopeError::Io { path: p.display().to_string(), message: e.to_string() })?, p.display().to_string())
-            }
-            Source::Inline { name, text } => (text.clone(), name.clone()),
-        };
-        scope = serde_yaml::from_str(&text).map_err(|e| crate::ScopeError::InvalidConfig { file: name, line: e.location().map(|l| l.line()), key: None, message: e.to_string() })?;
+
+    #[test]
+    fn expand_pattern_table() {
+        let h = Path::new("/home/u");
+        let r = Path::new("/p");
+        for (input, want) in [("~", "/home/u"), ("~/x/**", "/home/u/x/**"), ("${project_root}/src/", "/p/src/**"), ("dir/", "dir/**"), ("/a/b", "/a/b"), ("~user/x", "~user/x")] {
+            assert_eq!(expand_pattern(input, Some(h), Some(r)), want, "{input}");
+        }
     }
-    Ok(Arc::new(LoadedScope { scope, project_root: root, files }))
+
+    #[test]
+    fn merge_maps_merge_lists_replace() {
+        let mut a: Value = serde_yaml::from_str("a: {b: 1, c: [1, 2]}\nd: x").unwrap();
+        let b: Value = serde_yaml::from_str("a: {c: [3]}\ne: y").unwrap();
+        merge(&mut a, &b);
+        let want: Value = serde_yaml::from_str("a: {b: 1, c: [3]}\nd: x\ne: y").unwrap();
+        assert_eq!(a, want);
+    }
+
+    #[test]
+    fn front_matter_is_found() {
+        assert_eq!(front_matter("---\na: 1\n---\nbody"), Some(("a: 1\n", 1)));
+        assert_eq!(front_matter("no front matter"), None);
+        assert_eq!(front_matter("---\na: 1\n"), None);
+    }
 }
