@@ -35,9 +35,10 @@ impl Drop for TempDir {
     }
 }
 
-/// Parses a scope document from YAML text (over no defaults).
+/// Loads a scope document from YAML text over the built-in defaults (the real loader).
 pub fn scope(yaml: &str) -> Scope {
-    serde_yaml::from_str(yaml).unwrap()
+    let loaded = gptel_scope::config::load(&[gptel_scope::config::Source::Inline { name: "test scope".into(), text: yaml.into() }]).unwrap();
+    loaded.scope.clone()
 }
 
 /// Decides `command` in `dir` under `scope`.
