@@ -15,3 +15,4 @@ pub mod decide;
 pub mod api;
 pub mod listing;
 pub mod module;
+pub mod truncate;

@@ -129,3 +129,29 @@ fn list_commands(env: &Env, request: String) -> Result<String> {
         Err(e) => signal(env, e),
     }
 }
+
+fn truncated<'e>(env: &'e Env, t: crate::truncate::Truncated) -> Result<Value<'e>> {
+    match serde_json::to_value(&t) {
+        Ok(v) => to_lisp(env, &v),
+        Err(e) => signal(env, ScopeError::InvalidArgument(e.to_string())),
+    }
+}
+
+fn count(env: &Env, n: i64, what: &str) -> Result<usize> {
+    usize::try_from(n).or_else(|_| signal(env, ScopeError::InvalidArgument(format!("{what} must not be negative: {n}"))))
+}
+
+/// Truncate TEXT to MAX-CHARS characters with a notice; returns a plist.
+#[defun]
+fn truncate<'e>(env: &'e Env, text: String, max_chars: i64) -> Result<Value<'e>> {
+    let max = count(env, max_chars, "max-chars")?;
+    truncated(env, crate::truncate::truncate_chars(&text, max))
+}
+
+/// Truncate TEXT to MAX-BYTES bytes or MAX-LINES lines, whichever comes first.
+#[defun]
+fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i64) -> Result<Value<'e>> {
+    let b = count(env, max_bytes, "max-bytes")?;
+    let l = count(env, max_lines, "max-lines")?;
+    truncated(env, crate::truncate::truncate_stream(&text, b, l))
+}
