@@ -33,7 +33,8 @@ test-elisp: module
 
 lint: module
 	$(BATCH) --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP)
-	$(BATCH) --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP)
+	@$(BATCH) --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP) > .checkdoc.log 2>&1; \
+	  status=0; if grep -E '^[^ ]+\.el:[0-9]+: ' .checkdoc.log; then status=1; else echo "checkdoc: clean"; fi; rm -f .checkdoc.log; exit $$status
 	rm -f lisp/*.elc
 
 # make check SCOPE=scope.yml DIR=/some/dir CMD='ls | grep foo'   (one readable decision)

@@ -598,7 +598,8 @@ impl<'a> Judge<'a> {
         ev.category = Some(cat.as_str().into());
         ev.rule = Some(entry.clone());
         if cat == Category::Dangerous {
-            self.dangerous(&entry, label);
+            let bare = entry.strip_prefix("dangerous: ").unwrap_or(&entry).to_string();
+            self.dangerous(&bare, label);
         }
         self.rules(&name, args, label);
         self.categorized(cat, &name, args, cwds, label);
@@ -1598,8 +1599,12 @@ impl<'a> Judge<'a> {
             Some(p) => p.message.clone(),
         };
         if open.len() > 1 {
-            let others: Vec<String> = open.iter().filter(|v| primary.as_ref().is_none_or(|p| p != **v)).map(|v| format!("{}: {}", v.reason, v.message)).collect();
-            message.push_str(&format!(" Also: {}", others.join(" | ")));
+            let others: Vec<String> = open
+                .iter()
+                .filter(|v| primary.as_ref().is_none_or(|p| p != **v))
+                .map(|v| format!("{} ({})", v.reason, v.command.as_deref().unwrap_or(&v.resource)))
+                .collect();
+            message.push_str(&format!(" Also refused: {}.", others.join("; ")));
         }
         let access = if required == "write" { Access::Write } else { Access::Read };
         Decision {
