@@ -1875,3 +1875,142 @@ fn awk_danger(program: &str) -> Option<&'static str> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_effects_table() {
+        let kinds = |s: &str| -> Vec<(String, String)> {
+            sed_effects(s)
+                .into_iter()
+                .map(|(k, t)| {
+                    let k = match k {
+                        SedEffect::Exec => "exec",
+                        SedEffect::Write => "write",
+                        SedEffect::Read => "read",
+                    };
+                    (k.to_string(), t)
+                })
+                .collect()
+        };
+        let none: Vec<(String, String)> = vec![];
+        assert_eq!(kinds("s/a/b/g"), none);
+        assert_eq!(kinds("1,5p;/x/d"), none);
+        assert_eq!(kinds("s/w/e/"), none, "letters inside the regex and replacement are data");
+        assert_eq!(kinds("s|a|b|w out.txt"), vec![("write".into(), "out.txt".into())]);
+        assert_eq!(kinds("s/a/b/e"), vec![("exec".into(), String::new())]);
+        assert_eq!(kinds("1e date"), vec![("exec".into(), String::new())]);
+        assert_eq!(kinds("r in.txt"), vec![("read".into(), "in.txt".into())]);
+        assert_eq!(kinds("/x/w log\np"), vec![("write".into(), "log".into())]);
+        assert_eq!(kinds("a\\\nappended w text"), none, "the text of `a` is data");
+    }
+
+    #[test]
+    fn awk_danger_table() {
+        for (prog, dangerous) in [
+            ("{print $1}", false),
+            ("$3 > 100 {print}", false),
+            ("/a|b/ {n++} END {print n}", false),
+            ("$1 == \"x|y\" {print}", false),
+            ("NR > 1 || NF > 2", false),
+            ("BEGIN{system(\"x\")}", true),
+            ("{print | \"sort\"}", true),
+            ("{\"date\" | getline d}", true),
+            ("{print > \"out\"}", true),
+            ("{printf \"%s\", $1 > \"f\"}", true),
+            ("{getline line < \"/etc/passwd\"}", true),
+            ("BEGIN{print ENVIRON[\"HOME\"]}", true),
+        ] {
+            assert_eq!(awk_danger(prog).is_some(), dangerous, "{prog}");
+        }
+    }
+
+    #[test]
+    fn entry_matching_table() {
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(entry_matches("git", "git", &w(&["log"])));
+        assert!(entry_matches("git log", "git", &w(&["log", "-1"])));
+        assert!(!entry_matches("git log", "git", &w(&["push"])));
+        assert!(!entry_matches("git log", "git", &w(&[])));
+        assert!(!entry_matches("ls", "./ls", &w(&[])));
+        assert!(entry_matches("./gradlew", "./gradlew", &w(&[])));
+        assert!(!entry_matches("", "ls", &w(&[])));
+    }
+
+    #[test]
+    fn option_abbreviations_match_long_options_only() {
+        let l = vec!["--compress-program".to_string(), "-o".to_string()];
+        assert!(has_opt(&l, "--compress-prog"));
+        assert!(has_opt(&l, "-o"));
+        assert!(!has_opt(&l, "--c"), "too short to be an abbreviation");
+        assert!(!has_opt(&l, "-c"));
+    }
+
+    #[test]
+    fn grants_cover_their_resource_only() {
+        let v = |vt: &'static str, resource: &str| Violation {
+            reason: "path_not_in_scope",
+            message: String::new(),
+            command: Some("cat /x/y".into()),
+            resource: resource.into(),
+            validation_type: vt,
+            grantable: true,
+            granted: false,
+            access: None,
+        };
+        let g = |r: &str| Grant { tool: "t".into(), resource: r.into() };
+        assert!(grant_covers(&g("/x/**"), &v("path", "/x/y"), "cat /x/y", None));
+        assert!(grant_covers(&g("/x/"), &v("path", "/x/y/z"), "cat /x/y", None));
+        assert!(!grant_covers(&g("/x/**"), &v("path", "/xy/z"), "cat /x/y", None));
+        assert!(grant_covers(&g("~/d"), &v("path", "/home/u/d/f"), "c", Some(Path::new("/home/u"))));
+        assert!(grant_covers(&g("cat /x/y"), &v("path", "/q"), "cat /x/y", None));
+        assert!(!grant_covers(&g("relative/dir"), &v("path", "/relative/dir"), "c", None));
+        assert!(grant_covers(&g("rm"), &v("command", "rm"), "rm -rf x", None));
+        assert!(!grant_covers(&g("rm"), &v("command", "rmdir"), "rmdir x", None));
+    }
+
+    #[test]
+    fn severity_puts_what_no_grant_fixes_first() {
+        assert!(severity("parse_error") < severity("denied"));
+        assert!(severity("denied") < severity("dangerous_command"));
+        assert!(severity("dangerous_command") < severity("directory_not_in_scope"));
+        assert!(severity("directory_not_in_scope") < severity("path_not_in_scope"));
+        assert!(severity("path_not_in_scope") < severity("something_else"));
+        for r in ["denied", "privilege_escalation", "path_denied", "parse_error", "dynamic_command", "unsupported_construct", "flag_not_allowed", "subcommand_denied"] {
+            assert!(!grantable(r), "{r}");
+        }
+        for r in ["command_not_allowed", "dangerous_command", "directory_not_in_scope", "path_not_in_scope", "subcommand_not_allowed"] {
+            assert!(grantable(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn dangerous_variables_table() {
+        for (name, bad) in [
+            ("PAGER", true), ("LD_PRELOAD", true), ("DYLD_INSERT_LIBRARIES", true), ("GIT_SSH_COMMAND", true),
+            ("GIT_CONFIG_COUNT", true), ("BASH_FUNC_x%%", true), ("PATH", true), ("GIT_AUTHOR_NAME", false),
+            ("LC_ALL", false), ("RUST_BACKTRACE", false), ("FOO", false),
+        ] {
+            assert_eq!(dangerous_var(name), bad, "{name}");
+        }
+    }
+
+    #[test]
+    fn glob_expansion_follows_bash_dotfile_rule() {
+        let d = std::env::temp_dir().join(format!("gs-glob-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("a")).unwrap();
+        for f in ["a/x.txt", "a/y.txt", "a/.env", "a/z.md"] {
+            std::fs::write(d.join(f), "").unwrap();
+        }
+        let mut hits = glob_expand(&d.join("a/*")).unwrap();
+        hits.sort();
+        assert_eq!(hits, vec![d.join("a/x.txt"), d.join("a/y.txt"), d.join("a/z.md")]);
+        assert_eq!(glob_expand(&d.join("a/.e?v")).unwrap(), vec![d.join("a/.env")]);
+        assert_eq!(glob_expand(&d.join("*/z.md")).unwrap(), vec![d.join("a/z.md")]);
+        assert_eq!(glob_base(&d.join("a/*.txt")), d.join("a"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

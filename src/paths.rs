@@ -240,3 +240,58 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+#[cfg(test)]
+mod matcher_tests {
+    use super::*;
+
+    fn m(read: &[&str], write: &[&str], deny: &[&str]) -> Matcher {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect();
+        Matcher::new(&Paths { read: v(read), write: v(write), deny: v(deny) }, Some(Path::new("/home/u")), Some(Path::new("/p"))).unwrap()
+    }
+
+    fn check(m: &Matcher, p: &str, a: Access) -> PathVerdict {
+        m.check(&Resolved { literal: PathBuf::from(p), target: PathBuf::from(p) }, a)
+    }
+
+    #[test]
+    fn b06_b07_dir_pattern_covers_the_dir_itself_and_write_implies_read() {
+        let m = m(&["/p/**"], &["/p/out/**"], &[]);
+        assert_eq!(check(&m, "/p", Access::Read), PathVerdict::Allowed("/p/**".into()));
+        assert_eq!(check(&m, "/p/a/b", Access::Read), PathVerdict::Allowed("/p/**".into()));
+        assert_eq!(check(&m, "/p/out", Access::Read), PathVerdict::Allowed("/p/out/**".into()));
+        assert_eq!(check(&m, "/p/a", Access::Write), PathVerdict::OutOfScope);
+        assert_eq!(check(&m, "/pq", Access::Read), PathVerdict::OutOfScope);
+    }
+
+    #[test]
+    fn b10_deny_wins_on_literal_or_target() {
+        let m = m(&["/p/**"], &["/p/**"], &["**/.env", "~/.ssh/**"]);
+        assert_eq!(check(&m, "/p/.env", Access::Read), PathVerdict::Denied("**/.env".into()));
+        let r = Resolved { literal: PathBuf::from("/p/link"), target: PathBuf::from("/home/u/.ssh/id") };
+        assert_eq!(m.check(&r, Access::Read), PathVerdict::Denied("/home/u/.ssh/**".into()));
+    }
+
+    #[test]
+    fn patterns_expand_home_root_and_relative() {
+        let m = m(&["src/", "${project_root}/doc/*.md", "~/notes/**"], &[], &[]);
+        assert_eq!(check(&m, "/p/src/a/b", Access::Read), PathVerdict::Allowed("/p/src/**".into()));
+        assert_eq!(check(&m, "/p/doc/a.md", Access::Read), PathVerdict::Allowed("/p/doc/*.md".into()));
+        assert_eq!(check(&m, "/p/doc/x/a.md", Access::Read), PathVerdict::OutOfScope, "* stays in one directory");
+        assert_eq!(check(&m, "/home/u/notes/x", Access::Read), PathVerdict::Allowed("/home/u/notes/**".into()));
+    }
+
+    #[test]
+    fn bad_pattern_is_an_error() {
+        let e = Matcher::new(&Paths { read: vec!["/p/[".into()], write: vec![], deny: vec![] }, None, None).unwrap_err();
+        assert!(e.contains("/p/["), "{e}");
+    }
+
+    #[test]
+    fn safe_devices() {
+        assert!(is_safe_device(Path::new("/dev/null"), Access::Write));
+        assert!(!is_safe_device(Path::new("/dev/sda"), Access::Write));
+        assert!(!is_safe_device(Path::new("/dev/zero"), Access::Write));
+        assert!(is_safe_device(Path::new("/dev/urandom"), Access::Read));
+    }
+}

@@ -96,3 +96,32 @@ pub fn builtin() -> &'static BTreeMap<String, CommandSemantics> {
 pub fn builtin_table_error() -> Option<&'static str> {
     BUILTIN.as_ref().err().map(String::as_str)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_table_parses() {
+        assert_eq!(builtin_table_error(), None);
+        assert!(builtin().len() > 100, "{} entries", builtin().len());
+    }
+
+    #[test]
+    fn handlers_named_in_the_table_exist() {
+        let known = ["find", "sed", "awk", "tar"];
+        for (name, s) in builtin() {
+            if let Some(h) = &s.handler {
+                assert!(known.contains(&h.as_str()), "{name}: unknown handler {h}");
+            }
+        }
+    }
+
+    #[test]
+    fn options_that_run_programs_are_denied() {
+        for (cmd, opt) in [("rg", "--pre"), ("git", "-c"), ("git", "--ext-diff"), ("sort", "--compress-program"), ("tar", "--checkpoint-action"), ("fd", "--exec"), ("man", "-P"), ("rsync", "-e"), ("emacs", "--eval"), ("zip", "-TT")] {
+            let s = builtin().get(cmd).unwrap_or_else(|| panic!("{cmd} missing"));
+            assert!(s.deny_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        }
+    }
+}
