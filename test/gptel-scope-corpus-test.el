@@ -1,0 +1,89 @@
+;;; gptel-scope-corpus-test.el --- The shared corpora through Emacs and the module  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; The attack corpus judged through the real path (elisp request, module,
+;; scope loader over the defaults): no attack allowed, no benign command
+;; denied.  Every miss is reported with its id.
+
+;;; Code:
+
+(require 'test-helper)
+
+(defconst gptel-scope-test--corpus
+  (expand-file-name "../shared/corpus/" gptel-scope-test-root)
+  "The shared corpus directory.")
+
+(defun gptel-scope-test--unescape (s)
+  "Decode the escapes of attacks.tsv in S."
+  (replace-regexp-in-string
+   "\\\\\\(u[0-9a-fA-F]\\{4\\}\\|[nt0r\\\\]\\)"
+   (lambda (m)
+     (let ((e (substring m 1)))
+       (pcase e
+         ("n" "\n") ("t" "\t") ("0" (string 0)) ("r" "\r") ("\\" "\\")
+         (_ (string (string-to-number (substring e 1) 16))))))
+   s t t))
+
+(defun gptel-scope-test--attack-fixture ()
+  "Lay out the fixture of corpus/README.md; return its root."
+  (let ((root (file-name-as-directory (file-truename (make-temp-file "gptel-scope-attacks-" t)))))
+    (dolist (d '("repo/src" "repo/docs" "repo/bin" "home/.ssh" "repo-secrets"))
+      (make-directory (expand-file-name d root) t))
+    (dolist (f '("repo/README.md" "repo/notes.txt" "repo/list.txt" "repo/files.txt" "repo/.env"
+                 "repo/src/main.c" "repo/docs/CHANGELOG.md" "repo/bin/tool" "home/.ssh/id_rsa"
+                 "home/.bashrc" "repo-secrets/creds.txt"))
+      (with-temp-file (expand-file-name f root) (insert "x\n")))
+    (make-symbolic-link (expand-file-name "home" root) (expand-file-name "repo/link_to_home" root))
+    root))
+
+(ert-deftest gptel-scope-test-attack-corpus-through-the-module ()
+  (skip-unless (file-exists-p (expand-file-name "attacks.tsv" gptel-scope-test--corpus)))
+  (let* ((root (gptel-scope-test--attack-fixture))
+         (rootname (directory-file-name root))
+         (scope-text (with-temp-buffer
+                       (insert-file-contents (expand-file-name "attacks-scope.yml" gptel-scope-test--corpus))
+                       (replace-regexp-in-string "@ROOT@" rootname (buffer-string) t t)))
+         (ro (expand-file-name "scope-ro.yml" root))
+         (rw (expand-file-name "scope-rw.yml" root))
+         (misses nil) (count 0))
+    (unwind-protect
+        (progn
+          (with-temp-file ro (insert scope-text))
+          (with-temp-file rw
+            (insert (replace-regexp-in-string "write: \\[\\]" (format "write: [\"%s/repo/**\"]" rootname)
+                                              scope-text t t)))
+          (with-temp-buffer
+            (insert-file-contents (expand-file-name "attacks.tsv" gptel-scope-test--corpus))
+            (forward-line 1)
+            (while (not (eobp))
+              (let ((fields (split-string (buffer-substring (point) (line-end-position)) "\t")))
+                (when (>= (length fields) 4)
+                  (let* ((id (nth 0 fields))
+                         (cmd (replace-regexp-in-string
+                               "@ROOT@" rootname (gptel-scope-test--unescape (nth 1 fields)) t t))
+                         (expected (nth 3 fields))
+                         (judge (lambda (file)
+                                  (gptel-scope-module-check-command
+                                   (json-serialize
+                                    (list :command cmd :directory (concat rootname "/repo")
+                                          :home (concat rootname "/home")
+                                          :sources (vector (list :file file)))))))
+                         (d (funcall judge ro)))
+                    (setq count (1+ count))
+                    (pcase expected
+                      ("allow" (unless (plist-get d :allowed) (push (format "%s over-blocked: %s" id (plist-get d :reason)) misses)))
+                      ("deny" (when (plist-get d :allowed) (push (format "%s allowed" id) misses)))
+                      ("needs_write"
+                       (unless (and (not (plist-get d :allowed))
+                                    (member (plist-get d :reason) '("directory_not_in_scope" "path_not_in_scope")))
+                         (push (format "%s read-only: %s" id (plist-get d :reason)) misses))
+                       (unless (plist-get (funcall judge rw) :allowed)
+                         (push (format "%s denied with write scope" id) misses)))))))
+              (forward-line 1))))
+      (delete-directory root t))
+    (should (equal count 226))
+    (should (equal (nreverse misses) nil))))
+
+(provide 'gptel-scope-corpus-test)
+;;; gptel-scope-corpus-test.el ends here
