@@ -90,6 +90,11 @@ impl Request {
         if !p.is_absolute() {
             return Err(ScopeError::InvalidArgument(format!("the directory `{d}` must be absolute")));
         }
+        if !p.is_dir() {
+            return Err(ScopeError::InvalidArgument(format!(
+                "the directory `{d}` does not exist or is not a directory; pass an existing directory inside the project"
+            )));
+        }
         Ok(p)
     }
 }

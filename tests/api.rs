@@ -106,3 +106,19 @@ fn list_commands_text() {
     let text = api::list_commands(&req(&t, json!({}))).unwrap();
     assert!(text.contains("read_only (needs read scope): ls, cat"), "{text}");
 }
+
+#[test]
+fn s02_working_directory_is_validated() {
+    let t = project();
+    for (dir, needle) in [
+        (t.path().join("missing"), "does not exist"),
+        (t.path().join("scope.yml"), "not a directory"),
+    ] {
+        let v = api::check_command(&req(&t, json!({"command": "ls", "directory": dir}))).unwrap();
+        assert_eq!(v["allowed"], json!(false));
+        assert_eq!(v["reason"], json!("invalid_argument"));
+        assert!(v["message"].as_str().unwrap().contains(needle), "{v}");
+    }
+    let v = api::check_command(&req(&t, json!({"command": "ls", "directory": "/"}))).unwrap();
+    assert_eq!(v["reason"], json!("directory_not_in_scope"));
+}
