@@ -560,8 +560,18 @@ impl<'a> Judge<'a> {
             for a in args {
                 match a.exact() {
                     Some(v) if v.contains('=') && !v.starts_with('-') => {
-                        let name = v.split('=').next().unwrap_or(v).trim_end_matches('+');
-                        self.assignment(name, label);
+                        let (name, value) = v.split_once('=').unwrap_or((v, ""));
+                        self.assignment(name.trim_end_matches('+'), label);
+                        if value.contains("$(") || value.contains('`') {
+                            self.violate(
+                                "unsupported_construct",
+                                format!("the value of {name} holds command-substitution syntax that a later expansion could run"),
+                                Some(label.to_string()),
+                                name.to_string(),
+                                "command",
+                                None,
+                            );
+                        }
                     }
                     Some(_) => {}
                     None => self.violate(
@@ -1399,6 +1409,17 @@ impl<'a> Judge<'a> {
                     let a = if k + 1 == n && n > 1 { Access::Write } else { Access::Read };
                     self.path_effect(f, a, cwds, &src, a == Access::Write || sem.enforce_operands);
                 }
+                OperandKind::FirstWrite => {
+                    let a = if k == 0 && n > 1 { Access::Write } else { Access::Read };
+                    self.path_effect(f, a, cwds, &src, a == Access::Write);
+                }
+                OperandKind::KeyValue => match f.exact().and_then(|v| v.split_once('=')) {
+                    Some(("of", path)) => self.path_effect(&WordInfo::literal(path), Access::Write, cwds, &format!("of= of {base}"), true),
+                    Some(("if", path)) => self.path_effect(&WordInfo::literal(path), Access::Read, cwds, &format!("if= of {base}"), false),
+                    Some(_) => {}
+                    None if f.value.is_none() => self.path_effect(f, Access::Write, cwds, &src, true),
+                    None => {}
+                },
                 OperandKind::Unknown => self.unknown_operand(f, cwds, &src),
             }
         }

@@ -25,6 +25,10 @@ pub enum OperandKind {
     AllWrite,
     /// All but the last are read; the last is written (`cp`, `ln`, `install`).
     LastWrite,
+    /// The first is written, the rest read (`zip ARCHIVE FILE...`).
+    FirstWrite,
+    /// `key=value` operands: `of=` is written, `if=` read (`dd`).
+    KeyValue,
 }
 
 /// One command's entry in the semantics table. Option names are spelled as typed

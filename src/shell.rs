@@ -486,7 +486,14 @@ impl Flattener {
             words.extend(name);
         }
         for item in suffix {
-            handle(self, item, &mut words);
+            // After the name, `NAME=value` is an ordinary argument (`dd if=x`, `env A=b`,
+            // `export A=b`); the commands that give it meaning judge it.
+            match item {
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) if s.word_or_name.is_some() => {
+                    words.extend(self.word(&raw.value, &cwds, ctx));
+                }
+                other => handle(self, other, &mut words),
+            }
         }
         let redirects = self.redirects(&redirect_items, &cwds, ctx);
         let post = self.directory_change(&words, &cwds);
@@ -1115,6 +1122,17 @@ mod tests {
         assert_eq!(f.commands[1].cwds, None);
         let f = flatten("(cd /a) && x", Path::new("/s"), None);
         assert_eq!(f.commands[1].cwds, Some(vec![PathBuf::from("/s")]));
+    }
+
+    #[test]
+    fn assignments_after_the_name_are_arguments() {
+        let f = flatten("dd if=a of=b", Path::new("/tmp"), None);
+        let argv: Vec<String> = f.commands[0].words.iter().map(WordInfo::display).collect();
+        assert_eq!(argv, vec!["dd", "if=a", "of=b"]);
+        assert!(f.commands[0].assignments.is_empty());
+        let f = flatten("A=1 B=$(x) cmd", Path::new("/tmp"), None);
+        let names: Vec<&str> = f.commands.last().unwrap().assignments.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, vec!["A", "B"]);
     }
 
     #[test]

@@ -229,5 +229,33 @@ fn archives_links_and_declarations() {
         ("proj", "export LC_ALL=C && ls", "allow"),
         ("proj", "export PAGER=sh; git log", "denied"),
         ("proj", "declare -x GIT_EXTERNAL_DIFF=x; git diff", "denied"),
+        ("proj", "export V='a[$(touch p)]'; ls", "unsupported_construct"),
+        ("proj", "env PAGER=sh git log", "denied"),
     ]);
+}
+
+#[test]
+fn operand_shapes_of_dd_zip_printf_yq() {
+    let f = fx();
+    let mut s = f.scope.clone();
+    s.bash_tools.categories.safe_write.extend(["dd", "zip", "printf", "yq"].map(String::from));
+    let t = f.tmp.path();
+    let mut bad = Vec::new();
+    for (dir, cmd, want) in [
+        ("proj/out", "dd if=../f.txt of=copy bs=1k", "allow"),
+        ("proj/out", "dd if=../f.txt of=/tmp/x", "path_not_in_scope"),
+        ("proj/out", "dd if=/etc/shadow of=x", "path_not_in_scope"),
+        ("proj/out", "zip a.zip ../f.txt", "allow"),
+        ("proj/out", "zip ../a.zip x", "path_not_in_scope"),
+        ("proj/out", "printf -v PATH %s /tmp", "flag_not_allowed"),
+        ("proj/out", "printf '%s\\n' x", "allow"),
+        ("proj/out", "yq -i '.a = 1' ../f.txt", "path_not_in_scope"),
+    ] {
+        let d = decide_in(&s, &t.join(dir), Some(t), None, &[], cmd);
+        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        if got != want {
+            bad.push(format!("{cmd}: want {want}, got {got} ({})", d.message));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
