@@ -32,10 +32,10 @@ test-elisp: module
 	else echo "no elisp tests yet"; fi
 
 lint: module
-	$(BATCH) --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP)
+	@rm -f lisp/*.elc; $(BATCH) --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP); \
+	  status=$$?; rm -f lisp/*.elc; exit $$status
 	@$(BATCH) --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP) > .checkdoc.log 2>&1; \
 	  status=0; if grep -E '^[^ ]+\.el:[0-9]+: ' .checkdoc.log; then status=1; else echo "checkdoc: clean"; fi; rm -f .checkdoc.log; exit $$status
-	rm -f lisp/*.elc
 
 # make check SCOPE=scope.yml DIR=/some/dir CMD='ls | grep foo'   (one readable decision)
 # make check SCOPE=scope.yml DIR=/some/dir < cmds.jsonl          (one JSON object per line)

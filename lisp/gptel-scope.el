@@ -40,23 +40,58 @@
   "Return the path of the module next to the elisp files."
   (expand-file-name (concat "gptel-scope-module" module-file-suffix) gptel-scope--directory))
 
+(defun gptel-scope--root ()
+  "The package root: the directory holding Cargo.toml, or nil."
+  (let ((root (file-name-directory (directory-file-name gptel-scope--directory))))
+    (and (file-exists-p (expand-file-name "Cargo.toml" root)) root)))
+
+(defun gptel-scope--build-command ()
+  "The shell command that builds the module and puts it next to the elisp."
+  (let ((lib (concat "libgptel_scope" (if (equal module-file-suffix ".dylib") ".dylib" ".so"))))
+    (format "cargo build --release --lib && cp target/release/%s %s"
+            lib (shell-quote-argument (gptel-scope--module-file)))))
+
+;;;###autoload
+(defun gptel-scope-build-module ()
+  "Build the module with cargo: in a compilation buffer, or synchronously in batch."
+  (interactive)
+  (let ((root (or (gptel-scope--root)
+                  (signal 'gptel-scope-module-error
+                          (list "Cannot build the module: Cargo.toml is not installed with the elisp (add it to the recipe's :files)")))))
+    (unless (executable-find "cargo")
+      (signal 'gptel-scope-module-error
+              (list "Cannot build the module: cargo is not installed (https://rustup.rs), or put a built module next to the elisp")))
+    (let ((default-directory root))
+      (if noninteractive
+          (unless (zerop (call-process-shell-command (gptel-scope--build-command) nil nil))
+            (signal 'gptel-scope-module-error (list "Cargo build failed; run `make module' to see why")))
+        (compile (gptel-scope--build-command))))))
+
 (defun gptel-scope-load-module ()
-  "Load the policy module.
-Signal `gptel-scope-module-error' saying how to build it when missing."
+  "Load the policy module, building it first when it is missing.
+Signal `gptel-scope-module-error' when it cannot be had."
   (unless (featurep 'gptel-scope-module)
     (unless module-file-suffix
       (signal 'gptel-scope-module-error '("This Emacs has no dynamic module support")))
     (let ((file (gptel-scope--module-file)))
       (unless (file-exists-p file)
-        (signal 'gptel-scope-module-error
-                (list (format "The module %s is missing: run `make module' in %s (needs cargo)"
-                              file (file-name-directory (directory-file-name gptel-scope--directory))))))
+        (cond (noninteractive (gptel-scope-build-module))
+              ((y-or-n-p "gptel-scope needs its module, built with cargo (about a minute).  Build it now? ")
+               (gptel-scope-build-module)
+               (signal 'gptel-scope-module-error '("Building the module; try again when the compilation ends")))
+              (t (signal 'gptel-scope-module-error
+                         (list (format "The module %s is missing: M-x gptel-scope-build-module" file))))))
       (module-load file)))
   (let ((v (funcall (intern "gptel-scope-module-version"))))
     (unless (equal v gptel-scope-version)
       (signal 'gptel-scope-module-error
-              (list (format "The loaded module is version %s, the elisp %s: rebuild with `make module' and restart Emacs"
+              (list (format "The loaded module is version %s, the elisp %s: M-x gptel-scope-build-module, then restart Emacs"
                             v gptel-scope-version))))))
 
 (provide 'gptel-scope)
+
+(require 'gptel-scope-tools)
+(require 'gptel-scope-expand)
+(require 'gptel-scope-explain)
+
 ;;; gptel-scope.el ends here
