@@ -76,7 +76,7 @@ Signal `gptel-scope-module-error' when it cannot be had."
     (let ((file (gptel-scope--module-file)))
       (unless (file-exists-p file)
         (cond (noninteractive (gptel-scope-build-module))
-              ((y-or-n-p "gptel-scope needs its module, built with cargo (about a minute).  Build it now? ")
+              ((y-or-n-p "The gptel-scope module is missing; build it with cargo now (about a minute)? ")
                (gptel-scope-build-module)
                (signal 'gptel-scope-module-error '("Building the module; try again when the compilation ends")))
               (t (signal 'gptel-scope-module-error
