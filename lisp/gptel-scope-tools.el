@@ -49,7 +49,10 @@
   "Allow-once grants of this buffer: a list of (TOOL . RESOURCE).")
 
 (defcustom gptel-scope-profile-directory
-  (expand-file-name "../scope-profiles/" gptel-scope--directory)
+  (seq-find #'file-directory-p
+            (list (expand-file-name "scope-profiles/" gptel-scope--directory)
+                  (expand-file-name "../scope-profiles/" gptel-scope--directory))
+            (expand-file-name "scope-profiles/" gptel-scope--directory))
   "Directory of scope profiles (NAME.yml)."
   :type 'directory
   :group 'gptel-scope)

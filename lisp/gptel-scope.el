@@ -21,6 +21,8 @@
 
 ;;; Code:
 
+(require 'seq)
+
 (defgroup gptel-scope nil
   "Scoped shell and file tools for gptel."
   :group 'tools
@@ -41,9 +43,10 @@
   (expand-file-name (concat "gptel-scope-module" module-file-suffix) gptel-scope--directory))
 
 (defun gptel-scope--root ()
-  "The package root: the directory holding Cargo.toml, or nil."
-  (let ((root (file-name-directory (directory-file-name gptel-scope--directory))))
-    (and (file-exists-p (expand-file-name "Cargo.toml" root)) root)))
+  "The directory holding Cargo.toml: the elisp's own (a package) or its parent."
+  (seq-find (lambda (dir) (file-exists-p (expand-file-name "Cargo.toml" dir)))
+            (list gptel-scope--directory
+                  (file-name-directory (directory-file-name gptel-scope--directory)))))
 
 (defun gptel-scope--build-command ()
   "The shell command that builds the module and puts it next to the elisp."
