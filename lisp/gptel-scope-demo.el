@@ -23,6 +23,7 @@
 (require 'subr-x)
 (require 'gptel-scope-module)
 (require 'gptel-scope-cli)
+(require 'gptel-scope)
 
 (defconst gptel-scope-demo--scope
   "# A scope for the demo project.
@@ -57,7 +58,8 @@ bash_tools:
          (proj (expand-file-name "project" root)))
     (make-directory (expand-file-name "src" proj) t)
     (make-directory (expand-file-name "notes" proj) t)
-    (make-directory (expand-file-name "build" proj) t)
+    (make-directory (expand-file-name "build/out" proj) t)
+    (with-temp-file (expand-file-name "build/out/stamp" proj) (insert "stale\n"))
     (make-directory home t)
     (with-temp-file (expand-file-name "scope.yml" proj) (insert gptel-scope-demo--scope))
     (with-temp-file (expand-file-name "src/main.c" proj) (insert "int main(void) { return 0; } /* TODO */\n"))
@@ -82,6 +84,39 @@ bash_tools:
                                 (plist-get d :commands) "; ")))
     (princ (format "   DENIED   %s\n   %s\n" (plist-get d :reason) (plist-get d :message)))))
 
+(defun gptel-scope-demo--tool (fn &rest args)
+  "Call the async tool FN with ARGS as gptel would; wait for and return its JSON."
+  (let ((result nil))
+    (apply fn (lambda (r) (setq result r)) args)
+    (while (not result) (accept-process-output nil 0.05))
+    result))
+
+(defun gptel-scope-demo--session (proj)
+  "Replay a short model session through the real tool functions in PROJ."
+  (with-temp-buffer
+    (setq default-directory (file-name-as-directory proj))
+    (princ "\n\n######## A scripted session through the real tools ########\n")
+    (princ "\n> model: run_bash_command(\"grep -rn TODO src\", \".\")\n")
+    (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "grep -rn TODO src" ".")))
+    (princ "\n> model: run_bash_command(\"cat src/main.c && rm -rf src\", \".\")\n")
+    (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "cat src/main.c && rm -rf src" ".")))
+    (princ "\n> model: request_scope_expansion(\"run_bash_command\", \"rm build/out/stamp\", \"remove a stale stamp\")\n")
+    (let ((gptel-scope-expansion-show-function
+           (lambda (req)
+             (princ (format "  [menu] %s\n  [user presses o: Allow once]\n"
+                            (replace-regexp-in-string "\n" "\n  [menu] "
+                                                      (let ((gptel-scope--expansion-current req))
+                                                        (gptel-scope--expansion-description)))))
+             (gptel-scope-expansion-allow-once))))
+      (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-request-scope-expansion
+                                                     "run_bash_command" "rm build/out/stamp" "remove a stale stamp"))))
+    (princ (format "  allow-once grants now: %S\n" gptel-scope--allow-once))
+    (princ "\n> model: run_bash_command(\"rm build/out/stamp\", \".\")\n")
+    (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "rm build/out/stamp" ".")))
+    (princ (format "  allow-once grants now: %S (used up)\n" gptel-scope--allow-once))
+    (princ "\n> model: run_bash_command(\"rm build/out/stamp\", \".\")   (again)\n")
+    (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "rm build/out/stamp" ".")))))
+
 (defun gptel-scope-demo-run ()
   "Run the scripted demo and print it."
   (let ((proj (gptel-scope-demo--setup)))
@@ -97,7 +132,8 @@ bash_tools:
             (princ (format "   grant used: %S\n" (plist-get d :grants-used))))
           (princ "\n== The full evidence of one decision (what `make check' prints)\n")
           (gptel-scope-cli--print-decision
-           (gptel-scope-demo--judge proj "find . -name '*.c' | xargs grep -l TODO > build/hits.txt")))
+           (gptel-scope-demo--judge proj "find . -name '*.c' | xargs grep -l TODO > build/hits.txt"))
+          (gptel-scope-demo--session proj))
       (delete-directory (file-name-directory (directory-file-name proj)) t))))
 
 (provide 'gptel-scope-demo)
