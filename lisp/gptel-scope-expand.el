@@ -72,12 +72,21 @@ another one is being answered."
   "Open the expansion menu on REQ."
   (transient-setup 'gptel-scope-expansion-menu nil nil :scope req))
 
+(defun gptel-scope--transient-scope ()
+  "The scope of the active transient prefix, or nil.
+`transient-scope' from transient 0.7 on; the prefix object's slot on
+older transient (0.3.x, built into Emacs 28)."
+  (cond ((fboundp 'transient-scope) (ignore-errors (transient-scope)))
+        ((or (bound-and-true-p transient--prefix) (bound-and-true-p transient-current-prefix))
+         (ignore-errors (eieio-oref (or transient--prefix transient-current-prefix) 'scope)))))
+
 (defun gptel-scope--expansion-request ()
-  "The request of the menu: its transient scope, or the current request."
-  (or (cond ((fboundp 'transient-scope) (ignore-errors (transient-scope)))
-            ((or (bound-and-true-p transient--prefix) (bound-and-true-p transient-current-prefix))
-             (ignore-errors (eieio-oref (or transient--prefix transient-current-prefix) 'scope))))
-      gptel-scope--expansion-current
+  "The request the menu answers.
+The request being shown is authoritative (the menu only ever shows it);
+the transient scope serves when it is the only record left."
+  (or gptel-scope--expansion-current
+      (let ((s (gptel-scope--transient-scope)))
+        (and (plist-get s :callback) s))
       (user-error "No scope expansion request is waiting")))
 
 (defun gptel-scope--expansion-answer (req json)
@@ -166,6 +175,20 @@ another one is being answered."
     (setq gptel-scope--expansion-pending (cdr gptel-scope--expansion-pending))
     (setq gptel-scope--expansion-queue (cons req gptel-scope--expansion-queue))
     (gptel-scope--expansion-next)))
+
+(defun gptel-scope--ask-on-denial (buffer decision retry callback)
+  "Ask the user about the refusal DECISION in BUFFER.
+Lifted: call RETRY.  Denied: give CALLBACK the refusal."
+  (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+    (gptel-scope-request-scope-expansion
+     (lambda (answer)
+       (if (plist-get (json-parse-string answer :object-type 'plist :false-object nil) :success)
+           (funcall retry)
+         (funcall callback (plist-get decision :response))))
+     (plist-get decision :tool) (plist-get decision :resource)
+     (format "The model's call was refused (%s): %s" (plist-get decision :reason) (plist-get decision :command)))))
+
+(setq gptel-scope--denial-handler #'gptel-scope--ask-on-denial)
 
 (transient-define-prefix gptel-scope-expansion-menu ()
   "Answer the model's request to widen the scope."

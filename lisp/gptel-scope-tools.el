@@ -57,6 +57,23 @@
   :type 'directory
   :group 'gptel-scope)
 
+(defcustom gptel-scope-prompt-on-denial nil
+  "Non-nil: open the expansion menu at a refusal the user could allow.
+The tool call then waits for the answer: Allow once or Add to scope run
+it, Deny returns the refusal to the model."
+  :type 'boolean
+  :group 'gptel-scope)
+
+(defvar gptel-scope--denial-handler nil
+  "Function (BUFFER DECISION RETRY CALLBACK) asking the user at a refusal.")
+
+(defun gptel-scope--askable-p (decision)
+  "Non-nil when the refusal DECISION is one the user may lift."
+  (and (plist-get decision :resource)
+       (member (plist-get decision :reason)
+               '("command_not_allowed" "dangerous_command" "directory_not_in_scope"
+                 "path_not_in_scope" "subcommand_not_allowed"))))
+
 (defun gptel-scope-document (&optional buffer)
   "Return the scope document file in effect for BUFFER, or nil."
   (with-current-buffer (or buffer (current-buffer))
@@ -139,11 +156,15 @@
       (signal 'gptel-scope-error (list "The directory argument is required: pass the directory to run in"))
     (directory-file-name (expand-file-name directory))))
 
-(defun gptel-scope--run (buffer callback decision argv)
+(defun gptel-scope--run (buffer callback decision argv &optional retry)
   "Run ARGV if DECISION is an allowed one; call CALLBACK with the JSON result.
-BUFFER holds the grants the decision used."
+BUFFER holds the grants the decision used.  RETRY, a function, runs the
+call again after the user lifted a refusal (`gptel-scope-prompt-on-denial')."
   (if (not (plist-get decision :allowed))
-      (funcall callback (plist-get decision :response))
+      (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
+               (gptel-scope--askable-p decision))
+          (funcall gptel-scope--denial-handler buffer decision retry callback)
+        (funcall callback (plist-get decision :response)))
     (gptel-scope--use-grants buffer (plist-get decision :grants-used))
     (gptel-scope-exec-start
      argv (plist-get decision :directory)
@@ -182,7 +203,11 @@ BUFFER holds the grants the decision used."
       (let* ((dir (gptel-scope--directory-arg directory))
              (d (gptel-scope-module-check-command
                  (gptel-scope--request buffer :command command :directory dir :tool "run_bash_command"))))
-        (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command))))))
+        (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command)
+                          (lambda ()
+                            (with-current-buffer buffer
+                              (let ((gptel-scope-prompt-on-denial nil))
+                                (gptel-scope-run-bash-command once command directory)))))))))
 
 (defun gptel-scope-run-command (callback command args directory)
   "Judge and run COMMAND with ARGS (no shell) in DIRECTORY; call CALLBACK."

@@ -137,3 +137,33 @@
 
 (provide 'gptel-scope-expand-test)
 ;;; gptel-scope-expand-test.el ends here
+
+(ert-deftest gptel-scope-test-e02-prompt-on-denial-opens-the-menu-and-retries ()
+  (gptel-scope-test-with-project dir "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    dangerous: [rm]\n"
+    (gptel-scope-test-with-expansion
+      (with-temp-buffer
+        (setq default-directory dir)
+        (with-temp-file (expand-file-name "x" dir) (insert "x"))
+        (let* ((gptel-scope-prompt-on-denial t)
+               (answer #'gptel-scope-expansion-allow-once)
+               (gptel-scope-expansion-show-function (lambda (_req) (funcall answer)))
+               (result nil))
+          (gptel-scope-run-bash-command (lambda (r) (setq result r)) "rm x" dir)
+          (with-timeout (10 (error "No result")) (while (not result) (accept-process-output nil 0.05)))
+          (should (eq (plist-get (json-parse-string result :object-type 'plist :false-object nil) :success) t))
+          (should-not (file-exists-p (expand-file-name "x" dir)))
+          (with-temp-file (expand-file-name "x" dir) (insert "x"))
+          (setq result nil answer #'gptel-scope-expansion-deny)
+          (gptel-scope-run-bash-command (lambda (r) (setq result r)) "rm x" dir)
+          (with-timeout (10 (error "No result")) (while (not result) (accept-process-output nil 0.05)))
+          (should (equal (plist-get (json-parse-string result :object-type 'plist :false-object nil) :reason)
+                         "dangerous_command"))
+          (should (file-exists-p (expand-file-name "x" dir))))))))
+
+(ert-deftest gptel-scope-test-e29-suffix-reads-the-transient-scope ()
+  (gptel-scope-test-with-expansion
+    (gptel-scope-test--expand "run_bash_command" "rm z" "why")
+    (let ((shown gptel-scope--expansion-current))
+      (should (eq (gptel-scope--transient-scope) shown))
+      (setq gptel-scope--expansion-current nil)
+      (should (eq (gptel-scope--expansion-request) shown)))))
