@@ -167,3 +167,64 @@
       (should (eq (gptel-scope--transient-scope) shown))
       (setq gptel-scope--expansion-current nil)
       (should (eq (gptel-scope--expansion-request) shown)))))
+
+(ert-deftest gptel-scope-test-e01-e04-request-after-denial-flow ()
+  (gptel-scope-test-with-project dir "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    dangerous: [rm]\n"
+    (gptel-scope-test-with-expansion
+      (with-temp-buffer
+        (setq default-directory dir)
+        (with-temp-file (expand-file-name "y" dir) (insert "y"))
+        (let* ((denial (json-parse-string (gptel-scope-test--tool-result #'gptel-scope-run-bash-command "rm y" dir)
+                                          :object-type 'plist :false-object nil))
+               (answers (gptel-scope-test--expand (plist-get denial :tool) (plist-get denial :resource) "tidy up")))
+          (should (equal (plist-get denial :resource) "rm y"))
+          (should (string-match-p "request_scope_expansion" (plist-get denial :message)))
+          (call-interactively #'gptel-scope-expansion-allow-once)
+          (should (eq (plist-get (car (funcall answers)) :allowed_once) t))
+          (should (string-match-p "\"success\":true"
+                                  (gptel-scope-test--tool-result #'gptel-scope-run-bash-command "rm y" dir)))
+          (should-not (file-exists-p (expand-file-name "y" dir))))))))
+
+(defun gptel-scope-test--tool-result (fn &rest args)
+  "Call async tool FN with ARGS and return its JSON string."
+  (let (r)
+    (apply fn (lambda (x) (setq r x)) args)
+    (with-timeout (10 (error "No result")) (while (not r) (accept-process-output nil 0.05)))
+    r))
+
+(ert-deftest gptel-scope-test-e09-e25-menu-offers-edit-and-closes-on-choice ()
+  (gptel-scope-test-with-expansion
+    (let ((keys (mapcar (lambda (s) (plist-get (nth 2 s) :key))
+                        (apply #'append (mapcar (lambda (g) (aref g 3)) (get 'gptel-scope-expansion-menu 'transient--layout))))))
+      (should (equal keys '("d" "a" "o" "e" "q"))))
+    (gptel-scope-test--expand "run_bash_command" "rm q" "why")
+    (call-interactively #'gptel-scope-expansion-deny)
+    (should (null gptel-scope--expansion-current))))
+
+(ert-deftest gptel-scope-test-e21-grant-survives-until-its-call ()
+  (gptel-scope-test-with-project dir "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls]\n    dangerous: [rm]\n"
+    (with-temp-buffer
+      (setq default-directory dir)
+      (setq gptel-scope--allow-once (list (cons "run_bash_command" "rm nothing")))
+      (gptel-scope-test--tool-result #'gptel-scope-run-bash-command "ls" dir)
+      (gptel-scope-test--tool-result #'gptel-scope-run-bash-command "rm other" dir)
+      (should (equal gptel-scope--allow-once '(("run_bash_command" . "rm nothing")))))))
+
+(ert-deftest gptel-scope-test-e27-e28-callback-and-context-in-scope ()
+  (gptel-scope-test-with-project dir "bash_tools: {}\n"
+    (gptel-scope-test-with-expansion
+      (with-temp-buffer
+        (setq default-directory dir)
+        (gptel-scope-test--expand "run_bash_command" "rm q" "why")
+        (let ((req (gptel-scope--transient-scope)))
+          (should (functionp (plist-get req :callback)))
+          (should (equal (plist-get req :directory) dir))
+          (should (equal (plist-get req :document) (expand-file-name "scope.yml" dir))))))))
+
+(ert-deftest gptel-scope-test-e43-every-answer-explains-itself ()
+  (gptel-scope-test-with-expansion
+    (dolist (choice (list #'gptel-scope-expansion-deny #'gptel-scope-expansion-allow-once #'gptel-scope-expansion-cancel))
+      (with-temp-buffer
+        (let ((answers (gptel-scope-test--expand "run_bash_command" "rm q" "why")))
+          (call-interactively choice)
+          (should (> (length (plist-get (car (funcall answers)) :message)) 20)))))))

@@ -127,3 +127,11 @@
 
 (provide 'gptel-scope-tools-test)
 ;;; gptel-scope-tools-test.el ends here
+
+(ert-deftest gptel-scope-test-s08-timeout-comes-from-the-scope ()
+  (gptel-scope-test-with-project dir "paths:\n  read: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [sleep]\n  timeout: 1\n"
+    (with-temp-buffer
+      (setq default-directory dir)
+      (let ((r (gptel-scope-test--call #'gptel-scope-run-bash-command "sleep 30" dir)))
+        (should (equal (plist-get r :reason) "timeout"))
+        (should (< (plist-get r :duration_ms) 5000))))))
