@@ -329,3 +329,49 @@ pub fn list_commands(json: &str) -> Result<String> {
     let p = prepare(&req)?;
     Ok(crate::listing::list_allowed_commands(&p.loaded.scope, req.platform()?))
 }
+
+/// A request to make an expansion permanent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AddRequest {
+    pub file: String,
+    pub validation_type: String,
+    pub resource: String,
+    pub tool: String,
+    pub access: Option<String>,
+    pub category: Option<String>,
+    pub base_directory: Option<String>,
+}
+
+/// "Add to scope": edits the document in place, keeping its comments. A command is added
+/// to `safe_write` when running it needs write scope, else to `read_only`, unless the
+/// request names the category.
+pub fn add_to_scope(json: &str) -> Result<Value> {
+    let req: AddRequest = serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
+    let file = PathBuf::from(&req.file);
+    let base = req
+        .base_directory
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| file.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let mut category = req.category.clone();
+    if category.is_none() && req.validation_type == "command" {
+        // What would running it need? Judge it under the scope with its name listed as
+        // read_only: if its effects still need write scope, it belongs in safe_write.
+        let name = crate::edit::base_command(&req.resource)?;
+        let probe = Request { sources: vec![SourceSpec { file: Some(req.file.clone()), ..Default::default() }], ..Default::default() };
+        let writes = match prepare(&probe) {
+            Ok(p) => {
+                let mut scope = p.loaded.scope.clone();
+                scope.bash_tools.categories.read_only.push(name);
+                let ctx = Ctx { scope: &scope, matcher: &p.matcher, home: p.home.as_deref(), grants: &[], tool: &req.tool };
+                decide::decide(&ctx, &req.resource, &base).required_scope == "write"
+            }
+            Err(_) => false,
+        };
+        category = Some(if writes { "safe_write" } else { "read_only" }.to_string());
+    }
+    let outcome = crate::edit::add_resource(&file, &req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
+    serde_json::to_value(&outcome).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
+}

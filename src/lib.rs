@@ -16,3 +16,4 @@ pub mod api;
 pub mod listing;
 pub mod module;
 pub mod truncate;
+pub mod edit;

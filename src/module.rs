@@ -155,3 +155,10 @@ fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i6
     let l = count(env, max_lines, "max-lines")?;
     truncated(env, crate::truncate::truncate_stream(&text, b, l))
 }
+
+/// Add the resource of REQUEST to the scope document, keeping its comments; returns
+/// (:file :section :patterns-added :already-present).
+#[defun]
+fn add_to_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, api::add_to_scope(&request))
+}
