@@ -115,7 +115,24 @@ bash_tools:
     (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "rm build/out/stamp" ".")))
     (princ (format "  allow-once grants now: %S (used up)\n" gptel-scope--allow-once))
     (princ "\n> model: run_bash_command(\"rm build/out/stamp\", \".\")   (again)\n")
-    (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "rm build/out/stamp" ".")))))
+    (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "rm build/out/stamp" ".")))
+    (let* ((scope (expand-file-name "scope.yml" proj))
+           (before (make-temp-file "scope-before" nil ".yml")))
+      (copy-file scope before t)
+      (princ "\n> model: run_bash_command(\"sort src/main.c\", \".\")\n")
+      (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "sort src/main.c" ".")))
+      (princ "\n> model: request_scope_expansion(\"run_bash_command\", \"sort\", \"sort a file\")\n")
+      (let ((gptel-scope-expansion-show-function
+             (lambda (_req) (princ "  [user presses a: Add to scope]\n") (gptel-scope-expansion-add))))
+        (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-request-scope-expansion
+                                                       "run_bash_command" "sort" "sort a file"))))
+      (princ "  scope.yml changed (diff -u):\n")
+      (with-temp-buffer
+        (call-process "diff" nil t nil "-u" "--label" "scope.yml (before)" "--label" "scope.yml (after)" before scope)
+        (princ (replace-regexp-in-string "^" "    " (buffer-string))))
+      (delete-file before)
+      (princ "\n> model: run_bash_command(\"sort src/main.c\", \".\")\n")
+      (princ (format "< %s\n" (gptel-scope-demo--tool #'gptel-scope-run-bash-command "sort src/main.c" "."))))))
 
 (defun gptel-scope-demo-run ()
   "Run the scripted demo and print it."

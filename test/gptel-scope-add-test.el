@@ -40,7 +40,7 @@ bash_tools:
         (gptel-scope-request-scope-expansion (lambda (a) (setq answer a)) tool resource "needed")))
     (json-parse-string answer :object-type 'plist :false-object nil)))
 
-(ert-deftest gptel-scope-test-e07-e16-e23-e41-add-keeps-every-comment ()
+(ert-deftest gptel-scope-test-e07-e13-e16-e23-e41-e47-add-keeps-every-comment ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
     (let* ((file (expand-file-name "scope.yml" dir))
            (a (gptel-scope-test--add dir "run_bash_command" "grep -rn TODO src")))
@@ -63,7 +63,7 @@ bash_tools:
       (should (equal (plist-get a :patterns_added) []))
       (should (equal before (gptel-scope-test--file-string (expand-file-name "scope.yml" dir)))))))
 
-(ert-deftest gptel-scope-test-e11-e15-e44-path-added-to-the-right-section ()
+(ert-deftest gptel-scope-test-e11-e15-e30-e35-e44-path-added-to-the-right-section ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
     (let ((a (gptel-scope-test--add dir "write_file" "out/")))
       (should (equal (plist-get a :patterns_added) (vector (concat dir "out/**"))))
@@ -96,7 +96,7 @@ bash_tools:
                     :type 'gptel-scope-error)
       (should (equal (gptel-scope-test--file-string file) "paths: [\nbroken\n")))))
 
-(ert-deftest gptel-scope-test-e12-e45-pattern-added-to-org-roam-section ()
+(ert-deftest gptel-scope-test-e12-e31-e45-pattern-added-to-org-roam-section ()
   (gptel-scope-test-with-project dir "org_roam_patterns:\n  subdirectory: []\n"
     (let ((r (gptel-scope-module-add-to-scope
               (json-serialize (list :file (expand-file-name "scope.yml" dir) :validation_type "pattern"
