@@ -238,12 +238,16 @@ call again after the user lifted a refusal (`gptel-scope-prompt-on-denial')."
         (setq called t)
         (funcall callback result)))))
 
+(defconst gptel-scope-run-bash-command-description
+  "Run a bash command in a directory, within the user's scope. The directory is required. Every command of a pipeline, list or substitution is checked; commands outside the scope are refused with a reason and what to do instead. Prefer file tools for reading and listing files. Use relative paths inside the project so the scope can check them. If a command is refused for scope, call request_scope_expansion."
+  "What the model is told about run_bash_command.")
+
 (defun gptel-scope-register-tools ()
   "Register the gptel-scope tools with gptel, in the category \"scope\"."
   (gptel-make-tool
    :name "run_bash_command" :category "scope" :async t
    :function #'gptel-scope-run-bash-command
-   :description "Run a bash command in a directory, within the user's scope. Every command of a pipeline, list or substitution is checked; commands outside the scope are refused with a reason. Prefer file tools for reading files. Use relative paths inside the project. If a command is refused for scope, call request_scope_expansion."
+   :description gptel-scope-run-bash-command-description
    :args (list '(:name "command" :type string :description "The bash command")
                '(:name "directory" :type string :description "The directory to run in (required; absolute, or relative to the project)")))
   (gptel-make-tool

@@ -74,7 +74,7 @@ bash_tools:
                   (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
           (should (member (concat dir "out/**") (plist-get s :write))))))))
 
-(ert-deftest gptel-scope-test-e32-e46-dangerous-command-routes-by-need ()
+(ert-deftest gptel-scope-test-b43-e32-e46-command-added-to-the-category-it-needs ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
     (let ((a (gptel-scope-test--add dir "run_bash_command" "touch notes.md")))
       (should (equal (plist-get a :patterns_added) ["touch"]))

@@ -168,7 +168,7 @@
       (setq gptel-scope--expansion-current nil)
       (should (eq (gptel-scope--expansion-request) shown)))))
 
-(ert-deftest gptel-scope-test-e01-e04-request-after-denial-flow ()
+(ert-deftest gptel-scope-test-b42-e01-e04-request-after-denial-flow ()
   (gptel-scope-test-with-project dir "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    dangerous: [rm]\n"
     (gptel-scope-test-with-expansion
       (with-temp-buffer

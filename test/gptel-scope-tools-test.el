@@ -135,3 +135,7 @@
       (let ((r (gptel-scope-test--call #'gptel-scope-run-bash-command "sleep 30" dir)))
         (should (equal (plist-get r :reason) "timeout"))
         (should (< (plist-get r :duration_ms) 5000))))))
+
+(ert-deftest gptel-scope-test-s07-description-teaches-the-rules ()
+  (dolist (needle '("directory is required" "Prefer file tools" "relative paths" "request_scope_expansion"))
+    (should (string-match-p (regexp-quote needle) gptel-scope-run-bash-command-description))))
