@@ -203,42 +203,33 @@ fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
     v
 }
 
-/// `run_bash_command`: judges a shell command. Scope errors come back as denials.
-pub fn check_command(json: &str) -> Result<Value> {
+/// Parses a command request, loads its scope and decides with `judge`; a missing or bad
+/// directory and scope errors come back as denials.
+fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Value> {
     let req = Request::parse(json)?;
-    let tool = req.tool.clone().unwrap_or_else(|| "run_bash_command".into());
+    let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
     let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
-    let dir = match req.directory() {
-        Ok(d) => d,
+    let prepared = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
+        Ok(x) => x,
         Err(e) => return Ok(error_decision(&req, &tool, &e)),
     };
-    let prepared = match prepare(&req) {
-        Ok(p) => p,
-        Err(e) => return Ok(error_decision(&req, &tool, &e)),
-    };
+    let (dir, prepared) = prepared;
     let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool };
-    let d = decide::decide(&ctx, &command, &dir);
+    let d = judge(&req, &ctx, &command, &dir)?;
     Ok(decision_value(&d, &prepared))
+}
+
+/// `run_bash_command`: judges a shell command.
+pub fn check_command(json: &str) -> Result<Value> {
+    judge_request(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))
 }
 
 /// `run_command`: judges an argv (no shell).
 pub fn check_argv(json: &str) -> Result<Value> {
-    let req = Request::parse(json)?;
-    let tool = req.tool.clone().unwrap_or_else(|| "run_command".into());
-    let program = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
-    let args = req.args.clone().unwrap_or_default();
-    let platform = req.platform()?;
-    let dir = match req.directory() {
-        Ok(d) => d,
-        Err(e) => return Ok(error_decision(&req, &tool, &e)),
-    };
-    let prepared = match prepare(&req) {
-        Ok(p) => p,
-        Err(e) => return Ok(error_decision(&req, &tool, &e)),
-    };
-    let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool };
-    let d = decide::decide_argv(&ctx, &program, &args, &dir, platform);
-    Ok(decision_value(&d, &prepared))
+    judge_request(json, "run_command", |req, ctx, program, dir| {
+        let args = req.args.clone().unwrap_or_default();
+        Ok(decide::decide_argv(ctx, program, &args, dir, req.platform()?))
+    })
 }
 
 /// Judges one path for reading or writing (file tools, add-to-scope previews).

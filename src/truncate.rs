@@ -17,6 +17,22 @@ pub struct Truncated {
     pub total_bytes: usize,
 }
 
+impl Truncated {
+    /// All of `text`, nothing cut.
+    fn whole(text: &str, chars: usize, lines: usize) -> Truncated {
+        Truncated {
+            output: text.to_string(),
+            truncated: false,
+            shown_chars: chars,
+            total_chars: chars,
+            shown_lines: lines,
+            total_lines: lines,
+            shown_bytes: text.len(),
+            total_bytes: text.len(),
+        }
+    }
+}
+
 /// Lines in `s`: newlines, plus one for a last line without one.
 fn count_lines(s: &str) -> usize {
     let n = memchr::memchr_iter(b'\n', s.as_bytes()).count();
@@ -54,16 +70,7 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> Truncated {
     let total_chars = if total_bytes <= max_chars { total_bytes.min(count_chars(text)) } else { count_chars(text) };
     let total_lines = count_lines(text);
     if total_chars <= max_chars {
-        return Truncated {
-            output: text.to_string(),
-            truncated: false,
-            shown_chars: total_chars,
-            total_chars,
-            shown_lines: total_lines,
-            total_lines,
-            shown_bytes: total_bytes,
-            total_bytes,
-        };
+        return Truncated::whole(text, total_chars, total_lines);
     }
     let mut end = char_boundary_after(text, max_chars);
     if let Some(nl) = memchr::memrchr(b'\n', &text.as_bytes()[..end]) {
@@ -103,16 +110,7 @@ pub fn truncate_stream(text: &str, max_bytes: usize, max_lines: usize) -> Trunca
         end = pos + 1;
     }
     if end >= total_bytes {
-        return Truncated {
-            output: text.to_string(),
-            truncated: false,
-            shown_chars: total_chars,
-            total_chars,
-            shown_lines: total_lines,
-            total_lines,
-            shown_bytes: total_bytes,
-            total_bytes,
-        };
+        return Truncated::whole(text, total_chars, total_lines);
     }
     let shown = &text[..end];
     let shown_lines = count_lines(shown);
