@@ -46,6 +46,7 @@ demo: module
 	@$(BATCH) -l gptel-scope-demo -f gptel-scope-demo-run
 
 bench: bench-engine
+	$(CARGO) bench --bench truncate
 
 bench-engine:
 	$(CARGO) bench --bench engine

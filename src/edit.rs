@@ -118,7 +118,10 @@ impl EditOutcome {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        match (self.patterns_added.is_empty(), self.already_present.is_empty()) {
+        match (
+            self.patterns_added.is_empty(),
+            self.already_present.is_empty(),
+        ) {
             (false, true) => format!(
                 "Added {} to {section} in {file}.",
                 quoted(&self.patterns_added)
@@ -433,7 +436,10 @@ pub fn edit_text(
         file: label.to_owned(),
         message,
     };
-    if let Some(bad) = values.iter().find(|v| v.trim().is_empty() || v.contains('\0')) {
+    if let Some(bad) = values
+        .iter()
+        .find(|v| v.trim().is_empty() || v.contains('\0'))
+    {
         return Err(ScopeError::InvalidArgument(format!(
             "cannot add {bad:?} to {section}: empty or holds a NUL byte"
         )));
@@ -493,7 +499,9 @@ fn verify(
     expected: &Value,
     section: Section,
 ) -> std::result::Result<(), String> {
-    let yaml = new_text.get(lo..end).ok_or("the edited region is out of bounds")?;
+    let yaml = new_text
+        .get(lo..end)
+        .ok_or("the edited region is out of bounds")?;
     let parsed: Value = serde_yaml::from_str(yaml).map_err(|e| {
         format!(
             "adding to {section} would leave a document that does not parse ({e}); the file \
@@ -554,7 +562,10 @@ fn with_list(root: &Value, path: &[&str], list: Vec<Value>) -> Value {
         _ => Mapping::new(),
     };
     let child = map.get(*key).cloned().unwrap_or(Value::Null);
-    map.insert(Value::String((*key).to_owned()), with_list(&child, rest, list));
+    map.insert(
+        Value::String((*key).to_owned()),
+        with_list(&child, rest, list),
+    );
     Value::Mapping(map)
 }
 
@@ -617,9 +628,11 @@ impl Region {
                         return Ok(region(lo, s, s, 2, false));
                     }
                 }
-                Err("the front matter opened by '---' on line 1 is not closed by a '---' \
+                Err(
+                    "the front matter opened by '---' on line 1 is not closed by a '---' \
                      line; nothing was added"
-                    .into())
+                        .into(),
+                )
             }
         }
     }
@@ -644,7 +657,12 @@ impl Region {
     }
 
     /// A Markdown file without front matter gets one, holding only the new list.
-    fn create_front_matter(&self, text: &str, path: &[&str], values: &[String]) -> (String, (usize, usize)) {
+    fn create_front_matter(
+        &self,
+        text: &str,
+        path: &[&str],
+        values: &[String],
+    ) -> (String, (usize, usize)) {
         let nl = self.nl;
         let yaml = build_block(path, 0, 2, 2, ListStyle::Flow, values, nl);
         let mut out = String::with_capacity(text.len() + yaml.len() + 8);
@@ -663,7 +681,10 @@ impl Region {
 
 /// `(start, end, next)` of every line from `from`: `end` excludes the line break, `next` is
 /// the start of the following line.
-fn line_starts(text: &str, from: usize) -> impl Iterator<Item = (usize, usize, usize)> + Clone + '_ {
+fn line_starts(
+    text: &str,
+    from: usize,
+) -> impl Iterator<Item = (usize, usize, usize)> + Clone + '_ {
     let bytes = text.as_bytes();
     let mut pos = from;
     std::iter::from_fn(move || {
@@ -872,7 +893,10 @@ impl<'a> FlowParser<'a> {
     }
 
     fn fail<T>(&self, what: &str) -> std::result::Result<T, String> {
-        let line = self.text[..self.pos.min(self.text.len())].matches('\n').count() + 1;
+        let line = self.text[..self.pos.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1;
         Err(format!("{what} (line {line})"))
     }
 
@@ -987,7 +1011,7 @@ impl<'a> FlowParser<'a> {
                     next,
                     None | Some(b' ' | b'\t' | b'\r' | b'\n' | b',' | b'[' | b']' | b'{' | b'}')
                 ),
-                b'#' => self.b[self.pos - 1] == b' ' || self.b[self.pos - 1] == b'\t',
+                b'#' => self.pos > 0 && matches!(self.b[self.pos - 1], b' ' | b'\t'),
                 _ => false,
             };
             if ends_plain {
@@ -1066,7 +1090,11 @@ fn render(v: &str, flow: bool, pref: QuotePref) -> String {
 }
 
 fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+        )
 }
 
 fn quoted(v: &str, quote: Quote) -> String {
@@ -1111,8 +1139,8 @@ fn plain_ok(v: &str, flow: bool) -> bool {
         return false;
     }
     let yaml11 = [
-        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off",
-        "Off", "OFF", "true", "True", "TRUE", "false", "False", "FALSE", "=",
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+        "OFF", "true", "True", "TRUE", "false", "False", "FALSE", "=",
     ];
     if yaml11.contains(&v) {
         return false;
@@ -1151,7 +1179,10 @@ fn build_block(
                 s.push_str(&format!("{ind}{key}:{nl}"));
                 let dash = " ".repeat(indent + depth * unit + seq_off);
                 for v in values {
-                    s.push_str(&format!("{dash}- {}{nl}", render(v, false, QuotePref::MINIMAL)));
+                    s.push_str(&format!(
+                        "{dash}- {}{nl}",
+                        render(v, false, QuotePref::MINIMAL)
+                    ));
                 }
             }
         }
@@ -1189,7 +1220,8 @@ struct Splice {
 
 fn apply_splices(text: &str, mut splices: Vec<Splice>) -> std::result::Result<String, String> {
     splices.sort_by_key(|s| (s.start, s.end));
-    let mut out = String::with_capacity(text.len() + splices.iter().map(|s| s.text.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(text.len() + splices.iter().map(|s| s.text.len()).sum::<usize>());
     let mut pos = 0;
     for s in &splices {
         if s.start < pos || s.end < s.start || s.end > text.len() {
@@ -1335,20 +1367,73 @@ impl<'a> Editor<'a> {
     /// The lines of the value of the key on line `i` (within `to`): the end (exclusive) and
     /// the last content line, if any. They are the lines indented deeper than the key, and
     /// the dashes of a list written at the key's own indentation.
+    ///
+    /// A flow collection after `key:` runs to its closing bracket whatever the indentation of
+    /// its lines (YAML readers accept less indented continuation lines there).
     fn extent(&self, i: usize, to: usize) -> (usize, Option<usize>) {
         let m = self.indent(i);
         let mut last = None;
-        for j in i + 1..to {
+        let mut from = i + 1;
+        if let Some(close) = self.flow_value_last_line(i) {
+            if close > i {
+                last = Some(close);
+                from = close + 1;
+            }
+        }
+        let mut j = from;
+        while j < to {
             if !self.is_content(j) {
+                j += 1;
                 continue;
             }
             if self.indent(j) > m || (self.indent(j) == m && is_dash(self.content(j))) {
                 last = Some(j);
+                // A nested key's flow value may go on at any indentation.
+                match self.flow_value_last_line(j) {
+                    Some(close) if close > j => {
+                        last = Some(close);
+                        j = close + 1;
+                    }
+                    _ => j += 1,
+                }
             } else {
                 return (j, last);
             }
         }
         (to, last)
+    }
+
+    /// The line where the flow collection after the key on line `i` closes, if it has one
+    /// that parses.
+    fn flow_value_last_line(&self, i: usize) -> Option<usize> {
+        let (_, colon_end) = self.key_at(i)?;
+        let at = match self.rest_at(colon_end, i) {
+            Rest::FlowSeq(at) | Rest::FlowMap(at) => at,
+            _ => return None,
+        };
+        let node = FlowParser::new(self.text, at, self.hi).node().ok()?;
+        let close = node.end().saturating_sub(1);
+        Some(
+            self.lines
+                .partition_point(|l| l.start <= close)
+                .saturating_sub(1),
+        )
+    }
+
+    /// The key lines at indentation `m` in lines `from..to`, each one's value skipped (so
+    /// that nothing inside a value is taken for a key).
+    fn siblings(&self, from: usize, to: usize, m: usize) -> Vec<usize> {
+        let mut keys = Vec::new();
+        let mut i = from;
+        while i < to {
+            if self.is_content(i) && self.indent(i) == m && self.key_at(i).is_some() {
+                keys.push(i);
+                i = self.extent(i, to).0.max(i + 1);
+            } else {
+                i += 1;
+            }
+        }
+        keys
     }
 
     /// Whether the key on line `i` holds a list, and how it is written.
@@ -1401,13 +1486,11 @@ impl<'a> Editor<'a> {
     /// its sibling lists, else like the document's lists, else flow.
     fn style_among(&self, from: usize, to: usize, m: usize) -> ListStyle {
         let (mut flow, mut block) = (0, 0);
-        for i in from..to {
-            if self.is_content(i) && self.indent(i) == m {
-                match self.list_style_of(i) {
-                    Some(ListStyle::Flow) => flow += 1,
-                    Some(ListStyle::Block) => block += 1,
-                    None => {}
-                }
+        for i in self.siblings(from, to, m) {
+            match self.list_style_of(i) {
+                Some(ListStyle::Flow) => flow += 1,
+                Some(ListStyle::Block) => block += 1,
+                None => {}
             }
         }
         pick_style((flow, block)).unwrap_or_else(|| self.doc_style())
@@ -1415,6 +1498,16 @@ impl<'a> Editor<'a> {
 
     fn doc_style(&self) -> ListStyle {
         pick_style(self.doc_lists).unwrap_or(ListStyle::Flow)
+    }
+
+    /// Why the value after `key:` on line `i` (neither empty, null nor a flow collection)
+    /// cannot be changed.
+    fn why_other(&self, colon_end: usize, i: usize) -> &'static str {
+        let first = self.text[colon_end..self.lines[i].end]
+            .trim_start_matches([' ', '\t'])
+            .bytes()
+            .next();
+        why_scalar(first)
     }
 
     fn name(&self, rest: &[&str]) -> String {
@@ -1480,12 +1573,14 @@ impl<'a> Editor<'a> {
                 self.insert_at_end(lines);
                 Ok(())
             }
-            Some(j) => {
-                if self.key_at(j).is_none() {
-                    return Err(self.unsupported(path, "the document is not a block mapping"));
-                }
-                self.in_block(0, n, self.indent(j), path, true)
+            Some(j) if self.key_at(j).is_some() => self.in_block(0, n, self.indent(j), path, true),
+            Some(j) if self.content(j).starts_with('{') => {
+                // The whole document is a flow mapping (JSON, say).
+                let at = self.lines[j].start + self.lines[j].indent;
+                let node = self.parse_flow(at, path)?;
+                self.in_flow_map(&node, path)
             }
+            Some(_) => Err(self.unsupported(path, "the document is not a block mapping")),
         }
     }
 
@@ -1501,11 +1596,10 @@ impl<'a> Editor<'a> {
         let Some((key, rest)) = path.split_first() else {
             return Err("internal error: empty key path".into());
         };
-        let found = (from..to).find(|&i| {
-            self.is_content(i)
-                && self.indent(i) == m
-                && self.key_at(i).is_some_and(|(k, _)| k == *key)
-        });
+        let found = self
+            .siblings(from, to, m)
+            .into_iter()
+            .find(|&i| self.key_at(i).is_some_and(|(k, _)| k == *key));
         if let Some(i) = found {
             return self.at_key(i, from, to, path);
         }
@@ -1515,7 +1609,15 @@ impl<'a> Editor<'a> {
         } else {
             self.doc_style()
         };
-        let lines = build_block(path, m, self.unit, self.seq_off, style, self.values, self.nl);
+        let lines = build_block(
+            path,
+            m,
+            self.unit,
+            self.seq_off,
+            style,
+            self.values,
+            self.nl,
+        );
         if root {
             self.insert_at_end(lines);
         } else {
@@ -1548,7 +1650,7 @@ impl<'a> Editor<'a> {
                 Rest::Empty => match self.next_content(i + 1, end) {
                     Some(j) if last.is_some() => {
                         if is_dash(self.content(j)) || self.key_at(j).is_none() {
-                            return Err(self.unsupported(path, "it is not a mapping"));
+                            return Err(self.unsupported(path, LAYOUT));
                         }
                         self.in_block(i + 1, end, self.indent(j), rest, false)
                     }
@@ -1566,7 +1668,7 @@ impl<'a> Editor<'a> {
                     self.in_flow_map(&node, rest)
                 }
                 Rest::FlowSeq(_) | Rest::Other => {
-                    Err(self.unsupported(path, "it is not a mapping written as this editor knows"))
+                    Err(self.unsupported(path, self.why_other(colon_end, i)))
                 }
             };
         }
@@ -1575,7 +1677,7 @@ impl<'a> Editor<'a> {
             Rest::Empty => match (self.next_content(i + 1, end), last) {
                 (Some(j), Some(last)) => {
                     if !is_dash(self.content(j)) {
-                        return Err(self.unsupported(path, "it is not a list"));
+                        return Err(self.unsupported(path, LAYOUT));
                     }
                     self.block_list_append(i + 1, end, j, last);
                     Ok(())
@@ -1594,7 +1696,7 @@ impl<'a> Editor<'a> {
                 self.flow_list_append(&node, path)
             }
             Rest::FlowMap(_) | Rest::Other => {
-                Err(self.unsupported(path, "it is not a list written as this editor knows"))
+                Err(self.unsupported(path, self.why_other(colon_end, i)))
             }
         }
     }
@@ -1645,7 +1747,13 @@ impl<'a> Editor<'a> {
                 let lines: String = self
                     .values
                     .iter()
-                    .map(|v| format!("{dash}- {}{}", render(v, false, QuotePref::MINIMAL), self.nl))
+                    .map(|v| {
+                        format!(
+                            "{dash}- {}{}",
+                            render(v, false, QuotePref::MINIMAL),
+                            self.nl
+                        )
+                    })
                     .collect();
                 self.insert_after_line(i, lines);
             }
@@ -1690,7 +1798,7 @@ impl<'a> Editor<'a> {
     /// Append to the flow list `node`.
     fn flow_list_append(&mut self, node: &Flow, path: &[&str]) -> std::result::Result<(), String> {
         let Flow::Seq { open, close, items } = node else {
-            return Err(self.unsupported(path, "it is not a list"));
+            return Err(self.unsupported(path, LAYOUT));
         };
         let firsts: Vec<u8> = items
             .iter()
@@ -1714,16 +1822,23 @@ impl<'a> Editor<'a> {
             return Ok(());
         }
         // One item a line: new items on lines of their own, indented like the last one.
-        let line_end = |from: usize| memchr::memchr(b'\n', &b[from..]).map_or(b.len(), |i| from + i + 1);
+        let line_end =
+            |from: usize| memchr::memchr(b'\n', &b[from..]).map_or(b.len(), |i| from + i + 1);
         let after = self.text[last_end..].trim_start_matches([' ', '\t']);
         let nl = self.nl;
         if after.starts_with(',') {
-            let lines: String = rendered.iter().map(|v| format!("{indent}{v},{nl}")).collect();
+            let lines: String = rendered
+                .iter()
+                .map(|v| format!("{indent}{v},{nl}"))
+                .collect();
             self.insert(line_end(last_end), lines);
         } else {
             self.insert(last_end, ",".to_owned());
             let lines: Vec<String> = rendered.iter().map(|v| format!("{indent}{v}")).collect();
-            self.insert(line_end(last_end), format!("{}{nl}", lines.join(&format!(",{nl}"))));
+            self.insert(
+                line_end(last_end),
+                format!("{}{nl}", lines.join(&format!(",{nl}"))),
+            );
         }
         Ok(())
     }
@@ -1731,7 +1846,7 @@ impl<'a> Editor<'a> {
     /// Find `path[0]` in the flow mapping `node`.
     fn in_flow_map(&mut self, node: &Flow, path: &[&str]) -> std::result::Result<(), String> {
         let Flow::Map { open, entries, .. } = node else {
-            return Err(self.unsupported(path, "it is not a mapping"));
+            return Err(self.unsupported(path, LAYOUT));
         };
         let Some((key, rest)) = path.split_first() else {
             return Err("internal error: empty key path".into());
@@ -1757,12 +1872,26 @@ impl<'a> Editor<'a> {
         match (&entry.value, rest.is_empty()) {
             (Some(value @ Flow::Map { .. }), false) => self.in_flow_map(value, rest),
             (Some(value @ Flow::Seq { .. }), true) => self.flow_list_append(value, path),
-            (None, _) => Err(self.unsupported(path, "it has no value")),
-            (_, false) => Err(self.unsupported(path, "it is not a mapping")),
-            (_, true) => Err(self.unsupported(path, "it is not a list")),
+            (Some(Flow::Scalar { start, .. }), _) => {
+                let why = why_scalar(self.text.as_bytes().get(*start).copied());
+                Err(self.unsupported(path, why))
+            }
+            _ => Err(self.unsupported(path, LAYOUT)),
         }
     }
 }
+
+/// Why a value starting with `first` cannot be changed.
+fn why_scalar(first: Option<u8>) -> &'static str {
+    match first {
+        Some(b'*') => "it is an alias of another value",
+        Some(b'&') => "it carries an anchor",
+        Some(b'!') => "it carries a tag",
+        _ => LAYOUT,
+    }
+}
+
+const LAYOUT: &str = "its layout is not one this editor changes";
 
 /// The majority style of `(flow, block)` lists; `None` when there are none, flow on a tie.
 fn pick_style((flow, block): (usize, usize)) -> Option<ListStyle> {
@@ -1845,7 +1974,8 @@ fn write_atomic(file: &Path, original: &[u8], new: &[u8]) -> Result<()> {
         });
     };
     f.write_all(new).map_err(|e| io(&tmp, e))?;
-    f.set_permissions(meta.permissions()).map_err(|e| io(&tmp, e))?;
+    f.set_permissions(meta.permissions())
+        .map_err(|e| io(&tmp, e))?;
     f.sync_all().map_err(|e| io(&tmp, e))?;
     drop(f);
 
@@ -1865,4 +1995,1771 @@ fn write_atomic(file: &Path, original: &[u8], new: &[u8]) -> Result<()> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "/home/u/proj";
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// The text after adding `values`; panics when nothing changed or on error.
+    fn edited(doc: &str, kind: DocKind, section: Section, values: &[&str]) -> String {
+        match edit_text("test", doc, kind, section, &strings(values)) {
+            Ok(TextEdit { text: Some(t), .. }) => t,
+            other => panic!("{section}: {values:?} in\n{doc}\n=> {other:?}"),
+        }
+    }
+
+    fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, content).unwrap();
+        path
+    }
+
+    fn read(path: &Path) -> String {
+        fs::read_to_string(path).unwrap()
+    }
+
+    /// Files in `dir`, sorted (to see that no temporary file was left behind).
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn route_ok(
+        vt: &str,
+        resource: &str,
+        tool: &str,
+        access: Option<&str>,
+        category: Option<&str>,
+    ) -> (Section, String) {
+        route(vt, resource, tool, access, category, Path::new(BASE))
+            .unwrap_or_else(|e| panic!("{vt} {resource:?} {tool}: {e}"))
+    }
+
+    fn invalid_argument<T: fmt::Debug>(r: Result<T>) -> String {
+        match r {
+            Err(ScopeError::InvalidArgument(m)) => m,
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    fn edit_error<T: fmt::Debug>(r: Result<T>) -> String {
+        match r {
+            Err(ScopeError::Edit { message, .. }) => message,
+            other => panic!("expected an Edit error, got {other:?}"),
+        }
+    }
+
+    // -- routing ------------------------------------------------------------------------
+
+    #[test]
+    fn e30_path_validation_routes_to_paths_sections() {
+        use Section::*;
+        let cases: &[(&str, &str, Option<&str>, Section, &str)] = &[
+            // validation type spelled as elisp may send it
+            (
+                "path",
+                "read_file",
+                None,
+                PathsRead,
+                "/home/u/proj/src/main.rs",
+            ),
+            (
+                ":path",
+                "read_file",
+                None,
+                PathsRead,
+                "/home/u/proj/src/main.rs",
+            ),
+            (
+                " path ",
+                "write_file",
+                None,
+                PathsWrite,
+                "/home/u/proj/src/main.rs",
+            ),
+        ];
+        for &(vt, tool, access, section, value) in cases {
+            assert_eq!(
+                route_ok(vt, "src/main.rs", tool, access, None),
+                (section, value.to_owned()),
+                "{vt} {tool}"
+            );
+        }
+    }
+
+    #[test]
+    fn e11_read_or_write_section_from_tool_and_access() {
+        use Section::*;
+        let cases: &[(&str, Option<&str>, &str, Section, &str)] = &[
+            (
+                "read_file",
+                None,
+                "notes.txt",
+                PathsRead,
+                "/home/u/proj/notes.txt",
+            ),
+            ("list_dir", None, "/etc/", PathsRead, "/etc/**"),
+            (
+                "grep_files",
+                Some("read"),
+                "src",
+                PathsRead,
+                "/home/u/proj/src",
+            ),
+            (
+                "write_file",
+                None,
+                "out.txt",
+                PathsWrite,
+                "/home/u/proj/out.txt",
+            ),
+            (
+                "apply_patch",
+                None,
+                "src/lib.rs",
+                PathsWrite,
+                "/home/u/proj/src/lib.rs",
+            ),
+            ("edit_file", None, "a.el", PathsWrite, "/home/u/proj/a.el"),
+            (
+                "create_file",
+                Some("read"),
+                "new.md",
+                PathsWrite,
+                "/home/u/proj/new.md",
+            ),
+            (
+                "run_bash_command",
+                Some("write"),
+                "build/",
+                PathsWrite,
+                "/home/u/proj/build/**",
+            ),
+            (
+                "run_bash_command",
+                Some("read"),
+                ".",
+                PathsRead,
+                "/home/u/proj",
+            ),
+            ("run_bash_command", None, "..", PathsRead, "/home/u"),
+            (
+                "run_bash_command",
+                Some(""),
+                "x",
+                PathsRead,
+                "/home/u/proj/x",
+            ),
+            (
+                "read_file",
+                Some("write"),
+                "y",
+                PathsWrite,
+                "/home/u/proj/y",
+            ),
+        ];
+        for &(tool, access, resource, section, value) in cases {
+            assert_eq!(
+                route_ok("path", resource, tool, access, None),
+                (section, value.to_owned()),
+                "{tool} {access:?} {resource}"
+            );
+        }
+        let m = invalid_argument(route(
+            "path",
+            "x",
+            "run_bash_command",
+            Some("execute"),
+            None,
+            Path::new(BASE),
+        ));
+        assert_eq!(
+            m,
+            "unknown access \"execute\": expected \"read\" or \"write\""
+        );
+
+        // Into the file: read to paths.read, write to paths.write.
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            dir.path(),
+            "scope.yml",
+            "paths:\n  read: [\"~/src/**\"]\n  write: [\"~/src/myproj/**\"]\n",
+        );
+        let out = add_resource(
+            &file,
+            "path",
+            "docs/a.md",
+            "read_file",
+            None,
+            None,
+            Path::new(BASE),
+        )
+        .unwrap();
+        assert_eq!(out.section, "paths.read");
+        assert_eq!(out.patterns_added, ["/home/u/proj/docs/a.md"]);
+        let out = add_resource(
+            &file,
+            "path",
+            "b.txt",
+            "write_file",
+            None,
+            None,
+            Path::new(BASE),
+        )
+        .unwrap();
+        assert_eq!(out.section, "paths.write");
+        assert_eq!(
+            read(&file),
+            "paths:\n  read: [\"~/src/**\", \"/home/u/proj/docs/a.md\"]\n  write: \
+             [\"~/src/myproj/**\", \"/home/u/proj/b.txt\"]\n"
+        );
+    }
+
+    #[test]
+    fn e15_directory_gets_double_star() {
+        let cases: &[(&str, &str)] = &[
+            ("src/", "/home/u/proj/src/**"),
+            ("/var/log/", "/var/log/**"),
+            ("~/notes/", "~/notes/**"),
+            ("./", "/home/u/proj/**"),
+            ("/", "/**"),
+            ("src/**/", "/home/u/proj/src/**"),
+            // already a glob, or no trailing slash: kept
+            ("src/**", "/home/u/proj/src/**"),
+            ("src/*", "/home/u/proj/src/*"),
+            ("src/*.rs", "/home/u/proj/src/*.rs"),
+            ("src", "/home/u/proj/src"),
+        ];
+        for &(resource, want) in cases {
+            assert_eq!(
+                path_pattern(resource, Path::new(BASE)).unwrap(),
+                want,
+                "{resource}"
+            );
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", "paths:\n  read:\n    - ~/src/**\n");
+        let out = add_resource(
+            &file,
+            "path",
+            "docs/",
+            "list_dir",
+            None,
+            None,
+            Path::new(BASE),
+        )
+        .unwrap();
+        assert_eq!(out.patterns_added, ["/home/u/proj/docs/**"]);
+        assert_eq!(
+            read(&file),
+            "paths:\n  read:\n    - ~/src/**\n    - /home/u/proj/docs/**\n"
+        );
+    }
+
+    #[test]
+    fn e44_relative_paths_made_absolute() {
+        let cases: &[(&str, &str, &str)] = &[
+            (BASE, "src/main.rs", "/home/u/proj/src/main.rs"),
+            ("/home/u/proj/", "src/main.rs", "/home/u/proj/src/main.rs"),
+            (BASE, "./a/../b", "/home/u/proj/b"),
+            (BASE, "..", "/home/u"),
+            (BASE, "../../../../x", "/x"),
+            (BASE, "a//b/./c", "/home/u/proj/a/b/c"),
+            (BASE, "/etc//hosts", "/etc/hosts"),
+            (BASE, "  spaced.txt ", "/home/u/proj/spaced.txt"),
+            // `~` stays `~`, as the scope's patterns write it
+            (BASE, "~/x/./y", "~/x/y"),
+            (BASE, "~", "~"),
+            (BASE, "~/../x", "~/../x"),
+            (BASE, "~bob/src", "~bob/src"),
+            ("~/proj", "src", "~/proj/src"),
+            ("/", "etc", "/etc"),
+        ];
+        for &(base, resource, want) in cases {
+            assert_eq!(
+                path_pattern(resource, Path::new(base)).unwrap(),
+                want,
+                "{base} + {resource}"
+            );
+        }
+        for (base, resource) in [("proj", "src"), (BASE, ""), (BASE, "  ")] {
+            invalid_argument(path_pattern(resource, Path::new(base)));
+        }
+    }
+
+    #[test]
+    fn e31_pattern_validation_routes_to_org_roam() {
+        assert_eq!(
+            route_ok(
+                "pattern",
+                "subdirectory:gptel/**",
+                "org_roam_search",
+                None,
+                None
+            ),
+            (Section::OrgRoamSubdirectory, "gptel/**".to_owned())
+        );
+        assert_eq!(
+            route_ok("pattern", "tags:work", "org_roam_search", None, None),
+            (Section::OrgRoamTags, "work".to_owned())
+        );
+    }
+
+    #[test]
+    fn e45_org_roam_resource_format_parsed() {
+        let cases: &[(&str, Section, &str)] = &[
+            (
+                "subdirectory:gptel/**",
+                Section::OrgRoamSubdirectory,
+                "gptel/**",
+            ),
+            (
+                "subdirectory:projects/",
+                Section::OrgRoamSubdirectory,
+                "projects/",
+            ),
+            ("tags:work", Section::OrgRoamTags, "work"),
+            (" tags: deep work ", Section::OrgRoamTags, "deep work"),
+        ];
+        for &(resource, section, value) in cases {
+            assert_eq!(
+                route_ok("pattern", resource, "t", None, None),
+                (section, value.to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn e12_pattern_added_to_org_roam_section() {
+        for bad in [
+            "gptel/**",
+            "subdirectory:",
+            "tags: ",
+            "tag:work",
+            "dir:x",
+            "",
+        ] {
+            let m = invalid_argument(route("pattern", bad, "t", None, None, Path::new(BASE)));
+            assert!(m.starts_with("pattern resource"), "{bad}: {m}");
+        }
+        // Into a preset.md, block style, body untouched.
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            dir.path(),
+            "preset.md",
+            "---\ndescription: Notes\norg_roam_patterns:\n  subdirectory:\n    - journal/**\n---\n\
+             Body: subdirectory: x\n",
+        );
+        let base = Path::new(BASE);
+        add_resource(
+            &file,
+            "pattern",
+            "subdirectory:gptel/**",
+            "t",
+            None,
+            None,
+            base,
+        )
+        .unwrap();
+        let out = add_resource(&file, "pattern", "tags:work", "t", None, None, base).unwrap();
+        assert_eq!(out.section, "org_roam_patterns.tags");
+        assert_eq!(
+            read(&file),
+            "---\ndescription: Notes\norg_roam_patterns:\n  subdirectory:\n    - journal/**\n    \
+             - gptel/**\n  tags:\n    - work\n---\nBody: subdirectory: x\n"
+        );
+    }
+
+    #[test]
+    fn e32_command_validation_routes_to_category() {
+        let cases: &[(Option<&str>, Section)] = &[
+            (None, Section::ReadOnly),
+            (Some(""), Section::ReadOnly),
+            (Some("read_only"), Section::ReadOnly),
+            (Some("read-only"), Section::ReadOnly),
+            (Some("safe_write"), Section::SafeWrite),
+            (Some("safe-write"), Section::SafeWrite),
+            (Some("dangerous"), Section::Dangerous),
+        ];
+        for &(category, section) in cases {
+            assert_eq!(
+                route_ok("command", "make test", "run_bash_command", None, category),
+                (section, "make".to_owned()),
+                "{category:?}"
+            );
+        }
+        let m = invalid_argument(route(
+            "command",
+            "ls",
+            "run_bash_command",
+            None,
+            Some("harmless"),
+            Path::new(BASE),
+        ));
+        assert!(
+            m.starts_with("unknown command category \"harmless\""),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn e46_command_base_name_extracted() {
+        let cases: &[(&str, &str)] = &[
+            ("git status -s", "git"),
+            ("  ls -la  ", "ls"),
+            ("ls -la | grep foo", "ls"),
+            ("ls|wc -l", "ls"),
+            ("cat file > out", "cat"),
+            ("grep -rn 'pattern' .", "grep"),
+            ("FOO=1 BAR='a b' make test", "make"),
+            ("'git' log", "git"),
+            ("/usr/bin/git log", "/usr/bin/git"),
+            ("./run.sh --fast", "./run.sh"),
+            ("(cd src && make)", "cd"),
+            ("echo hi; rm -rf x", "echo"),
+        ];
+        for &(command, want) in cases {
+            assert_eq!(base_command(command).unwrap(), want, "{command}");
+        }
+        for bad in [
+            "",
+            "   ",
+            "FOO=1",
+            "$CMD -x",
+            "`which git` log",
+            "/???/r? x",
+            "'unclosed",
+        ] {
+            invalid_argument(base_command(bad));
+        }
+    }
+
+    #[test]
+    fn e13_command_added_to_category_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            dir.path(),
+            "scope.yml",
+            "bash_tools:\n  categories:\n    read_only: [ls, grep]   # look only\n  deny: [sudo]\n",
+        );
+        let base = Path::new(BASE);
+        let out = add_resource(
+            &file,
+            "command",
+            "git status -s",
+            "run_bash_command",
+            None,
+            None,
+            base,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            EditOutcome {
+                file: file.clone(),
+                section: "bash_tools.categories.read_only".into(),
+                patterns_added: vec!["git".into()],
+                already_present: vec![],
+            }
+        );
+        add_resource(
+            &file,
+            "command",
+            "mkdir -p build",
+            "run_bash_command",
+            None,
+            Some("safe_write"),
+            base,
+        )
+        .unwrap();
+        assert_eq!(
+            read(&file),
+            "bash_tools:\n  categories:\n    read_only: [ls, grep, git]   # look only\n    \
+             safe_write: [mkdir]\n  deny: [sudo]\n"
+        );
+    }
+
+    #[test]
+    fn e33_unknown_validation_type_is_an_error() {
+        for vt in ["bogus", "", "paths", "org-roam", "shell"] {
+            let m = invalid_argument(route(vt, "x", "t", None, None, Path::new(BASE)));
+            assert_eq!(
+                m,
+                format!(
+                    "unknown validation type {:?}: expected \"path\", \"pattern\" or \
+                     \"command\"; nothing was added to the scope",
+                    vt.trim()
+                )
+            );
+        }
+        // Nothing is written through add_resource either.
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", "paths:\n  read: []\n");
+        invalid_argument(add_resource(
+            &file,
+            "bogus",
+            "x",
+            "t",
+            None,
+            None,
+            Path::new(BASE),
+        ));
+        assert_eq!(read(&file), "paths:\n  read: []\n");
+    }
+
+    // -- editing --------------------------------------------------------------------------
+
+    #[test]
+    fn e14_duplicate_not_added() {
+        struct Case {
+            doc: &'static str,
+            section: Section,
+            values: &'static [&'static str],
+            added: &'static [&'static str],
+            present: &'static [&'static str],
+            want: Option<&'static str>,
+        }
+        let cases = [
+            Case {
+                doc: "paths:\n  read:\n    - ~/a/**\n",
+                section: Section::PathsRead,
+                values: &["~/a/**"],
+                added: &[],
+                present: &["~/a/**"],
+                want: None,
+            },
+            // The same value, differently quoted.
+            Case {
+                doc: "paths:\n  read: [\"~/a/**\", '~/b/**']\n",
+                section: Section::PathsRead,
+                values: &["~/b/**", "~/a/**"],
+                added: &[],
+                present: &["~/b/**", "~/a/**"],
+                want: None,
+            },
+            Case {
+                doc: "bash_tools:\n  categories:\n    read_only: ['git log']\n",
+                section: Section::ReadOnly,
+                values: &["git log"],
+                added: &[],
+                present: &["git log"],
+                want: None,
+            },
+            // Duplicates among the values themselves are added once.
+            Case {
+                doc: "bash_tools:\n  categories:\n    read_only: [ls, grep]\n",
+                section: Section::ReadOnly,
+                values: &["grep", "cat", "grep", "cat"],
+                added: &["cat"],
+                present: &["grep"],
+                want: Some("bash_tools:\n  categories:\n    read_only: [ls, grep, cat]\n"),
+            },
+        ];
+        for c in cases {
+            let edit = edit_text("t", c.doc, DocKind::Yaml, c.section, &strings(c.values)).unwrap();
+            assert_eq!(edit.patterns_added, c.added, "{}", c.doc);
+            assert_eq!(edit.already_present, c.present, "{}", c.doc);
+            assert_eq!(edit.text.as_deref(), c.want, "{}", c.doc);
+        }
+
+        // On disk: the file is not rewritten at all.
+        let dir = tempfile::tempdir().unwrap();
+        let doc = "# mine\npaths:\n  write:\n    - \"~/src/**\"   # code\n";
+        let file = write(dir.path(), "scope.yml", doc);
+        let before = fs::metadata(&file).unwrap().modified().unwrap();
+        let out = add_to_scope(&file, Section::PathsWrite, &strings(&["~/src/**"])).unwrap();
+        assert_eq!(out.patterns_added, Vec::<String>::new());
+        assert_eq!(out.already_present, ["~/src/**"]);
+        assert_eq!(
+            out.message(),
+            format!(
+                "\"~/src/**\" already in paths.write in {}; nothing changed.",
+                file.display()
+            )
+        );
+        assert_eq!(read(&file), doc);
+        assert_eq!(fs::metadata(&file).unwrap().modified().unwrap(), before);
+        assert_eq!(listing(dir.path()), ["scope.yml"]);
+    }
+
+    /// A richly commented scope.yml; every comment must survive every edit.
+    const RICH: &str = "\
+# scope.yml — what the assistant may touch in this project.
+# Edited by hand; \"Add to scope\" must keep every comment.
+
+paths:                       # globs; ~ expands
+  read:
+    # sources
+    - \"~/src/**\"             # all my code
+    - ~/notes/**
+    # - ~/secrets/**  (never)
+  write: [\"~/src/myproj/**\"]   # only this project
+  deny:
+    - \"**/.git/objects/**\"
+    - \"**/.env\"
+
+bash_tools:
+  categories:
+    read_only: [ls, grep, \"git log\"]   # inspection
+    safe_write:
+      - mkdir   # dirs
+      - touch
+    # dangerous: nothing yet
+  deny: [sudo, dd]
+  timeout: 30   # seconds
+
+# org-roam
+org_roam_patterns: {subdirectory: [], tags: []}   # none yet
+# end
+";
+
+    const RICH_AFTER: &str = "\
+# scope.yml — what the assistant may touch in this project.
+# Edited by hand; \"Add to scope\" must keep every comment.
+
+paths:                       # globs; ~ expands
+  read:
+    # sources
+    - \"~/src/**\"             # all my code
+    - ~/notes/**
+    - /home/u/proj/docs/**
+    - \"**/*.md\"
+    # - ~/secrets/**  (never)
+  write: [\"~/src/myproj/**\", \"/tmp/out/**\"]   # only this project
+  deny:
+    - \"**/.git/objects/**\"
+    - \"**/.env\"
+
+bash_tools:
+  categories:
+    read_only: [ls, grep, \"git log\", cat]   # inspection
+    safe_write:
+      - mkdir   # dirs
+      - touch
+      - git add
+    dangerous: [rm]
+    # dangerous: nothing yet
+  deny: [sudo, dd]
+  timeout: 30   # seconds
+
+# org-roam
+org_roam_patterns: {subdirectory: [gptel/**], tags: [work]}   # none yet
+# end
+";
+
+    #[test]
+    fn e16_commented_scope_yml_keeps_every_byte_outside_the_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", RICH);
+        // (section, values, added, already present)
+        type Step = (
+            Section,
+            &'static [&'static str],
+            &'static [&'static str],
+            &'static [&'static str],
+        );
+        let steps: &[Step] = &[
+            (
+                Section::PathsRead,
+                &["/home/u/proj/docs/**", "**/*.md"],
+                &["/home/u/proj/docs/**", "**/*.md"],
+                &[],
+            ),
+            (Section::PathsWrite, &["/tmp/out/**"], &["/tmp/out/**"], &[]),
+            (Section::Dangerous, &["rm"], &["rm"], &[]),
+            (Section::OrgRoamTags, &["work"], &["work"], &[]),
+            (
+                Section::OrgRoamSubdirectory,
+                &["gptel/**"],
+                &["gptel/**"],
+                &[],
+            ),
+            (Section::ReadOnly, &["cat", "ls"], &["cat"], &["ls"]),
+            (Section::SafeWrite, &["git add"], &["git add"], &[]),
+        ];
+        for &(section, values, added, present) in steps {
+            let out = add_to_scope(&file, section, &strings(values)).unwrap();
+            assert_eq!(out.section, section.dotted());
+            assert_eq!(out.patterns_added, added, "{section}");
+            assert_eq!(out.already_present, present, "{section}");
+        }
+        assert_eq!(read(&file), RICH_AFTER);
+        assert_eq!(listing(dir.path()), ["scope.yml"]);
+        // Every comment of the original, in order.
+        let comments = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter_map(|l| l.find('#').map(|i| l[i..].to_owned()))
+                .collect()
+        };
+        assert_eq!(comments(RICH), comments(RICH_AFTER));
+        // Doing it all again changes nothing.
+        for &(section, values, _, _) in steps {
+            let out = add_to_scope(&file, section, &strings(values)).unwrap();
+            assert!(out.patterns_added.is_empty());
+        }
+        assert_eq!(read(&file), RICH_AFTER);
+        // And the result is a valid scope for the loader.
+        let scope: crate::scope::Scope = serde_yaml::from_str(RICH_AFTER).unwrap();
+        assert_eq!(scope.bash_tools.categories.dangerous, ["rm"]);
+        assert_eq!(scope.paths.read[3], "**/*.md");
+    }
+
+    const PRESET: &str = "\
+---
+description: Coding helper   # shown in the menu
+backend: Claude
+model: claude-sonnet-4
+tools: [read_file, run_bash_command]
+paths:
+  read:
+  - ~/src/**          # indentless list
+---
+You are a careful assistant.
+
+---
+A horizontal rule above; paths: [not yaml]
+";
+
+    const PRESET_AFTER: &str = "\
+---
+description: Coding helper   # shown in the menu
+backend: Claude
+model: claude-sonnet-4
+tools: [read_file, run_bash_command]
+paths:
+  read:
+  - ~/src/**          # indentless list
+  - /home/u/proj/**
+  write:
+  - /home/u/proj/out/**
+bash_tools:
+  categories:
+    read_only:
+    - git
+---
+You are a careful assistant.
+
+---
+A horizontal rule above; paths: [not yaml]
+";
+
+    #[test]
+    fn e16_preset_front_matter_edited_body_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "preset.md", PRESET);
+        add_to_scope(&file, Section::PathsRead, &strings(&["/home/u/proj/**"])).unwrap();
+        add_to_scope(
+            &file,
+            Section::PathsWrite,
+            &strings(&["/home/u/proj/out/**"]),
+        )
+        .unwrap();
+        add_to_scope(&file, Section::ReadOnly, &strings(&["git"])).unwrap();
+        assert_eq!(read(&file), PRESET_AFTER);
+        let out = add_to_scope(&file, Section::PathsRead, &strings(&["~/src/**"])).unwrap();
+        assert_eq!(out.already_present, ["~/src/**"]);
+        assert_eq!(read(&file), PRESET_AFTER);
+    }
+
+    #[test]
+    fn e16_layouts_changed_only_where_the_list_is() {
+        struct Case {
+            name: &'static str,
+            kind: DocKind,
+            doc: &'static str,
+            section: Section,
+            values: &'static [&'static str],
+            want: &'static str,
+        }
+        use DocKind::{FrontMatter, Yaml};
+        use Section::*;
+        let x: &[&str] = &["/x/**"];
+        let cases = [
+            Case {
+                name: "block list, indented, trailing comment on the last item",
+                kind: Yaml,
+                doc: "paths:\n  read:\n    - ~/a/**\n    - ~/b/**   # b\n  write: []\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n    - ~/a/**\n    - ~/b/**   # b\n    - /x/**\n  write: []\n",
+            },
+            Case {
+                name: "block list at the key's own indentation",
+                kind: Yaml,
+                doc: "paths:\n  read:\n  - ~/a/**\n  write: []\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n  - ~/a/**\n  - /x/**\n  write: []\n",
+            },
+            Case {
+                name: "spacing after the dash kept",
+                kind: Yaml,
+                doc: "paths:\n  read:\n    -   ~/a/**\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n    -   ~/a/**\n    -   /x/**\n",
+            },
+            Case {
+                name: "comments inside the block list",
+                kind: Yaml,
+                doc: "paths:\n  read:\n    # first\n    - ~/a/**\n\n    # second\n    - ~/b/**\n    # after\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n    # first\n    - ~/a/**\n\n    # second\n    - ~/b/**\n    - /x/**\n    # after\n",
+            },
+            Case {
+                name: "flow list, mixed quoting, trailing comment",
+                kind: Yaml,
+                doc: "paths:\n  read: [~/a/**, \"~/b/**\"]   # two\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [~/a/**, \"~/b/**\", /x/**]   # two\n",
+            },
+            Case {
+                name: "flow list, all double-quoted",
+                kind: Yaml,
+                doc: "paths:\n  read: [\"~/a/**\"]\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [\"~/a/**\", \"/x/**\"]\n",
+            },
+            Case {
+                name: "flow list, all single-quoted",
+                kind: Yaml,
+                doc: "paths:\n  read: ['~/a/**']\n",
+                section: PathsRead,
+                values: &["/x/**", "it's"],
+                want: "paths:\n  read: ['~/a/**', '/x/**', 'it''s']\n",
+            },
+            Case {
+                name: "empty flow list",
+                kind: Yaml,
+                doc: "paths:\n  read: []  # none yet\n  write: [~/w/**]\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [/x/**]  # none yet\n  write: [~/w/**]\n",
+            },
+            Case {
+                name: "empty key among flow lists",
+                kind: Yaml,
+                doc: "paths:\n  read:\n  write: [~/w/**]\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [/x/**]\n  write: [~/w/**]\n",
+            },
+            Case {
+                name: "empty key with a comment among block lists",
+                kind: Yaml,
+                doc: "paths:\n  read:   # to do\n  deny:\n    - \"**/.env\"\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:   # to do\n    - /x/**\n  deny:\n    - \"**/.env\"\n",
+            },
+            Case {
+                name: "null list among flow lists",
+                kind: Yaml,
+                doc: "paths:\n  read: ~   # nothing\n  write: [~/w/**]\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [/x/**]   # nothing\n  write: [~/w/**]\n",
+            },
+            Case {
+                name: "null list among block lists",
+                kind: Yaml,
+                doc: "paths:\n  read: null\n  write:\n  - ~/w/**\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n  - /x/**\n  write:\n  - ~/w/**\n",
+            },
+            Case {
+                name: "one item a line, trailing comma",
+                kind: Yaml,
+                doc: "bash_tools:\n  categories:\n    read_only: [\n      ls,\n      grep,   # search\n    ]\n",
+                section: ReadOnly,
+                values: &["cat", "wc"],
+                want: "bash_tools:\n  categories:\n    read_only: [\n      ls,\n      grep,   # search\n      cat,\n      wc,\n    ]\n",
+            },
+            Case {
+                name: "one item a line, no trailing comma, comment on the last",
+                kind: Yaml,
+                doc: "bash_tools:\n  categories:\n    read_only: [\n      ls,\n      grep   # search\n    ]\n",
+                section: ReadOnly,
+                values: &["cat", "wc"],
+                want: "bash_tools:\n  categories:\n    read_only: [\n      ls,\n      grep,   # search\n      cat,\n      wc\n    ]\n",
+            },
+            Case {
+                name: "flow list wrapped over lines",
+                kind: Yaml,
+                doc: "bash_tools:\n  categories:\n    read_only: [ls, grep,\n                find]\n",
+                section: ReadOnly,
+                values: &["cat"],
+                want: "bash_tools:\n  categories:\n    read_only: [ls, grep,\n                find, cat]\n",
+            },
+            Case {
+                name: "missing list, four-space indentation",
+                kind: Yaml,
+                doc: "paths:\n    read:\n        - ~/a/**\n",
+                section: PathsWrite,
+                values: x,
+                want: "paths:\n    read:\n        - ~/a/**\n    write:\n        - /x/**\n",
+            },
+            Case {
+                name: "missing keys in a document of block lists",
+                kind: Yaml,
+                doc: "paths:\n  read:\n    - ~/a/**\n",
+                section: ReadOnly,
+                values: &["ls"],
+                want: "paths:\n  read:\n    - ~/a/**\nbash_tools:\n  categories:\n    read_only:\n      - ls\n",
+            },
+            Case {
+                name: "missing keys in a document of flow lists",
+                kind: Yaml,
+                doc: "paths:\n  read: [~/a/**]\n\n# trailing comment\n",
+                section: ReadOnly,
+                values: &["ls", "git log"],
+                want: "paths:\n  read: [~/a/**]\n\n# trailing comment\nbash_tools:\n  categories:\n    read_only: [ls, git log]\n",
+            },
+            Case {
+                name: "missing middle key",
+                kind: Yaml,
+                doc: "bash_tools:\n  deny: [sudo]\n  timeout: 30\n",
+                section: SafeWrite,
+                values: &["touch"],
+                want: "bash_tools:\n  deny: [sudo]\n  timeout: 30\n  categories:\n    safe_write: [touch]\n",
+            },
+            Case {
+                name: "comments only",
+                kind: Yaml,
+                doc: "# nothing yet\n",
+                section: PathsRead,
+                values: x,
+                want: "# nothing yet\npaths:\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "empty file",
+                kind: Yaml,
+                doc: "",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "no line break at the end, new key",
+                kind: Yaml,
+                doc: "paths:\n  read: [~/a/**]",
+                section: PathsWrite,
+                values: x,
+                want: "paths:\n  read: [~/a/**]\n  write: [/x/**]\n",
+            },
+            Case {
+                name: "no line break at the end, block item",
+                kind: Yaml,
+                doc: "paths:\n  read:\n    - ~/a/**",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n    - ~/a/**\n    - /x/**\n",
+            },
+            Case {
+                name: "CRLF line endings",
+                kind: Yaml,
+                doc: "paths:\r\n  read:\r\n    - ~/a/**\r\n",
+                section: PathsWrite,
+                values: x,
+                want: "paths:\r\n  read:\r\n    - ~/a/**\r\n  write:\r\n    - /x/**\r\n",
+            },
+            Case {
+                name: "flow mapping, list inside",
+                kind: Yaml,
+                doc: "org_roam_patterns: {subdirectory: [], tags: [work]}\n",
+                section: OrgRoamSubdirectory,
+                values: &["gptel/**"],
+                want: "org_roam_patterns: {subdirectory: [gptel/**], tags: [work]}\n",
+            },
+            Case {
+                name: "flow mapping, key missing",
+                kind: Yaml,
+                doc: "org_roam_patterns: {tags: [work]}\n",
+                section: OrgRoamSubdirectory,
+                values: &["gptel/**"],
+                want: "org_roam_patterns: {tags: [work], subdirectory: [gptel/**]}\n",
+            },
+            Case {
+                name: "flow mapping, null list",
+                kind: Yaml,
+                doc: "org_roam_patterns: {subdirectory: ~, tags: []}\n",
+                section: OrgRoamSubdirectory,
+                values: &["gptel/**"],
+                want: "org_roam_patterns: {subdirectory: [gptel/**], tags: []}\n",
+            },
+            Case {
+                name: "empty flow mapping",
+                kind: Yaml,
+                doc: "paths: {}\n",
+                section: PathsRead,
+                values: x,
+                want: "paths: {read: [/x/**]}\n",
+            },
+            Case {
+                name: "nested flow mappings",
+                kind: Yaml,
+                doc: "bash_tools: {categories: {read_only: [ls]}, timeout: 30}\n",
+                section: SafeWrite,
+                values: &["touch", "a,b"],
+                want: "bash_tools: {categories: {read_only: [ls], safe_write: [touch, \"a,b\"]}, timeout: 30}\n",
+            },
+            Case {
+                name: "flow mapping over lines",
+                kind: Yaml,
+                doc: "paths: {\n  read: [~/a/**],  # mine\n  write: []\n}\n",
+                section: PathsRead,
+                values: x,
+                want: "paths: {\n  read: [~/a/**, /x/**],  # mine\n  write: []\n}\n",
+            },
+            Case {
+                name: "empty parent mapping",
+                kind: Yaml,
+                doc: "paths:\nbash_tools:\n  deny: [sudo]\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read: [/x/**]\nbash_tools:\n  deny: [sudo]\n",
+            },
+            Case {
+                name: "null parent mapping",
+                kind: Yaml,
+                doc: "paths: ~  # later\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:  # later\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "document markers",
+                kind: Yaml,
+                doc: "%YAML 1.2\n---\npaths:\n  read: [~/a/**]\n...\n# trailer\n",
+                section: ReadOnly,
+                values: &["ls"],
+                want: "%YAML 1.2\n---\npaths:\n  read: [~/a/**]\nbash_tools:\n  categories:\n    read_only: [ls]\n...\n# trailer\n",
+            },
+            Case {
+                name: "quoted keys",
+                kind: Yaml,
+                doc: "\"paths\":\n  'read': [~/a/**]\n",
+                section: PathsRead,
+                values: x,
+                want: "\"paths\":\n  'read': [~/a/**, /x/**]\n",
+            },
+            Case {
+                name: "block scalar holding key-like text",
+                kind: Yaml,
+                doc: "notes: |\n  paths:\n    read: [nope]\ntools: [a]\n",
+                section: PathsRead,
+                values: x,
+                want: "notes: |\n  paths:\n    read: [nope]\ntools: [a]\npaths:\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "keys of the same name nested deeper are not the section",
+                kind: Yaml,
+                doc: "tool_commands:\n  posix:\n    paths:\n      read: [no]\npaths:\n  write: [~/w/**]\n",
+                section: PathsRead,
+                values: x,
+                want: "tool_commands:\n  posix:\n    paths:\n      read: [no]\npaths:\n  write: [~/w/**]\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "byte order mark kept",
+                kind: Yaml,
+                doc: "\u{feff}paths:\n  read: [~/a/**]\n",
+                section: PathsRead,
+                values: x,
+                want: "\u{feff}paths:\n  read: [~/a/**, /x/**]\n",
+            },
+            Case {
+                name: "last item quoted over two lines",
+                kind: Yaml,
+                doc: "paths:\n  read:\n    - ~/a/**\n    - \"long\n      value\"\n  write: []\n",
+                section: PathsRead,
+                values: x,
+                want: "paths:\n  read:\n    - ~/a/**\n    - \"long\n      value\"\n    - /x/**\n  write: []\n",
+            },
+            Case {
+                name: "comments between flow items",
+                kind: Yaml,
+                doc: "bash_tools:\n  categories:\n    read_only: [ls,  # one\n      grep]  # two\n",
+                section: ReadOnly,
+                values: &["cat"],
+                want: "bash_tools:\n  categories:\n    read_only: [ls,  # one\n      grep, cat]  # two\n",
+            },
+            Case {
+                name: "one item a line, CRLF",
+                kind: Yaml,
+                doc: "bash_tools:\r\n  categories:\r\n    read_only: [\r\n      ls\r\n    ]\r\n",
+                section: ReadOnly,
+                values: &["cat"],
+                want: "bash_tools:\r\n  categories:\r\n    read_only: [\r\n      ls,\r\n      cat\r\n    ]\r\n",
+            },
+            Case {
+                name: "a list at the top level's indentation before the section",
+                kind: Yaml,
+                doc: "tools:\n- a\npaths:\n  read: []\n",
+                section: PathsRead,
+                values: x,
+                want: "tools:\n- a\npaths:\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "comment at column 0 inside a mapping",
+                kind: Yaml,
+                doc: "paths:\n  read: [a]\n# col 0\n  write: [b]\n",
+                section: PathsWrite,
+                values: x,
+                want: "paths:\n  read: [a]\n# col 0\n  write: [b, /x/**]\n",
+            },
+            Case {
+                name: "space before the colon",
+                kind: Yaml,
+                doc: "paths :\n  read: []\n",
+                section: PathsRead,
+                values: x,
+                want: "paths :\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "JSON document",
+                kind: Yaml,
+                doc: "{\"paths\": {\"read\": [\"a\"]}}\n",
+                section: PathsRead,
+                values: x,
+                want: "{\"paths\": {\"read\": [\"a\", \"/x/**\"]}}\n",
+            },
+            Case {
+                name: "JSON document, section missing",
+                kind: Yaml,
+                doc: "{\"paths\": {}}\n",
+                section: ReadOnly,
+                values: &["ls"],
+                want: "{\"paths\": {}, bash_tools: {categories: {read_only: [ls]}}}\n",
+            },
+            Case {
+                name: "flow list continued at a lower indentation",
+                kind: Yaml,
+                doc: "paths:\n  read: [a,\nb]\n",
+                section: PathsWrite,
+                values: x,
+                want: "paths:\n  read: [a,\nb]\n  write: [/x/**]\n",
+            },
+            Case {
+                name: "key-like lines inside a flow mapping are not keys",
+                kind: Yaml,
+                doc: "notes: {\npaths: x\n}\n",
+                section: PathsRead,
+                values: x,
+                want: "notes: {\npaths: x\n}\npaths:\n  read: [/x/**]\n",
+            },
+            Case {
+                name: "markdown without front matter gets one",
+                kind: FrontMatter,
+                doc: "# Title\n\nBody\n",
+                section: PathsRead,
+                values: x,
+                want: "---\npaths:\n  read: [/x/**]\n---\n# Title\n\nBody\n",
+            },
+            Case {
+                name: "empty front matter",
+                kind: FrontMatter,
+                doc: "---\n---\nBody\n",
+                section: PathsRead,
+                values: x,
+                want: "---\npaths:\n  read: [/x/**]\n---\nBody\n",
+            },
+            Case {
+                name: "front matter closed by '...'",
+                kind: FrontMatter,
+                doc: "---\ntitle: t\n...\nBody: [a]\n",
+                section: PathsRead,
+                values: x,
+                want: "---\ntitle: t\npaths:\n  read: [/x/**]\n...\nBody: [a]\n",
+            },
+            Case {
+                name: "CRLF front matter",
+                kind: FrontMatter,
+                doc: "---\r\npaths:\r\n  read:\r\n  - ~/a/**\r\n---\r\nBody\r\n",
+                section: PathsRead,
+                values: x,
+                want: "---\r\npaths:\r\n  read:\r\n  - ~/a/**\r\n  - /x/**\r\n---\r\nBody\r\n",
+            },
+        ];
+        for c in cases {
+            assert_eq!(
+                edited(c.doc, c.kind, c.section, c.values),
+                c.want,
+                "{}",
+                c.name
+            );
+        }
+    }
+
+    /// Whether `small` is a subsequence of `big` (nothing of it was removed).
+    fn is_subsequence(small: &str, big: &str) -> bool {
+        let mut big = big.chars();
+        small.chars().all(|c| big.any(|d| d == c))
+    }
+
+    #[test]
+    fn e16_every_layout_combination_keeps_the_original_text() {
+        let paths = [
+            "",
+            "paths:\n  read: [a]   # c\n",
+            "paths:\n  read:\n    - a  # c\n  write:\n  - b\n",
+            "paths: {read: [a], write: []}\n",
+            "paths:   # c\n  deny: [x]\n",
+            "paths:\n    write: [\n        \"b\",\n    ]\n",
+        ];
+        let bash = [
+            "",
+            "bash_tools:\n  categories:\n    read_only: [ls]\n    # comment\n  deny: [sudo]\n",
+            "bash_tools:\n  timeout: 30\n",
+            "bash_tools:\n  categories:\n    safe_write:\n    - touch\n",
+            "bash_tools: {categories: {dangerous: [rm]}}\n",
+        ];
+        let org = [
+            "",
+            "org_roam_patterns: {subdirectory: [], tags: []}\n",
+            "org_roam_patterns:\n  tags:\n    - work\n",
+        ];
+        let other = [
+            "",
+            "# header\ndescription: x\n\n",
+            "notes: |\n  paths:\n   read: []\n",
+        ];
+        let values = strings(&["/x/**", "**/.env", "git log"]);
+        let mut edits = 0;
+        for p in paths {
+            for b in bash {
+                for o in org {
+                    for h in other {
+                        let yaml = format!("{h}{p}{b}{o}");
+                        let reordered = format!("{o}{b}{h}{p}");
+                        let md = format!("---\n{yaml}---\nBody\n\n---\npaths: [body]\n");
+                        let docs = [
+                            (yaml.as_str(), DocKind::Yaml),
+                            (reordered.as_str(), DocKind::Yaml),
+                            (md.as_str(), DocKind::FrontMatter),
+                        ];
+                        for (doc, kind) in docs {
+                            for section in Section::ALL {
+                                let new =
+                                    edited(doc, kind, section, &["/x/**", "**/.env", "git log"]);
+                                assert!(is_subsequence(doc, &new), "{section}:\n{doc}\n=>\n{new}");
+                                if kind == DocKind::FrontMatter {
+                                    assert!(new.ends_with("---\nBody\n\n---\npaths: [body]\n"));
+                                }
+                                let again = edit_text("t", &new, kind, section, &values).unwrap();
+                                assert_eq!(again.text, None, "{section}:\n{new}");
+                                assert_eq!(again.already_present, values);
+                                edits += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(edits, 6 * 5 * 3 * 3 * 3 * 7);
+    }
+
+    #[test]
+    fn mangled_documents_never_panic() {
+        // Deterministic pseudo-random mutations of the fixtures: characters that matter to
+        // YAML deleted, inserted or swapped. Every outcome is an error or a verified edit.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let alphabet: Vec<char> = " \n\t-:#[]{},'\"&*!|>~?%@\r".chars().collect();
+        let fixtures = [
+            RICH,
+            PRESET,
+            "paths:\n  read: [\n    a,\n  ]\n",
+            "a: {b: [c, d]}\n",
+        ];
+        let (mut ok, mut failed) = (0, 0);
+        for round in 0..1500 {
+            let fixture = fixtures[round % fixtures.len()];
+            let mut chars: Vec<char> = fixture.chars().collect();
+            for _ in 0..1 + next(3) {
+                let at = next(chars.len() + 1);
+                match next(3) {
+                    0 if at < chars.len() => {
+                        chars.remove(at);
+                    }
+                    1 if at < chars.len() => chars[at] = alphabet[next(alphabet.len())],
+                    _ => chars.insert(at, alphabet[next(alphabet.len())]),
+                }
+            }
+            let doc: String = chars.into_iter().collect();
+            let kind = if fixture == PRESET {
+                DocKind::FrontMatter
+            } else {
+                DocKind::Yaml
+            };
+            let section = Section::ALL[round % Section::ALL.len()];
+            match edit_text("t", &doc, kind, section, &strings(&["/x/**", "*"])) {
+                Ok(TextEdit {
+                    text: Some(new), ..
+                }) => {
+                    assert!(
+                        is_subsequence(&doc, &new) || doc.contains('~') || doc.contains("null")
+                    );
+                    ok += 1;
+                }
+                Ok(TextEdit { text: None, .. }) => ok += 1,
+                Err(ScopeError::Edit { message, .. }) => {
+                    // Every refusal says that the file was not changed.
+                    let lower = message.to_lowercase();
+                    assert!(
+                        lower.contains("nothing was added") || lower.contains("left untouched"),
+                        "{message}"
+                    );
+                    failed += 1;
+                }
+                Err(e) => panic!("unexpected error kind: {e}"),
+            }
+        }
+        // Both outcomes were exercised.
+        assert!(ok > 0 && failed > 0, "{ok} edited, {failed} refused");
+    }
+
+    #[test]
+    fn values_quoted_only_when_yaml_needs_it() {
+        // (value, in a block list, in a flow list)
+        let cases: &[(&str, &str, &str)] = &[
+            ("/x/**", "/x/**", "/x/**"),
+            ("~/src/**", "~/src/**", "~/src/**"),
+            ("git log", "git log", "git log"),
+            ("it's", "it's", "it's"),
+            ("a:b", "a:b", "a:b"),
+            ("x,y", "x,y", "\"x,y\""),
+            ("a[1]", "a[1]", "\"a[1]\""),
+            ("**/.env", "\"**/.env\"", "\"**/.env\""),
+            ("*", "\"*\"", "\"*\""),
+            ("*.md", "\"*.md\"", "\"*.md\""),
+            ("#tag", "\"#tag\"", "\"#tag\""),
+            ("a #b", "\"a #b\"", "\"a #b\""),
+            ("a: b", "\"a: b\"", "\"a: b\""),
+            ("key:", "\"key:\"", "\"key:\""),
+            ("-rf", "\"-rf\"", "\"-rf\""),
+            ("&x", "\"&x\"", "\"&x\""),
+            ("!x", "\"!x\"", "\"!x\""),
+            ("%x", "\"%x\"", "\"%x\""),
+            ("@x", "\"@x\"", "\"@x\""),
+            ("`x`", "\"`x`\"", "\"`x`\""),
+            ("'q'", "\"'q'\"", "\"'q'\""),
+            ("\"q\"", "\"\\\"q\\\"\"", "\"\\\"q\\\"\""),
+            ("yes", "\"yes\"", "\"yes\""),
+            ("on", "\"on\"", "\"on\""),
+            ("true", "\"true\"", "\"true\""),
+            ("null", "\"null\"", "\"null\""),
+            ("~", "\"~\"", "\"~\""),
+            ("123", "\"123\"", "\"123\""),
+            ("1.5", "\"1.5\"", "\"1.5\""),
+            ("0x1F", "\"0x1F\"", "\"0x1F\""),
+            (".inf", "\".inf\"", "\".inf\""),
+            (" lead", "\" lead\"", "\" lead\""),
+            ("trail ", "\"trail \"", "\"trail \""),
+            ("tab\there", "\"tab\\there\"", "\"tab\\there\""),
+            ("line\nbreak", "\"line\\nbreak\"", "\"line\\nbreak\""),
+            ("back\\slash", "back\\slash", "back\\slash"),
+            ("bell\u{7}", "\"bell\\u0007\"", "\"bell\\u0007\""),
+            ("日本/🦀", "日本/🦀", "日本/🦀"),
+        ];
+        for &(v, block, flow) in cases {
+            assert_eq!(render(v, false, QuotePref::MINIMAL), block, "block {v:?}");
+            assert_eq!(render(v, true, QuotePref::MINIMAL), flow, "flow {v:?}");
+            // Each rendering reads back as the string itself.
+            for (text, wrap) in [(block, format!("- {block}\n")), (flow, format!("[{flow}]"))] {
+                let back: Vec<String> =
+                    serde_yaml::from_str(&wrap).unwrap_or_else(|e| panic!("{text}: {e}"));
+                assert_eq!(back, [v], "{text}");
+            }
+        }
+        // Through a real edit: a block list and a flow list.
+        let values = ["**/.env", "yes", "x,y", "plain"];
+        assert_eq!(
+            edited("paths:\n  read:\n    - ~/a\n", DocKind::Yaml, Section::PathsRead, &values),
+            "paths:\n  read:\n    - ~/a\n    - \"**/.env\"\n    - \"yes\"\n    - x,y\n    - plain\n"
+        );
+        assert_eq!(
+            edited(
+                "paths:\n  read: [~/a]\n",
+                DocKind::Yaml,
+                Section::PathsRead,
+                &values
+            ),
+            "paths:\n  read: [~/a, \"**/.env\", \"yes\", \"x,y\", plain]\n"
+        );
+        // Single-quoted lists get single quotes, except where only double quotes can say it.
+        let single = QuotePref::of(b"''");
+        assert_eq!(render("a'b", false, single), "'a''b'");
+        assert_eq!(render("a\nb", false, single), "\"a\\nb\"");
+        // A list with some single-quoted items quotes new ones, when needed, the same way.
+        let mixed = QuotePref::of(b"'x");
+        assert_eq!(render("*.md", true, mixed), "'*.md'");
+        assert_eq!(render("plain", true, mixed), "plain");
+    }
+
+    #[test]
+    fn e34_missing_document_errors_with_explanation() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["scope.yml", "preset.md"] {
+            let file = dir.path().join(name);
+            let m = edit_error(add_to_scope(
+                &file,
+                Section::PathsRead,
+                &strings(&["/x/**"]),
+            ));
+            assert_eq!(
+                m,
+                format!(
+                    "there is no scope document at {}. Create it (a scope.yml, or a preset.md \
+                     whose YAML front matter holds the scope) in the session directory, or \
+                     edit the scope by hand; nothing was added",
+                    file.display()
+                )
+            );
+            assert!(!file.exists());
+        }
+        assert!(listing(dir.path()).is_empty());
+        // The error names the file and is the edit error symbol in Emacs.
+        let file = dir.path().join("scope.yml");
+        let err = add_to_scope(&file, Section::PathsRead, &strings(&["/x/**"])).unwrap_err();
+        assert_eq!(err.symbol(), "gptel-scope-edit-error");
+        assert!(err
+            .to_string()
+            .starts_with(&format!("cannot edit {}: there is no", file.display())));
+    }
+
+    #[test]
+    fn e36_unparsable_or_unexpected_document_left_untouched() {
+        let cases: &[(&str, &str, Section, &str)] = &[
+            (
+                "scope.yml",
+                "paths:\n  read: [a\n  write: []\n",
+                Section::PathsRead,
+                "The document does not parse (line 3 of the file): ",
+            ),
+            (
+                "preset.md",
+                "---\ndescription: x\npaths: [\n---\nBody\n",
+                Section::PathsRead,
+                "The YAML front matter does not parse (line 4 of the file): ",
+            ),
+            (
+                "scope.yml",
+                "paths: {}\npaths: {}\n",
+                Section::PathsRead,
+                "The document does not parse",
+            ),
+            (
+                "scope.yml",
+                "a: 1\n---\nb: 2\n",
+                Section::PathsRead,
+                "The document does not parse",
+            ),
+            (
+                "preset.md",
+                "---\npaths: {}\nBody without a closing fence\n",
+                Section::PathsRead,
+                "the front matter opened by '---' on line 1 is not closed",
+            ),
+            (
+                "scope.yml",
+                "paths:\n  read: ~/src/**\n",
+                Section::PathsRead,
+                "`paths.read` is not a list; nothing was added",
+            ),
+            (
+                "scope.yml",
+                "paths: [a, b]\n",
+                Section::PathsWrite,
+                "`paths` is not a mapping; nothing was added",
+            ),
+            (
+                "scope.yml",
+                "- a\n- b\n",
+                Section::ReadOnly,
+                "the document is not a mapping of keys; nothing was added",
+            ),
+            (
+                "scope.yml",
+                "base: &b [x]\npaths:\n  read: *b\n",
+                Section::PathsRead,
+                "cannot add to `paths.read` automatically: it is an alias of another value; the \
+                 file was left untouched, edit it by hand",
+            ),
+            (
+                "scope.yml",
+                "paths: &p {read: [a]}\n",
+                Section::PathsRead,
+                "cannot add to `paths` automatically: it carries an anchor",
+            ),
+            (
+                "scope.yml",
+                "paths:\n  read: !!seq [a]\n",
+                Section::PathsRead,
+                "cannot add to `paths.read` automatically: it carries a tag",
+            ),
+            (
+                "scope.yml",
+                "--- {paths: {read: [a]}}\n",
+                Section::PathsRead,
+                "a '---' line with content on it is not supported",
+            ),
+            (
+                "scope.yml",
+                "paths:\n  {read: [a]}\n",
+                Section::PathsRead,
+                "cannot add to `paths` automatically: its layout is not one this editor changes",
+            ),
+            (
+                "scope.yml",
+                "? paths\n: {read: [a]}\n",
+                Section::PathsRead,
+                "cannot add to `paths` automatically: the document is not a block mapping",
+            ),
+        ];
+        for &(name, doc, section, want) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let file = write(dir.path(), name, doc);
+            let m = edit_error(add_to_scope(&file, section, &strings(&["/x/**"])));
+            assert!(m.starts_with(want), "{doc:?}:\n{m}\nwanted: {want}");
+            assert_eq!(read(&file), doc);
+            assert_eq!(listing(dir.path()), [name]);
+        }
+    }
+
+    #[test]
+    fn e36_edit_that_does_not_verify_is_refused() {
+        let root: Value = serde_yaml::from_str("paths:\n  read: [a]\n").unwrap();
+        let expected = with_list(
+            &root,
+            Section::PathsRead.key_path(),
+            vec![Value::from("a"), Value::from("b")],
+        );
+        let good = "paths:\n  read: [a, b]\n";
+        assert_eq!(
+            verify(
+                good,
+                (0, good.len()),
+                DocKind::Yaml,
+                &expected,
+                Section::PathsRead
+            ),
+            Ok(())
+        );
+        // Something else changed as well.
+        let bad = "paths:\n  read: [a, b]\n  write: [c]\n";
+        assert_eq!(
+            verify(
+                bad,
+                (0, bad.len()),
+                DocKind::Yaml,
+                &expected,
+                Section::PathsRead
+            ),
+            Err(
+                "could not add to paths.read without changing something else in the document; \
+                 the file was left untouched, edit it by hand"
+                    .into()
+            )
+        );
+        let broken = "paths:\n  read: [a, b\n";
+        let m = verify(
+            broken,
+            (0, broken.len()),
+            DocKind::Yaml,
+            &expected,
+            Section::PathsRead,
+        )
+        .unwrap_err();
+        assert!(m.starts_with("adding to paths.read would leave a document that does not parse"));
+    }
+
+    #[test]
+    fn e47_added_value_matches_what_validation_expects() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", "paths:\n  read: []\n");
+        let base = Path::new(BASE);
+        let path = add_resource(
+            &file,
+            "path",
+            "src/",
+            "run_bash_command",
+            Some("write"),
+            None,
+            base,
+        )
+        .unwrap();
+        let cmd = add_resource(
+            &file,
+            "command",
+            "cargo test --all",
+            "run_bash_command",
+            None,
+            None,
+            base,
+        )
+        .unwrap();
+        let tag = add_resource(
+            &file,
+            "pattern",
+            "tags:work",
+            "org_roam_search",
+            None,
+            None,
+            base,
+        )
+        .unwrap();
+        let text = read(&file);
+        assert_eq!(
+            text,
+            "paths:\n  read: []\n  write: [/home/u/proj/src/**]\nbash_tools:\n  categories:\n    \
+             read_only: [cargo]\norg_roam_patterns:\n  tags: [work]\n"
+        );
+        // The loader's own types read it, and the values are what validation compares with.
+        let scope: crate::scope::Scope = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(scope.paths.write, path.patterns_added);
+        assert_eq!(scope.bash_tools.categories.read_only, cmd.patterns_added);
+        assert_eq!(scope.org_roam_patterns.tags, tag.patterns_added);
+        let glob = globset::Glob::new(&scope.paths.write[0])
+            .unwrap()
+            .compile_matcher();
+        assert!(glob.is_match("/home/u/proj/src/main.rs"));
+        assert!(glob.is_match("/home/u/proj/src/deep/er/mod.rs"));
+        assert!(!glob.is_match("/home/u/proj/other/x"));
+        assert_eq!(
+            base_command("cargo test --all").unwrap(),
+            scope.bash_tools.categories.read_only[0]
+        );
+    }
+
+    #[test]
+    fn section_names_round_trip() {
+        for s in Section::ALL {
+            assert_eq!(Section::from_dotted(s.dotted()), Some(s));
+            assert_eq!(s.key_path().join("."), s.dotted());
+            assert_eq!(s.to_string(), s.dotted());
+        }
+        assert_eq!(Section::from_dotted("paths.deny"), None);
+    }
+
+    #[test]
+    fn outcome_messages() {
+        let out = |added: &[&str], present: &[&str]| EditOutcome {
+            file: PathBuf::from("/p/scope.yml"),
+            section: "paths.read".into(),
+            patterns_added: strings(added),
+            already_present: strings(present),
+        };
+        assert_eq!(
+            out(&["a"], &[]).message(),
+            "Added \"a\" to paths.read in /p/scope.yml."
+        );
+        assert_eq!(
+            out(&["a", "b"], &["c"]).message(),
+            "Added \"a\", \"b\" to paths.read in /p/scope.yml; \"c\" already there."
+        );
+        assert_eq!(
+            out(&[], &[]).message(),
+            "Nothing to add to paths.read in /p/scope.yml."
+        );
+        let json = serde_json::to_value(out(&["a"], &[])).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"file": "/p/scope.yml", "section": "paths.read",
+                               "patterns_added": ["a"], "already_present": []})
+        );
+    }
+
+    #[test]
+    fn invalid_values_refused() {
+        for bad in ["", "  ", "a\0b"] {
+            invalid_argument(edit_text(
+                "t",
+                "",
+                DocKind::Yaml,
+                Section::PathsRead,
+                &strings(&[bad]),
+            ));
+        }
+        // No values: nothing to do.
+        let edit = edit_text("t", "paths: {}\n", DocKind::Yaml, Section::PathsRead, &[]).unwrap();
+        assert_eq!(edit.text, None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_keeps_permissions_and_symlinks() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let real_dir = dir.path().join("dotfiles");
+        fs::create_dir(&real_dir).unwrap();
+        let real = write(&real_dir, "scope.yml", "paths:\n  read: []\n");
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("scope.yml");
+        symlink(&real, &link).unwrap();
+
+        add_to_scope(&link, Section::PathsRead, &strings(&["/x/**"])).unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(read(&real), "paths:\n  read: [/x/**]\n");
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        assert_eq!(listing(&real_dir), ["scope.yml"]);
+        assert_eq!(listing(dir.path()), ["dotfiles", "scope.yml"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn read_only_file_is_not_replaced() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", "paths:\n  read: []\n");
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o444)).unwrap();
+        let m = edit_error(add_to_scope(
+            &file,
+            Section::PathsRead,
+            &strings(&["/x/**"]),
+        ));
+        assert_eq!(m, "the file is read-only; nothing was added");
+        assert_eq!(read(&file), "paths:\n  read: []\n");
+        assert_eq!(listing(dir.path()), ["scope.yml"]);
+    }
+
+    #[test]
+    fn non_utf8_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("scope.yml");
+        fs::write(&file, b"paths:\n  read: [\xff]\n").unwrap();
+        let m = edit_error(add_to_scope(
+            &file,
+            Section::PathsRead,
+            &strings(&["/x/**"]),
+        ));
+        assert!(m.starts_with("the file is not valid UTF-8"), "{m}");
+        assert_eq!(fs::read(&file).unwrap(), b"paths:\n  read: [\xff]\n");
+    }
 }

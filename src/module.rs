@@ -145,7 +145,7 @@ fn count(env: &Env, n: i64, what: &str) -> Result<usize> {
 #[defun]
 fn truncate<'e>(env: &'e Env, text: String, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
-    truncated(env, crate::truncate::truncate_chars(&text, max))
+    truncated(env, crate::truncate::truncate_chars_owned(text, max))
 }
 
 /// Truncate TEXT to MAX-BYTES bytes or MAX-LINES lines, whichever comes first.
@@ -153,7 +153,7 @@ fn truncate<'e>(env: &'e Env, text: String, max_chars: i64) -> Result<Value<'e>>
 fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i64) -> Result<Value<'e>> {
     let b = count(env, max_bytes, "max-bytes")?;
     let l = count(env, max_lines, "max-lines")?;
-    truncated(env, crate::truncate::truncate_stream(&text, b, l))
+    truncated(env, crate::truncate::truncate_stream_owned(text, b, l))
 }
 
 /// Add the resource of REQUEST to the scope document, keeping its comments; returns

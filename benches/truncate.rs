@@ -1,0 +1,116 @@
+//! Throughput of the output limiters on 100 MB of text (SPEC §4; target: ≥ 1 GB/s).
+//!
+//! `cargo bench --bench truncate`: median of 5 runs per case, printed as MB/s.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use gptel_scope::truncate::{
+    truncate_chars, truncate_chars_owned, truncate_stream, truncate_stream_owned,
+};
+
+const SIZE: usize = 100 * 1024 * 1024;
+const RUNS: usize = 5;
+
+/// Log-like text: ASCII lines with some two-, three- and four-byte characters.
+fn text() -> String {
+    let lines = [
+        "2024-05-01T12:00:00Z INFO  request handled in 12ms path=/api/v1/items status=200\n",
+        "src/main.rs:42:    let résumé = parse(&input)?; // naïve café déjà vu\n",
+        "warning: unused variable `x` → consider prefixing with an underscore: `_x`\n",
+        "日本語のテキスト、中文文本、한국어 텍스트 🦀🦀\n",
+        "drwxr-xr-x  5 user staff   160 May  1 12:00 target\n",
+    ];
+    let mut s = String::with_capacity(SIZE + 256);
+    let mut i = 0;
+    while s.len() < SIZE {
+        s.push_str(lines[i % lines.len()]);
+        i += 1;
+    }
+    s
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn report(name: &str, text: &str, times: Vec<Duration>) {
+    let t = median(times);
+    let mbps = text.len() as f64 / (1024.0 * 1024.0) / t.as_secs_f64();
+    println!(
+        "{name:<52} {:>9.2} ms  {mbps:>9.0} MB/s",
+        t.as_secs_f64() * 1e3
+    );
+}
+
+/// Time `f` on the borrowed text.
+fn bench(name: &str, text: &str, f: impl Fn(&str) -> usize) {
+    let times = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(f(black_box(text)));
+            start.elapsed()
+        })
+        .collect();
+    report(name, text, times);
+}
+
+/// Time `f` on an owned copy of the text (the copy is made before the clock starts), as the
+/// Emacs binding calls it with the string it received.
+fn bench_owned(name: &str, text: &str, f: impl Fn(String) -> usize) {
+    let times = (0..RUNS)
+        .map(|_| {
+            let owned = text.to_owned();
+            let start = Instant::now();
+            black_box(f(black_box(owned)));
+            start.elapsed()
+        })
+        .collect();
+    report(name, text, times);
+}
+
+fn main() {
+    let text = text();
+    println!(
+        "truncate: {} MB, {} lines, median of {RUNS} runs",
+        text.len() / (1024 * 1024),
+        text.bytes().filter(|&b| b == b'\n').count()
+    );
+    bench("truncate_chars(100 MB, 20000)", &text, |t| {
+        truncate_chars(t, 20_000).output.len()
+    });
+    bench(
+        "truncate_chars(100 MB, 50 M) (cut deep in the text)",
+        &text,
+        |t| truncate_chars(t, 50_000_000).output.len(),
+    );
+    bench("truncate_chars(100 MB, unlimited) (copy)", &text, |t| {
+        truncate_chars(t, usize::MAX).output.len()
+    });
+    bench("truncate_stream(100 MB, 8 KB, 200 lines)", &text, |t| {
+        truncate_stream(t, 8192, 200).output.len()
+    });
+    bench("truncate_stream(100 MB, unlimited) (copy)", &text, |t| {
+        truncate_stream(t, usize::MAX, usize::MAX).output.len()
+    });
+    bench_owned("truncate_chars_owned(100 MB, 20000)", &text, |t| {
+        truncate_chars_owned(t, 20_000).output.len()
+    });
+    bench_owned("truncate_chars_owned(100 MB, 50 M)", &text, |t| {
+        truncate_chars_owned(t, 50_000_000).output.len()
+    });
+    bench_owned("truncate_chars_owned(100 MB, unlimited)", &text, |t| {
+        truncate_chars_owned(t, usize::MAX).output.len()
+    });
+    bench_owned(
+        "truncate_stream_owned(100 MB, 8 KB, 200 lines)",
+        &text,
+        |t| truncate_stream_owned(t, 8192, 200).output.len(),
+    );
+    bench_owned("truncate_stream_owned(100 MB, unlimited)", &text, |t| {
+        truncate_stream_owned(t, usize::MAX, usize::MAX)
+            .output
+            .len()
+    });
+}
