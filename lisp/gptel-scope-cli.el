@@ -12,26 +12,33 @@
 
 ;;; Commentary:
 
-;; `make check' runs this in batch Emacs with the module loaded:
+;; `make check' runs `gptel-scope-cli-check' in batch Emacs:
 ;;
 ;;   make check SCOPE=scope.yml DIR=/some/dir CMD='ls | grep foo'
-;;       prints the decision on one command, readable;
+;;       prints the decision on one command, readably;
 ;;   make check SCOPE=scope.yml DIR=/some/dir < cmds.jsonl
-;;       reads one JSON object {"command": "..."} per line and prints one JSON
-;;       decision per line on standard output, and nothing else.
+;;       reads one JSON object {"command": "..."} per line (optionally with
+;;       "directory") and prints one JSON decision per line on standard
+;;       output, and nothing else.
 ;;
 ;; When SCOPE is empty the nearest scope.yml upward from DIR is used.
+;; Nothing is run.
 
 ;;; Code:
 
 (require 'subr-x)
-(require 'gptel-scope-module)
+(require 'gptel-scope)
+(require 'gptel-scope-explain)
+
+(declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
+(declare-function gptel-scope-module-check-command-json "gptel-scope-module" (request))
 
 (defun gptel-scope-cli--request (command scope dir)
   "Return the JSON request judging COMMAND in DIR under the SCOPE file."
   (json-serialize
    (list :command command
          :directory dir
+         :tool "run_bash_command"
          :sources (if scope (vector (list :file scope)) [])
          :home (expand-file-name "~"))))
 
@@ -41,72 +48,46 @@
         ((let ((found (locate-dominating-file dir "scope.yml")))
            (and found (expand-file-name "scope.yml" found))))))
 
-(defun gptel-scope-cli--print-decision (d)
-  "Print the decision plist D readably."
-  (let ((allowed (plist-get d :allowed)))
-    (princ (format "command:    %s\n" (plist-get d :command)))
-    (princ (format "decision:   %s\n" (if allowed "ALLOWED"
-                                        (format "DENIED (%s)" (plist-get d :reason)))))
-    (princ (format "message:    %s\n" (plist-get d :message)))
-    (princ (format "base:       %s   category: %s   required scope: %s\n"
-                   (or (plist-get d :base-command) "-")
-                   (or (plist-get d :category) "-")
-                   (or (plist-get d :required-scope) "-")))
-    (princ (format "directory:  %s\n" (plist-get d :directory)))
-    (when (plist-get d :commands)
-      (princ "commands:\n")
-      (dolist (c (plist-get d :commands))
-        (princ (format "  %-32s %-10s %-8s %s%s\n"
-                       (mapconcat #'identity (plist-get c :argv) " ")
-                       (or (plist-get c :category) "-")
-                       (plist-get c :verdict)
-                       (or (plist-get c :rule) (plist-get c :reason) "")
-                       (if (plist-get c :via)
-                           (format "  (via %s)" (mapconcat #'identity (plist-get c :via) ", "))
-                         "")))))
-    (when (plist-get d :paths)
-      (princ "paths:\n")
-      (dolist (p (plist-get d :paths))
-        (princ (format "  %-5s %s -> %s  %s%s\n"
-                       (plist-get p :access) (plist-get p :path) (plist-get p :resolved)
-                       (plist-get p :verdict)
-                       (if (plist-get p :pattern) (format " (%s)" (plist-get p :pattern)) "")))))
-    (when (plist-get d :warnings)
-      (princ "warnings:\n")
-      (dolist (w (plist-get d :warnings))
-        (princ (format "  %s\n" w))))))
-
 (defun gptel-scope-cli--read-line ()
   "Return the next line of standard input, or nil at its end."
   (condition-case nil
       (read-from-minibuffer "")
     (error nil)))
 
+(defun gptel-scope-cli--judge-line (line scope dir)
+  "Return the JSON decision for LINE, a JSON object, under SCOPE in DIR."
+  (condition-case err
+      (let* ((obj (json-parse-string line :object-type 'plist :null-object nil))
+             (cmd (plist-get obj :command))
+             (line-dir (plist-get obj :directory)))
+        (unless (stringp cmd)
+          (signal 'gptel-scope-invalid-argument (list "each line needs a string \"command\"")))
+        (gptel-scope-module-check-command-json
+         (gptel-scope-cli--request cmd scope (if (stringp line-dir)
+                                                 (directory-file-name (expand-file-name line-dir dir))
+                                               dir))))
+    (error (json-serialize
+            (list :command :null :allowed :false :reason "invalid_input"
+                  :message (error-message-string err))))))
+
 (defun gptel-scope-cli-check ()
-  "Entry point of `make check': arguments SCOPE DIR CMD on the command line."
+  "Entry point of `make check': SCOPE, DIR and CMD on the command line."
   (let* ((args command-line-args-left)
-         (dir (file-name-as-directory
+         (dir (directory-file-name
                (expand-file-name (if (string-empty-p (or (nth 1 args) "")) default-directory (nth 1 args)))))
-         (dir (directory-file-name dir))
          (scope (gptel-scope-cli--scope-file (nth 0 args) dir))
          (command (nth 2 args)))
     (setq command-line-args-left nil)
+    (gptel-scope-load-module)
     (if (and command (not (string-empty-p command)))
-        (gptel-scope-cli--print-decision
-         (gptel-scope-module-check-command (gptel-scope-cli--request command scope dir)))
+        (progn
+          (gptel-scope-print-decision
+           (gptel-scope-module-check-command (gptel-scope-cli--request command scope dir)))
+          (princ (format "scope:      %s\n" (or scope "none (no scope.yml above the directory)"))))
       (let (line)
         (while (setq line (gptel-scope-cli--read-line))
           (unless (string-empty-p (string-trim line))
-            (princ
-             (condition-case err
-                 (let* ((obj (json-parse-string line :object-type 'plist))
-                        (cmd (plist-get obj :command)))
-                   (unless (stringp cmd)
-                     (signal 'wrong-type-argument (list 'stringp cmd)))
-                   (gptel-scope-module-check-command-json (gptel-scope-cli--request cmd scope dir)))
-               (error (json-serialize
-                       (list :command :null :allowed :false :reason "invalid_input"
-                             :message (error-message-string err))))))
+            (princ (gptel-scope-cli--judge-line line scope dir))
             (princ "\n")))))))
 
 (provide 'gptel-scope-cli)

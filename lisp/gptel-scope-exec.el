@@ -1,4 +1,4 @@
-;;; gptel-scope-exec.el --- Running commands for gptel-scope  -*- lexical-binding: t; -*-
+;;; gptel-scope-exec.el --- Running judged commands for gptel-scope  -*- lexical-binding: t; -*-
 
 ;; Copyright (C) 2026 The gptel-scope authors
 
@@ -12,11 +12,24 @@
 
 ;;; Commentary:
 
-;; Runs an already judged command asynchronously with `make-process': a
-;; sanitized environment, its own process group (Emacs makes every child a
-;; session leader), a timeout that kills the whole group, output captured up
-;; to a hard cap and counted beyond it, decoded as UTF-8 with invalid bytes
-;; replaced, and truncated for the model by the module.
+;; Runs a command the module has already judged, asynchronously, with
+;; `make-process' (never `call-process': a timeout cannot interrupt it):
+;;
+;; - shell commands run as `bash --noprofile --norc -c COMMAND', the
+;;   grammar the module parsed; argv commands run with no shell;
+;; - the environment is sanitized: BASH_ENV and ENV unset, pagers off,
+;;   git never prompts;
+;; - standard input is closed at once, so a command waiting for input
+;;   ends instead of hanging until the timeout;
+;; - Emacs starts every subprocess in a session of its own (setsid), so
+;;   the command is the leader of a process group holding everything it
+;;   starts; on timeout that group, and every descendant that left it, get
+;;   SIGTERM and then SIGKILL, and when the command ends whatever it left
+;;   running in the background is killed too;
+;; - output (stdout and stderr together) is captured up to a hard cap
+;;   and counted beyond it, decoded as UTF-8 with invalid bytes replaced
+;;   and NUL shown as U+2400 (so `json-serialize' never fails, and any
+;;   JSON parser takes the result), and truncated by the module.
 
 ;;; Code:
 
@@ -26,60 +39,98 @@
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 
-(defcustom gptel-scope-exec-capture-factor 10
-  "Output kept in memory, as a multiple of the output limit.
-Past this many times `max_output_chars' bytes the rest of the output
-is counted, not kept, so a command that never stops printing cannot
-fill memory."
-  :type 'natnum
-  :group 'gptel-scope)
+(defconst gptel-scope-exec--set
+  '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "SYSTEMD_PAGER=cat" "GIT_TERMINAL_PROMPT=0"
+    "GIT_EDITOR=true" "EDITOR=true" "VISUAL=true" "TERM=dumb")
+  "Variables every command gets.")
 
-(defcustom gptel-scope-exec-kill-grace 1.0
-  "Seconds between SIGTERM and SIGKILL when a command times out."
-  :type 'number
-  :group 'gptel-scope)
-
-(defconst gptel-scope-exec--environment
-  '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "GIT_TERMINAL_PROMPT=0" "TERM=dumb")
-  "Variables set for every command.")
-
-(defconst gptel-scope-exec--unset '("BASH_ENV" "ENV" "PROMPT_COMMAND")
+(defconst gptel-scope-exec--unset '("BASH_ENV" "ENV" "PROMPT_COMMAND" "CDPATH" "GLOBIGNORE")
   "Variables removed from the environment of every command.")
 
-(defun gptel-scope-exec--environment ()
-  "Return `process-environment' sanitized for a command."
-  (append gptel-scope-exec--environment
-          (seq-remove (lambda (e)
-                        (let ((name (car (split-string e "="))))
-                          (or (member name gptel-scope-exec--unset)
-                              (assoc name (mapcar (lambda (x) (list (car (split-string x "="))))
-                                                  gptel-scope-exec--environment)))))
-                      process-environment)))
+(defvar gptel-scope-exec--live nil
+  "Processes started by `gptel-scope-exec-start' that have not ended.")
 
-(defun gptel-scope-exec-decode (bytes)
-  "Decode BYTES as UTF-8, replacing invalid bytes with U+FFFD.
-The result is always accepted by `json-serialize'."
-  (let ((s (replace-regexp-in-string "[\200-\377]" "\uFFFD" (decode-coding-string bytes 'utf-8-unix) t t)))
-    (if (ignore-errors (json-serialize (vector s)))
-        s
-      ;; Sequences Emacs decodes to surrogates or to characters beyond Unicode.
-      (apply #'string (mapcar (lambda (c) (if (or (> c #x10FFFF) (<= #xD800 c #xDFFF)) #xFFFD c))
-                              (string-to-list s))))))
+(defun gptel-scope-exec-environment ()
+  "Return `process-environment' sanitized for a command."
+  (let ((drop (append gptel-scope-exec--unset
+                      (mapcar (lambda (e) (car (split-string e "="))) gptel-scope-exec--set))))
+    (append gptel-scope-exec--set
+            (seq-remove (lambda (e) (member (car (split-string e "=")) drop))
+                        process-environment))))
 
 (defun gptel-scope-exec-shell-argv (command)
   "Return the argv running the shell COMMAND with bash and no startup files."
   (list "bash" "--noprofile" "--norc" "-c" command))
 
+(defun gptel-scope-exec-decode (bytes)
+  "Decode the unibyte string BYTES as UTF-8, invalid bytes as U+FFFD.
+NUL bytes become U+2400 (SYMBOL FOR NULL), which every JSON parser
+takes.  The result is always accepted by `json-serialize'."
+  (let ((s (replace-regexp-in-string
+            "\0" "\u2400"
+            (replace-regexp-in-string "[\200-\377]" "\uFFFD"
+                                      (decode-coding-string bytes 'utf-8-unix t) t t)
+            t t)))
+    (if (ignore-errors (json-serialize (vector s)))
+        s
+      ;; Surrogates and characters beyond Unicode that Emacs decodes.
+      (apply #'string (mapcar (lambda (c) (if (or (> c #x10FFFF) (<= #xD800 c #xDFFF)) #xFFFD c))
+                              (string-to-list s))))))
+
+(defun gptel-scope-exec--descendants (pid)
+  "Return the pids of the living descendants of PID, nearest first."
+  (let ((children (make-hash-table)) (out nil) (todo (list pid)))
+    (dolist (p (ignore-errors (list-system-processes)))
+      (let ((ppid (alist-get 'ppid (ignore-errors (process-attributes p)))))
+        (when ppid (push p (gethash ppid children)))))
+    (while todo
+      (dolist (c (gethash (pop todo) children))
+        (unless (memq c out)
+          (push c out)
+          (push c todo))))
+    (nreverse out)))
+
+(defun gptel-scope-exec--signal (pid pids signal)
+  "Send SIGNAL to the process group of PID and to each of PIDS."
+  (ignore-errors (signal-process (- pid) signal))
+  (dolist (p pids) (ignore-errors (signal-process p signal))))
+
+(defun gptel-scope-exec-kill (proc &optional immediately group-only)
+  "Kill PROC, its process group and its descendants.
+SIGTERM first and SIGKILL `gptel-scope-kill-grace' seconds later, or
+SIGKILL at once when IMMEDIATELY is non-nil.  With GROUP-ONLY, only
+signal the process group (after PROC ended its children belong to
+init, and the group holds those that did not leave it)."
+  (let ((pid (process-id proc)))
+    (when pid
+      (let ((pids (unless group-only (gptel-scope-exec--descendants pid))))
+        (if immediately
+            (gptel-scope-exec--signal pid pids 'SIGKILL)
+          (gptel-scope-exec--signal pid pids 'SIGTERM)
+          (run-at-time gptel-scope-kill-grace nil
+                       #'gptel-scope-exec--signal pid pids 'SIGKILL))))))
+
+(defun gptel-scope-exec-kill-all ()
+  "Kill the commands started by gptel-scope that are still running."
+  (interactive)
+  (dolist (proc gptel-scope-exec--live)
+    (gptel-scope-exec-kill proc t))
+  (setq gptel-scope-exec--live nil))
+
+(add-hook 'kill-emacs-hook #'gptel-scope-exec-kill-all)
+
 (cl-defun gptel-scope-exec-start (argv directory callback &key (timeout 30) (max-chars 20000))
-  "Run ARGV in DIRECTORY; call CALLBACK once with a result plist.
-TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The plist
-has :success, :exit-code, :output, :truncated, :timed-out,
-:duration-ms, :total-bytes.  Return the process."
+  "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
+TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
+plist has :success, :exit-code (nil when killed by a signal), :signal,
+:output, :truncated, :timed-out, :duration-ms, :total-bytes (all the
+output) and :kept-bytes (the part kept in memory).  Return the process."
   (let* ((start (float-time))
-         (cap (* (max 1 gptel-scope-exec-capture-factor) (max 1 max-chars)))
+         (max-chars (max 0 max-chars))
+         (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
          (chunks nil) (kept 0) (total 0) (timed-out nil) (done nil) (timer nil)
          (default-directory (file-name-as-directory directory))
-         (process-environment (gptel-scope-exec--environment))
+         (process-environment (gptel-scope-exec-environment))
          (proc nil))
     (setq proc
           (make-process
@@ -88,45 +139,50 @@ has :success, :exit-code, :output, :truncated, :timed-out,
            :connection-type 'pipe
            :coding 'binary
            :noquery t
-           :filter (lambda (_p s)
-                     (setq total (+ total (length s)))
-                     (when (< kept cap)
-                       (let ((piece (if (> (+ kept (length s)) cap) (substring s 0 (- cap kept)) s)))
-                         (push piece chunks)
-                         (setq kept (+ kept (length piece))))))
+           :filter
+           (lambda (_p s)
+             (setq total (+ total (length s)))
+             (when (< kept cap)
+               (let ((piece (if (> (+ kept (length s)) cap) (substring s 0 (- cap kept)) s)))
+                 (push piece chunks)
+                 (setq kept (+ kept (length piece))))))
            :sentinel
            (lambda (p _event)
              (unless (or done (process-live-p p))
                (setq done t)
+               (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
                (when timer (cancel-timer timer))
                ;; Nothing the command started may outlive it.
-               (gptel-scope-exec-kill-group p)
+               (gptel-scope-exec-kill p nil t)
                (let* ((text (gptel-scope-exec-decode (apply #'concat (nreverse chunks))))
                       (cut (gptel-scope-module-truncate text max-chars))
+                      (output (plist-get cut :output))
+                      (signaled (eq (process-status p) 'signal))
                       (code (process-exit-status p)))
+                 (setq chunks nil)
+                 (when (> total kept)
+                   (setq output (format "%s\n[The command printed %d bytes; only the first %d were kept.]"
+                                        output total kept)))
                  (funcall callback
-                          (list :success (and (not timed-out) (eq (process-status p) 'exit) (zerop code))
-                                :exit-code code
-                                :output (plist-get cut :output)
+                          (list :success (and (not timed-out) (not signaled) (eql code 0))
+                                :exit-code (unless signaled code)
+                                :signal (and signaled code)
+                                :output output
                                 :truncated (or (plist-get cut :truncated) (> total kept))
                                 :timed-out timed-out
                                 :total-bytes total
+                                :kept-bytes kept
                                 :duration-ms (round (* 1000 (- (float-time) start))))))))))
+    (push proc gptel-scope-exec--live)
+    ;; No command gets input: reading stdin sees its end at once.
+    (ignore-errors (process-send-eof proc))
     (setq timer
-          (run-at-time timeout nil
+          (run-at-time (max 0 timeout) nil
                        (lambda ()
                          (when (process-live-p proc)
                            (setq timed-out t)
-                           (gptel-scope-exec-kill-group proc)))))
+                           (gptel-scope-exec-kill proc)))))
     proc))
-
-(defun gptel-scope-exec-kill-group (proc)
-  "Kill the process group of PROC: SIGTERM, then SIGKILL after a grace period."
-  (let ((pid (process-id proc)))
-    (when pid
-      (ignore-errors (signal-process (- pid) 'SIGTERM))
-      (run-at-time gptel-scope-exec-kill-grace nil
-                   (lambda () (ignore-errors (signal-process (- pid) 'SIGKILL)))))))
 
 (provide 'gptel-scope-exec)
 ;;; gptel-scope-exec.el ends here

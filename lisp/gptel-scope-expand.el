@@ -12,211 +12,531 @@
 
 ;;; Commentary:
 
-;; The request_scope_expansion tool: the model asks for a tool and a
-;; resource, with a reason, and the user answers from a transient menu:
-;; d Deny, a Add to scope (permanent), o Allow once, e Edit the scope
-;; document, q Cancel.  Requests queue: one menu at a time.  The answer goes
-;; to the model as JSON.  Allow-once grants are buffer-local, used up by the
-;; call they allow, and cleared when the response ends.
+;; The request_scope_expansion tool: after a refusal the model asks for a
+;; tool and a resource, with a reason, and the user answers from a
+;; transient menu:
+;;
+;;   d  Deny (reject the tool call)      a  Add to scope (permanent)
+;;   o  Allow once (this turn)           e  Edit the scope document
+;;   q  Cancel (deny)                    r  Retry (after an edit)
+;;
+;; The menu shows the tool, the resource, the model's reason and what was
+;; refused.  Requests queue: one menu at a time.  The answer goes to the
+;; model as JSON, always with a message.  Quitting the menu (C-g) counts
+;; as Cancel.  Add to scope edits the scope document in effect in place
+;; (comments and layout kept) through the module; a failure is reported
+;; and the menu comes back.  Edit opens the document and leaves the
+;; request pending: saving or killing the document's buffer brings the
+;; menu back, so does \\[gptel-scope-resume-expansion], and the end of
+;; the turn (gptel's post-response hook, run on abort too) denies what is
+;; still open.  Allow-once grants are buffer-local, used up by the call
+;; they let through, and cleared when the response ends.
+;;
+;; The request travels to the suffix commands as the transient's scope:
+;; read with `transient-scope' from transient 0.7 on, and from the prefix
+;; object on older transient (0.3.7 is built into Emacs 28).
+;;
+;; With `gptel-scope-prompt-on-denial' the menu opens at the refusal
+;; itself, and the refused call runs when the user lifts the refusal.
 
 ;;; Code:
 
 (require 'cl-lib)
+(require 'seq)
+(require 'subr-x)
+(require 'eieio)
 (require 'transient)
+(require 'gptel-scope)
 (require 'gptel-scope-tools)
 
 (declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
-(declare-function gptel-make-tool "ext:gptel")
+(declare-function transient-scope "transient")
+(declare-function gptel-make-tool "ext:gptel-request")
 (defvar gptel-post-response-functions)
+
+;;;; Requests
 
 (defvar gptel-scope--expansion-queue nil
   "Expansion requests waiting for the menu, oldest first.")
 
 (defvar gptel-scope--expansion-current nil
-  "The expansion request the menu shows, or nil.")
+  "The expansion request the menu shows or is about to show, or nil.")
 
 (defvar gptel-scope--expansion-pending nil
-  "Requests left open by Edit, to be answered by `gptel-scope-resume-expansion'.")
+  "Requests left open by Edit, oldest first.")
+
+(defvar gptel-scope--expansion-counter 0
+  "The number of expansion requests made so far.")
 
 (defvar gptel-scope-expansion-show-function #'gptel-scope--expansion-show-menu
-  "Function of one argument, a request, that asks the user about it.")
+  "Function of one argument, a request plist, that puts it to the user.
+The default opens `gptel-scope-expansion-menu'.")
+
+(defconst gptel-scope-tool-validation
+  '(("run_bash_command" . "command")
+    ("run_command" . "command")
+    ("list_allowed_commands" . "meta")
+    ("request_scope_expansion" . "meta"))
+  "How each tool's resources are validated; tools not listed validate paths.
+A \"meta\" tool needs no scope: request_scope_expansion always runs.")
 
 (defun gptel-scope--validation-type (tool resource)
-  "Return how RESOURCE of TOOL is validated: \"path\", \"pattern\" or \"command\"."
-  (cond ((string-match-p "\\`\\(subdirectory\\|tags\\):" resource) "pattern")
-        ((member tool '("run_bash_command" "run_command"))
-         (if (string-match-p "\\`\\(/\\|~\\|\\./\\|\\.\\./\\)" resource) "path" "command"))
-        (t "path")))
+  "Return how RESOURCE of TOOL is validated: path, pattern, command or meta."
+  (let ((strategy (or (cdr (assoc tool gptel-scope-tool-validation)) "path")))
+    (cond ((string-match-p "\\`\\(subdirectory\\|tags\\):" resource) "pattern")
+          ((equal strategy "command")
+           (if (string-match-p "\\`\\(/\\|~\\|\\./\\|\\.\\./\\)" resource) "path" "command"))
+          (t strategy))))
+
+(defun gptel-scope--make-request (callback tool resource reason)
+  "Return a new request of TOOL on RESOURCE for REASON, answered to CALLBACK.
+What the current buffer recorded of the refusal fills in the details."
+  (let ((known (gptel-scope-denial tool resource)))
+    (list :id (cl-incf gptel-scope--expansion-counter)
+          :tool tool
+          :resource resource
+          :reason reason
+          :validation-type (or (plist-get known :validation-type)
+                               (gptel-scope--validation-type tool resource))
+          :access (plist-get known :access)
+          :denial-reason (plist-get known :reason)
+          :denial-message (plist-get known :message)
+          :command (plist-get known :command)
+          :callback callback
+          :buffer (current-buffer)
+          :document (gptel-scope-document)
+          :directory default-directory
+          :state 'queued
+          :edited nil)))
+
+(defun gptel-scope--request-p (object)
+  "Return non-nil when OBJECT is an expansion request."
+  (and (consp object) (plist-get object :id) (functionp (plist-get object :callback))))
+
+(defun gptel-scope--enqueue (request)
+  "Queue REQUEST and show it when no other one is shown."
+  (setq gptel-scope--expansion-queue (append gptel-scope--expansion-queue (list request)))
+  (gptel-scope--expansion-next))
 
 (defun gptel-scope-request-scope-expansion (callback tool-name resource reason)
   "Ask the user to widen the scope for TOOL-NAME on RESOURCE, for REASON.
-CALLBACK receives the JSON answer.  The request waits in a queue when
-another one is being answered."
+CALLBACK receives the JSON answer, exactly once.  The request waits
+in a queue while another one is answered.  This is
+request_scope_expansion; it needs no scope itself."
   (let ((once (gptel-scope--once callback)))
-    (gptel-scope--guard once
-      (let ((req (list :tool tool-name :resource resource :reason reason
-                       :validation-type (gptel-scope--validation-type tool-name resource)
-                       :callback once :buffer (current-buffer)
-                       :document (gptel-scope-document)
-                       :directory default-directory)))
-        (setq gptel-scope--expansion-queue (append gptel-scope--expansion-queue (list req)))
-        (gptel-scope--expansion-next)))))
+    (gptel-scope--guard once "request_scope_expansion"
+      (gptel-scope--string-arg "tool_name" tool-name)
+      (gptel-scope--string-arg "resource" resource)
+      (let ((reason (if (and (stringp reason) (not (string-empty-p (string-trim reason))))
+                        reason
+                      "(no reason given)")))
+        (if (equal (cdr (assoc tool-name gptel-scope-tool-validation)) "meta")
+            (funcall once (gptel-scope--json
+                           :success t :message (format "%s needs no permission; call it directly." tool-name)))
+          (gptel-scope--enqueue (gptel-scope--make-request once tool-name resource reason)))))))
+
+(defun gptel-scope--expansion-answer (request json)
+  "Answer REQUEST with JSON, once, and move on to the next request."
+  (unless (eq (plist-get request :state) 'answered)
+    (plist-put request :state 'answered)
+    (setq gptel-scope--expansion-pending (delq request gptel-scope--expansion-pending))
+    (setq gptel-scope--expansion-queue (delq request gptel-scope--expansion-queue))
+    (when (eq request gptel-scope--expansion-current)
+      (setq gptel-scope--expansion-current nil))
+    (condition-case err
+        (funcall (plist-get request :callback) json)
+      (error (message "gptel-scope: answering the request failed: %s" (error-message-string err))))
+    (run-at-time 0 nil #'gptel-scope--expansion-next)))
+
+(defun gptel-scope--denied-json (request message)
+  "Return the JSON answer denying REQUEST with MESSAGE."
+  (gptel-scope--json :success nil :user_denied t
+                     :tool (plist-get request :tool) :resource (plist-get request :resource)
+                     :message message))
 
 (defun gptel-scope--expansion-next ()
   "Show the next queued request when none is shown."
-  (when (and (null gptel-scope--expansion-current) gptel-scope--expansion-queue)
-    (setq gptel-scope--expansion-current (pop gptel-scope--expansion-queue))
-    (funcall gptel-scope-expansion-show-function gptel-scope--expansion-current)))
+  (unless gptel-scope--expansion-current
+    (let (request)
+      (while (and (setq request (pop gptel-scope--expansion-queue))
+                  (not (buffer-live-p (plist-get request :buffer))))
+        (plist-put request :state 'answered)
+        (funcall (plist-get request :callback)
+                 (gptel-scope--denied-json request "The chat buffer was closed before the user answered.")))
+      (when request
+        (setq gptel-scope--expansion-current request)
+        (plist-put request :state 'waiting)
+        (funcall gptel-scope-expansion-show-function request)))))
 
-(defun gptel-scope--expansion-show-menu (req)
-  "Open the expansion menu on REQ."
-  (transient-setup 'gptel-scope-expansion-menu nil nil :scope req))
+;;;; The menu
+
+(defun gptel-scope--prefix-command (prefix)
+  "Return the command of PREFIX, a transient prefix object or stack entry."
+  (cond ((null prefix) nil)
+        ((consp prefix) (car prefix))
+        (t (ignore-errors (eieio-oref prefix 'command)))))
+
+(defun gptel-scope--expansion-menu-active-p ()
+  "Return non-nil when the expansion menu is up or suspended."
+  (seq-some (lambda (p) (eq (gptel-scope--prefix-command p) 'gptel-scope-expansion-menu))
+            (cons (bound-and-true-p transient--prefix) (bound-and-true-p transient--stack))))
+
+(defun gptel-scope--expansion-show-menu (request)
+  "Open the expansion menu on REQUEST.
+While the minibuffer or another transient is active, wait for it."
+  (when (eq request gptel-scope--expansion-current)
+    (if (or (> (minibuffer-depth) 0) (bound-and-true-p transient--prefix))
+        (run-with-timer 0.5 nil #'gptel-scope--expansion-show-menu request)
+      (transient-setup 'gptel-scope-expansion-menu nil nil :scope request)
+      (plist-put request :state 'shown))))
 
 (defun gptel-scope--transient-scope ()
-  "The scope of the active transient prefix, or nil.
-`transient-scope' from transient 0.7 on; the prefix object's slot on
-older transient (0.3.x, built into Emacs 28)."
-  (cond ((fboundp 'transient-scope) (ignore-errors (transient-scope)))
-        ((or (bound-and-true-p transient--prefix) (bound-and-true-p transient-current-prefix))
-         (ignore-errors (eieio-oref (or transient--prefix transient-current-prefix) 'scope)))))
+  "Return the scope of the active transient prefix, or nil.
+That is `transient-scope' from transient 0.7 on, and the prefix
+object's slot on older transient (0.3.x, built into Emacs 28)."
+  (if (fboundp 'transient-scope)
+      (ignore-errors (transient-scope))
+    (let ((prefix (or (bound-and-true-p transient--prefix)
+                      (bound-and-true-p transient-current-prefix))))
+      (and prefix (ignore-errors (eieio-oref prefix 'scope))))))
 
 (defun gptel-scope--expansion-request ()
-  "The request the menu answers.
-The request being shown is authoritative (the menu only ever shows it);
-the transient scope serves when it is the only record left."
-  (or gptel-scope--expansion-current
-      (let ((s (gptel-scope--transient-scope)))
-        (and (plist-get s :callback) s))
-      (user-error "No scope expansion request is waiting")))
+  "Return the request the menu answers.
+That is the transient scope of the menu; called outside the menu,
+the request being shown."
+  (let ((scope (gptel-scope--transient-scope)))
+    (cond ((gptel-scope--request-p scope)
+           (when (eq (plist-get scope :state) 'answered)
+             (user-error "This scope expansion request was answered already"))
+           scope)
+          (gptel-scope--expansion-current)
+          (t (user-error "No scope expansion request is waiting")))))
 
-(defun gptel-scope--expansion-answer (req json)
-  "Answer REQ with JSON and move on to the next request."
-  (setq gptel-scope--expansion-pending (delq req gptel-scope--expansion-pending))
-  (when (eq req gptel-scope--expansion-current)
-    (setq gptel-scope--expansion-current nil))
-  (funcall (plist-get req :callback) json)
-  (run-at-time 0 nil #'gptel-scope--expansion-next))
+(defun gptel-scope--expansion-edited-p ()
+  "Return non-nil when the request in the menu had its document edited."
+  (let ((scope (gptel-scope--transient-scope)))
+    (and (gptel-scope--request-p scope) (plist-get scope :edited))))
 
-(defun gptel-scope--expansion-description ()
-  "The description of the expansion menu."
-  (let ((req (ignore-errors (gptel-scope--expansion-request))))
-    (if (not req)
+(defun gptel-scope--add-section (request)
+  "Describe where Add to scope would put REQUEST's resource."
+  (pcase (plist-get request :validation-type)
+    ("command" "bash_tools.categories (read_only or safe_write)")
+    ("path" (if (equal (plist-get request :access) "write") "paths.write" "paths.read, or paths.write for writing tools"))
+    ("pattern" "org_roam_patterns")
+    (other (format "nowhere: unknown validation type %s" other))))
+
+(defun gptel-scope--first-sentence (text)
+  "Return the first sentence of TEXT."
+  (if (string-match "\\.\\( \\|\\'\\)" text)
+      (substring text 0 (1+ (match-beginning 0)))
+    text))
+
+(defun gptel-scope--expansion-description (&rest _)
+  "Return the description of the expansion menu."
+  (let ((request (or (let ((s (gptel-scope--transient-scope))) (and (gptel-scope--request-p s) s))
+                     gptel-scope--expansion-current)))
+    (if (not request)
         "Scope expansion"
-      (format "The model asks to widen the scope\n  tool:     %s\n  resource: %s\n  reason:   %s\n  type:     %s%s"
-              (plist-get req :tool) (plist-get req :resource) (plist-get req :reason)
-              (plist-get req :validation-type)
-              (if gptel-scope--expansion-queue
-                  (format "\n  (%d more waiting)" (length gptel-scope--expansion-queue))
-                "")))))
+      (concat
+       (propertize "The model asks to widen the scope" 'face 'transient-heading)
+       (if gptel-scope--expansion-queue
+           (format "  (%d more waiting)" (length gptel-scope--expansion-queue))
+         "")
+       (format "\n  tool:      %s\n  resource:  %s\n  reason:    %s"
+               (plist-get request :tool) (plist-get request :resource) (plist-get request :reason))
+       (if (plist-get request :denial-reason)
+           (format "\n  refused:   %s%s" (plist-get request :denial-reason)
+                   (if (plist-get request :command)
+                       (format " (%s)" (plist-get request :command))
+                     ""))
+         "")
+       (if (plist-get request :denial-message)
+           (format "\n  why:       %s" (gptel-scope--first-sentence (plist-get request :denial-message)))
+         "")
+       (format "\n  type:      %s; Add puts it in %s" (plist-get request :validation-type)
+               (gptel-scope--add-section request))
+       (format "\n  document:  %s"
+               (or (plist-get request :document) "none (Add needs one: Edit creates scope.yml)"))
+       (if (plist-get request :edited)
+           "\n  The document was edited and saved: r asks the model to retry."
+         "")))))
+
+(defun gptel-scope--expansion-menu-exited ()
+  "Count the menu closed without a choice (\\[transient-quit-one]) as Cancel."
+  (let ((request gptel-scope--expansion-current))
+    (when (and request (eq (plist-get request :state) 'shown)
+               (not (gptel-scope--expansion-menu-active-p)))
+      (gptel-scope--expansion-answer
+       request (gptel-scope--denied-json
+                request "The user closed the request without allowing it; treat it as denied and do not retry it.")))))
+
+(add-hook 'transient-exit-hook #'gptel-scope--expansion-menu-exited)
+
+;;;; The choices
 
 (defun gptel-scope-expansion-deny ()
-  "Deny the request: the tool call fails."
+  "Deny the request: the refused tool call stays refused."
   (interactive)
-  (let ((req (gptel-scope--expansion-request)))
+  (let ((request (gptel-scope--expansion-request)))
     (gptel-scope--expansion-answer
-     req (gptel-scope--json :success nil :user_denied t
-                            :message (format "The user denied %s on %s. Do not retry it; find another way or ask the user."
-                                             (plist-get req :tool) (plist-get req :resource))))))
+     request (gptel-scope--denied-json
+              request (format "The user denied %s on %s. Do not retry it or work around it; continue without it, or ask the user."
+                              (plist-get request :tool) (plist-get request :resource))))))
 
 (defun gptel-scope-expansion-cancel ()
-  "Cancel the menu: the request counts as denied."
+  "Close the menu without allowing anything: the request counts as denied."
   (interactive)
-  (let ((req (gptel-scope--expansion-request)))
+  (let ((request (gptel-scope--expansion-request)))
     (gptel-scope--expansion-answer
-     req (gptel-scope--json :success nil :user_denied t
-                            :message "The user closed the request without allowing it; treat it as denied."))))
+     request (gptel-scope--denied-json
+              request "The user cancelled the request without allowing it; treat it as denied and do not retry it."))))
 
 (defun gptel-scope-expansion-allow-once ()
   "Allow the tool on the resource once, for this turn."
   (interactive)
-  (let ((req (gptel-scope--expansion-request)))
-    (when (buffer-live-p (plist-get req :buffer))
-      (with-current-buffer (plist-get req :buffer)
-        (push (cons (plist-get req :tool) (plist-get req :resource)) gptel-scope--allow-once)))
+  (let* ((request (gptel-scope--expansion-request))
+         (buffer (plist-get request :buffer)))
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer
+        (push (cons (plist-get request :tool) (plist-get request :resource)) gptel-scope--allow-once)))
     (gptel-scope--expansion-answer
-     req (gptel-scope--json :success t :allowed_once t
-                            :message (format "The user allowed %s on %s once. Retry the call exactly as before; the permission is used up by it."
-                                             (plist-get req :tool) (plist-get req :resource))))))
+     request (gptel-scope--json
+              :success t :allowed_once t
+              :tool (plist-get request :tool) :resource (plist-get request :resource)
+              :message (format "The user allowed %s on %s once, for this turn. Retry the same call now; the permission is used up by that call."
+                               (plist-get request :tool) (plist-get request :resource))))))
+
+(defun gptel-scope--add-resource (request)
+  "Return the resource of REQUEST as Add to scope should write it.
+An existing directory gets a trailing slash, which the module turns
+into dir/** (E15)."
+  (let ((resource (plist-get request :resource)))
+    (if (and (equal (plist-get request :validation-type) "path")
+             (not (string-suffix-p "/" resource))
+             (not (string-match-p "[*?[]" resource))
+             (file-directory-p (expand-file-name resource (plist-get request :directory))))
+        (concat resource "/")
+      resource)))
+
+(defun gptel-scope-add-to-scope (request)
+  "Add the resource of REQUEST to its scope document; return the module's result.
+Signal `user-error' when there is no document (E34), and the module's
+errors when it cannot edit it (E33, E36)."
+  (let ((doc (plist-get request :document)))
+    (unless (and doc (file-exists-p doc))
+      (user-error "No scope document to add to%s: create one with M-x gptel-scope-init, or choose Edit"
+                  (if doc (format " (%s does not exist)" doc) "")))
+    (gptel-scope-load-module)
+    (gptel-scope-module-add-to-scope
+     (json-serialize
+      (append (list :file doc
+                    :validation_type (plist-get request :validation-type)
+                    :resource (gptel-scope--add-resource request)
+                    :tool (plist-get request :tool)
+                    :base_directory (directory-file-name (expand-file-name (plist-get request :directory))))
+              (and (plist-get request :access) (list :access (plist-get request :access))))))))
+
+(defun gptel-scope--expansion-show-again (request)
+  "Put REQUEST back on the menu after a choice that failed."
+  (plist-put request :state 'retry)
+  (run-at-time 0 nil (lambda ()
+                       (when (eq request gptel-scope--expansion-current)
+                         (plist-put request :state 'waiting)
+                         (funcall gptel-scope-expansion-show-function request)))))
 
 (defun gptel-scope-expansion-add ()
-  "Add the resource to the scope document permanently."
+  "Add the resource to the scope document, permanently.
+When that fails the reason is shown and the menu comes back."
   (interactive)
-  (let* ((req (gptel-scope--expansion-request))
-         (doc (plist-get req :document)))
-    (unless (and doc (file-exists-p doc))
-      (user-error "No scope document to add to: create a scope.yml first (M-x gptel-scope-init)"))
-    (unless (fboundp 'gptel-scope-module-add-to-scope)
-      (user-error "This module cannot edit scope documents yet; use Edit (e) instead"))
-    (let ((r (gptel-scope-module-add-to-scope
-              (json-serialize (list :file doc :validation_type (plist-get req :validation-type)
-                                    :resource (plist-get req :resource) :tool (plist-get req :tool)
-                                    :base_directory (expand-file-name (plist-get req :directory)))))))
-      (gptel-scope--expansion-answer
-       req (gptel-scope--json :success t :patterns_added (vconcat (plist-get r :patterns-added))
-                              :message (format "The user added %s to %s of %s. Retry the call."
-                                               (plist-get req :resource) (plist-get r :section) doc))))))
+  (let* ((request (gptel-scope--expansion-request))
+         (result (condition-case err
+                     (gptel-scope-add-to-scope request)
+                   (error
+                    (gptel-scope--expansion-show-again request)
+                    (user-error "Add to scope failed: %s" (error-message-string err)))))
+         (added (plist-get result :patterns-added))
+         (present (plist-get result :already-present))
+         (section (plist-get result :section))
+         (file (or (plist-get result :file) (plist-get request :document))))
+    (gptel-scope--expansion-answer
+     request (gptel-scope--json
+              :success t
+              :patterns_added (vconcat added)
+              :already_present (vconcat present)
+              :section (or section :null)
+              :file file
+              :message (if added
+                           (format "The user added %s to %s in %s, permanently. Retry the call."
+                                   (string-join added ", ") section file)
+                         (format "%s is already in %s of %s; nothing was added. Retry the call."
+                                 (string-join present ", ") section file))))))
 
-(defun gptel-scope-expansion-edit ()
-  "Open the scope document; the request stays pending."
-  (interactive)
-  (let ((req (gptel-scope--expansion-request)))
-    (setq gptel-scope--expansion-current nil)
-    (add-to-list 'gptel-scope--expansion-pending req t)
-    (when (plist-get req :document)
-      (find-file (plist-get req :document)))
-    (message "Edit the scope, then M-x gptel-scope-resume-expansion to answer the request")))
+(defun gptel-scope--same-file-p (a b)
+  "Return non-nil when A and B name the same file."
+  (and a b (string= (file-truename a) (file-truename b))))
 
-;;;###autoload
-(defun gptel-scope-resume-expansion ()
-  "Show the menu again for a request left open by Edit."
-  (interactive)
-  (let ((req (or (car gptel-scope--expansion-pending)
-                 (user-error "No scope expansion request is pending"))))
-    (setq gptel-scope--expansion-pending (cdr gptel-scope--expansion-pending))
-    (setq gptel-scope--expansion-queue (cons req gptel-scope--expansion-queue))
+(defun gptel-scope--expansion-document-done (&optional saved)
+  "Bring back the requests pending on the document of the current buffer.
+SAVED non-nil means the document was just saved: the requests are
+marked edited, and their menu offers Retry."
+  (let ((file buffer-file-name))
+    (dolist (request (reverse gptel-scope--expansion-pending))
+      (when (gptel-scope--same-file-p (plist-get request :document) file)
+        (when saved (plist-put request :edited t))
+        (run-at-time 0 nil #'gptel-scope--expansion-resume request)))))
+
+(defun gptel-scope--expansion-document-saved ()
+  "Bring back, marked edited, the requests pending on the saved document."
+  (gptel-scope--expansion-document-done t))
+
+(defun gptel-scope--expansion-resume (request)
+  "Put the pending REQUEST first in the queue and show it when possible."
+  (when (memq request gptel-scope--expansion-pending)
+    (setq gptel-scope--expansion-pending (delq request gptel-scope--expansion-pending))
+    (plist-put request :state 'queued)
+    (push request gptel-scope--expansion-queue)
     (gptel-scope--expansion-next)))
 
-(defun gptel-scope--ask-on-denial (buffer decision retry callback)
-  "Ask the user about the refusal DECISION in BUFFER.
-Lifted: call RETRY.  Denied: give CALLBACK the refusal."
-  (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-    (gptel-scope-request-scope-expansion
-     (lambda (answer)
-       (if (plist-get (json-parse-string answer :object-type 'plist :false-object nil) :success)
-           (funcall retry)
-         (funcall callback (plist-get decision :response))))
-     (plist-get decision :tool) (plist-get decision :resource)
-     (format "The model's call was refused (%s): %s" (plist-get decision :reason) (plist-get decision :command)))))
+(defun gptel-scope-expansion-edit ()
+  "Open the scope document; the request stays pending until it is answered.
+Saving or killing the document's buffer brings the menu back, and so
+does \\[gptel-scope-resume-expansion]; the end of the turn denies it."
+  (interactive)
+  (let* ((request (gptel-scope--expansion-request))
+         (buffer (plist-get request :buffer))
+         (doc (or (plist-get request :document)
+                  (expand-file-name "scope.yml"
+                                    (or (and (buffer-live-p buffer)
+                                             (buffer-local-value 'gptel-scope-directory buffer))
+                                        (plist-get request :directory))))))
+    (plist-put request :document doc)
+    (plist-put request :state 'pending)
+    (when (eq request gptel-scope--expansion-current)
+      (setq gptel-scope--expansion-current nil))
+    (setq gptel-scope--expansion-pending
+          (append (delq request gptel-scope--expansion-pending) (list request)))
+    (let ((doc-buffer (find-file-noselect doc)))
+      (with-current-buffer doc-buffer
+        (add-hook 'after-save-hook #'gptel-scope--expansion-document-saved nil t)
+        (add-hook 'kill-buffer-hook #'gptel-scope--expansion-document-done nil t))
+      (pop-to-buffer doc-buffer))
+    (run-at-time 0 nil #'gptel-scope--expansion-next)
+    (message "Edit the scope and save it: the request comes back to be answered (or M-x gptel-scope-resume-expansion)")))
 
-(setq gptel-scope--denial-handler #'gptel-scope--ask-on-denial)
+(defun gptel-scope-expansion-retry ()
+  "Tell the model the scope document was edited, so it retries the call."
+  (interactive)
+  (let ((request (gptel-scope--expansion-request)))
+    (gptel-scope--expansion-answer
+     request (gptel-scope--json
+              :success t :scope_edited t
+              :tool (plist-get request :tool) :resource (plist-get request :resource)
+              :message (format "The user edited the scope document %s by hand. Retry the call; if it is refused again, the user did not allow it."
+                               (plist-get request :document))))))
 
-(transient-define-prefix gptel-scope-expansion-menu ()
-  "Answer the model's request to widen the scope."
+;;;###autoload
+(defun gptel-scope-resume-expansion (&optional request)
+  "Show the menu again for REQUEST, a request left open by Edit.
+Interactively, choose among the pending requests when there are several."
+  (interactive
+   (list (let ((pending gptel-scope--expansion-pending))
+           (cond ((null pending) (user-error "No scope expansion request is pending"))
+                 ((null (cdr pending)) (car pending))
+                 (t (let* ((names (mapcar (lambda (r)
+                                            (cons (format "%d: %s on %s" (plist-get r :id)
+                                                          (plist-get r :tool) (plist-get r :resource))
+                                                  r))
+                                          pending))
+                           (choice (completing-read "Resume request: " names nil t)))
+                      (cdr (assoc choice names))))))))
+  (gptel-scope--expansion-resume (or request (car gptel-scope--expansion-pending)
+                                     (user-error "No scope expansion request is pending"))))
+
+(transient-define-prefix gptel-scope-expansion-menu (request)
+  "Answer the model's request REQUEST to widen the scope."
   [:description gptel-scope--expansion-description
    ("d" "Deny (reject the tool call)" gptel-scope-expansion-deny)
    ("a" "Add to scope (permanent)" gptel-scope-expansion-add)
    ("o" "Allow once (this turn)" gptel-scope-expansion-allow-once)]
   [("e" "Edit the scope document" gptel-scope-expansion-edit)
-   ("q" "Cancel (deny)" gptel-scope-expansion-cancel)])
+   ("r" "Retry: the scope document was edited" gptel-scope-expansion-retry
+    :if gptel-scope--expansion-edited-p)
+   ("q" "Cancel (deny)" gptel-scope-expansion-cancel)]
+  (interactive
+   (list (or gptel-scope--expansion-current
+             (user-error "No scope expansion request is waiting (M-x gptel-scope-resume-expansion re-opens one left for editing)"))))
+  (transient-setup 'gptel-scope-expansion-menu nil nil :scope request)
+  (plist-put request :state 'shown))
+
+;;;; The end of the turn
 
 (defun gptel-scope-end-of-turn (&rest _)
-  "Clear allow-once grants and answer pending requests when a response ends."
-  (setq gptel-scope--allow-once nil)
-  (dolist (req (append gptel-scope--expansion-pending nil))
-    (when (eq (plist-get req :buffer) (current-buffer))
-      (gptel-scope--expansion-answer
-       req (gptel-scope--json :success nil :user_denied t
-                              :message "The turn ended before the user answered; treat it as denied.")))))
+  "Clear allow-once grants and answer open requests when a response ends.
+Run from `gptel-post-response-functions' in the chat buffer: at the end
+of a turn, and when it fails or is aborted."
+  (let ((buffer (current-buffer)))
+    (setq gptel-scope--allow-once nil
+          gptel-scope--denials nil)
+    (dolist (request (append (and gptel-scope--expansion-current (list gptel-scope--expansion-current))
+                             gptel-scope--expansion-queue
+                             gptel-scope--expansion-pending))
+      (when (eq (plist-get request :buffer) buffer)
+        (gptel-scope--expansion-answer
+         request (gptel-scope--denied-json
+                  request "The turn ended before the user answered; treat the request as denied."))))))
 
-(with-eval-after-load 'gptel
-  (add-hook 'gptel-post-response-functions #'gptel-scope-end-of-turn)
+;;;; Asking at the refusal
+
+(defun gptel-scope--answer-allows-p (json)
+  "Return non-nil when the expansion answer JSON lifted the refusal."
+  (eq t (plist-get (json-parse-string json :object-type 'plist :false-object nil :null-object nil)
+                   :success)))
+
+(defun gptel-scope--refused-by-user-json (decision)
+  "Return the refusal DECISION as JSON for the model, marked as the user's."
+  (let ((r (json-parse-string (gptel-scope--denial-json decision) :object-type 'plist)))
+    (setq r (plist-put r :user_denied t))
+    (setq r (plist-put r :message (concat "The user was asked and did not allow it. "
+                                          (or (plist-get r :message) ""))))
+    (json-serialize r)))
+
+(defun gptel-scope--ask-on-denial (buffer decision retry callback)
+  "Ask the user about the refusal DECISION of a call from BUFFER.
+Lifted: call RETRY.  Denied: give CALLBACK the refusal."
+  (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+    (gptel-scope--enqueue
+     (gptel-scope--make-request
+      (lambda (answer)
+        (if (gptel-scope--answer-allows-p answer)
+            (funcall retry)
+          (funcall callback (gptel-scope--refused-by-user-json decision))))
+      (plist-get decision :tool) (plist-get decision :resource)
+      (format "the call `%s' was refused" (plist-get decision :command))))))
+
+(setq gptel-scope--denial-handler #'gptel-scope--ask-on-denial)
+
+;;;; Registration with gptel
+
+(defconst gptel-scope-request-scope-expansion-description
+  "Ask the user to widen the scope after a tool refused a call for scope reasons (the refusal names request_scope_expansion, the tool and the resource). Pass the tool name, the resource exactly as the refusal gives it, and why the task needs it. The user may deny, allow it once (retry the same call right away), or add it to the scope permanently. On success retry the call; on denial do not retry or work around it."
+  "What the model is told about request_scope_expansion.")
+
+(defun gptel-scope-register-expansion-tool ()
+  "Register request_scope_expansion with gptel, in the category \"scope\"."
   (gptel-make-tool
    :name "request_scope_expansion" :category "scope" :async t
    :function #'gptel-scope-request-scope-expansion
-   :description "Ask the user to widen the scope after a tool refused a command or path for scope reasons (the refusal message names it). The user may deny, allow once, or add it permanently; on success, retry the call."
-   :args (list '(:name "tool_name" :type string :description "The tool that was refused, e.g. run_bash_command")
-               '(:name "resource" :type string :description "What to allow: the command, path or pattern the refusal named")
-               '(:name "reason" :type string :description "Why the task needs it"))))
+   :description gptel-scope-request-scope-expansion-description
+   :args (list '(:name "tool_name" :type string
+                       :description "The tool that was refused, e.g. run_bash_command")
+               '(:name "resource" :type string
+                       :description "What to allow: the command, path or pattern the refusal named")
+               '(:name "reason" :type string
+                       :description "Why the task needs it, in a sentence for the user"))))
+
+(with-eval-after-load 'gptel
+  (add-hook 'gptel-post-response-functions #'gptel-scope-end-of-turn)
+  (gptel-scope-register-expansion-tool))
 
 (provide 'gptel-scope-expand)
 ;;; gptel-scope-expand.el ends here

@@ -12,37 +12,104 @@
 
 ;;; Commentary:
 
-;; `gptel-scope-explain' shows the decision on a command, with its evidence,
-;; for the current buffer's scope.  `gptel-scope-init' writes a scope.yml
-;; from a profile.
+;; `gptel-scope-explain' asks for a command and shows, in a help buffer,
+;; the decision the current buffer's scope gives it, with the evidence:
+;; every simple command with its category and verdict, every path with
+;; its access and verdict, the warnings, the grants, the scope sources.
+;; `gptel-scope-print-decision' prints the same for `make check'.
+;;
+;; `gptel-scope-init' writes a scope.yml in a directory from one of the
+;; profiles of `gptel-scope-profile-directory'.
 
 ;;; Code:
 
+(require 'subr-x)
+(require 'gptel-scope)
 (require 'gptel-scope-tools)
-(require 'gptel-scope-cli)
+
+(defun gptel-scope-print-decision (decision)
+  "Print the module's DECISION readably with `princ'."
+  (let ((allowed (plist-get decision :allowed)))
+    (princ (format "command:    %s\n" (plist-get decision :command)))
+    (princ (format "decision:   %s\n" (if allowed "ALLOWED"
+                                        (format "DENIED (%s)" (plist-get decision :reason)))))
+    (princ (format "message:    %s\n" (plist-get decision :message)))
+    (princ (format "base:       %s   category: %s   required scope: %s\n"
+                   (or (plist-get decision :base-command) "-")
+                   (or (plist-get decision :category) "-")
+                   (or (plist-get decision :required-scope) "-")))
+    (princ (format "directory:  %s\n" (or (plist-get decision :directory) "-")))
+    (unless allowed
+      (when (plist-get decision :resource)
+        (princ (format "resource:   %s (%s) - what request_scope_expansion would ask for\n"
+                       (plist-get decision :resource) (plist-get decision :validation-type))))
+      (when (plist-get decision :allowed-patterns)
+        (princ (format "patterns:   %s\n" (string-join (plist-get decision :allowed-patterns) ", ")))))
+    (when (plist-get decision :commands)
+      (princ "commands:\n")
+      (dolist (c (plist-get decision :commands))
+        (princ (format "  %-32s %-10s %-8s %s%s\n"
+                       (mapconcat #'identity (plist-get c :argv) " ")
+                       (or (plist-get c :category) "-")
+                       (plist-get c :verdict)
+                       (or (plist-get c :rule) (plist-get c :reason) "")
+                       (if (plist-get c :via)
+                           (format "  (via %s)" (mapconcat #'identity (plist-get c :via) ", "))
+                         "")))))
+    (when (plist-get decision :paths)
+      (princ "paths:\n")
+      (dolist (p (plist-get decision :paths))
+        (princ (format "  %-5s %s -> %s  %s%s\n"
+                       (plist-get p :access) (plist-get p :path) (plist-get p :resolved)
+                       (plist-get p :verdict)
+                       (if (plist-get p :pattern) (format " (%s)" (plist-get p :pattern)) "")))))
+    (when (plist-get decision :warnings)
+      (princ "warnings:\n")
+      (dolist (w (plist-get decision :warnings))
+        (princ (format "  %s\n" w))))
+    (when (plist-get decision :grants-used)
+      (princ "grants used:\n")
+      (dolist (g (plist-get decision :grants-used))
+        (princ (format "  %s on %s (allow once)\n" (plist-get g :tool) (plist-get g :resource)))))))
+
+(defun gptel-scope--describe-source (source)
+  "Return a description of the scope SOURCE."
+  (cond ((plist-get source :file) (plist-get source :file))
+        ((plist-get source :profile) (format "profile %s" (plist-get source :profile)))
+        (t (format "inline scope (%s)" (plist-get source :name)))))
 
 ;;;###autoload
 (defun gptel-scope-explain (command &optional directory)
-  "Show the decision on COMMAND run in DIRECTORY under this buffer's scope."
-  (interactive (list (read-string "Command to explain: ") default-directory))
-  (gptel-scope-load-module)
-  (let* ((dir (directory-file-name (expand-file-name (or directory default-directory))))
-         (d (gptel-scope-module-check-command
-             (gptel-scope--request (current-buffer) :command command :directory dir :tool "run_bash_command")))
-         (sources (gptel-scope-sources)))
+  "Show the decision on COMMAND run in DIRECTORY under this buffer's scope.
+DIRECTORY defaults to `default-directory'; with a prefix argument it
+is asked for.  Nothing is run.  Return the decision plist."
+  (interactive
+   (list (read-string "Command to explain: ")
+         (if current-prefix-arg (read-directory-name "Run in directory: ") default-directory)))
+  (let* ((buffer (current-buffer))
+         (decision (gptel-scope-check-bash-command command (or directory default-directory) buffer))
+         (sources (gptel-scope-sources buffer))
+         (grants (buffer-local-value 'gptel-scope--allow-once buffer)))
     (with-help-window "*gptel-scope-explain*"
-      (gptel-scope-cli--print-decision d)
+      (gptel-scope-print-decision decision)
       (princ (format "\nscope sources: %s\n"
-                     (if (zerop (length sources)) "none"
-                       (mapconcat (lambda (s) (or (plist-get s :file) (plist-get s :profile) "inline scope"))
-                                  sources ", ")))))
-    d))
+                     (if (zerop (length sources))
+                         "none (every tool answers no_scope_config)"
+                       (mapconcat #'gptel-scope--describe-source sources ", "))))
+      (princ (format "timeout: %ss   output limit: %s characters\n"
+                     (plist-get decision :timeout) (plist-get decision :max-output-chars)))
+      (when grants
+        (princ "allow-once grants of this buffer:\n")
+        (dolist (g grants) (princ (format "  %s on %s\n" (car g) (cdr g))))))
+    decision))
 
 ;;;###autoload
 (defun gptel-scope-init (directory profile)
-  "Write DIRECTORY/scope.yml from the scope profile PROFILE."
+  "Write DIRECTORY/scope.yml from the scope profile PROFILE.
+PROFILE names a file of `gptel-scope-profile-directory' without its
+.yml.  Interactively, visit the new file.  Return its name."
   (interactive
-   (list (read-directory-name "Project directory: ")
+   (list (read-directory-name "Write scope.yml in directory: ")
          (completing-read "Profile: "
                           (mapcar #'file-name-base
                                   (directory-files gptel-scope-profile-directory nil "\\.yml\\'"))
@@ -53,10 +120,12 @@
       (user-error "No profile %s in %s" profile gptel-scope-profile-directory))
     (when (file-exists-p target)
       (user-error "%s exists already; edit it instead" target))
+    (make-directory (file-name-directory target) t)
     (with-temp-file target
       (insert (format "# Scope of this project, from the gptel-scope profile `%s'.\n" profile))
-      (insert-file-contents source)
-      (goto-char (point-max)))
+      (insert-file-contents source))
+    (when (called-interactively-p 'interactive)
+      (find-file target))
     (message "Wrote %s" target)
     target))
 

@@ -15,67 +15,125 @@
 ;; The tool functions, usable without gptel, and their registration with
 ;; `gptel-make-tool' in the category "scope" once gptel is loaded:
 ;;
-;;   run_bash_command(command, directory)
-;;   run_command(command, args, directory)   argv form, no shell
+;;   run_bash_command(command, directory[, timeout])
+;;   run_command(command, args, directory[, timeout])   argv form, no shell
 ;;   list_allowed_commands()
 ;;
-;; Which scope applies to a buffer: `gptel-scope-file' if set; else scope.yml
-;; or preset.md in `gptel-scope-directory'; else the nearest scope.yml upward
-;; from `default-directory'; plus `gptel-scope-inline' (a plist, or a profile
-;; name).  Async tools catch every error and call their callback exactly once.
+;; (request_scope_expansion is in gptel-scope-expand.el.)
+;;
+;; The scope of a buffer comes from, in this order (later sources override
+;; earlier ones key by key, in the module):
+;;
+;;   1. the variable `gptel-scope', set by a gptel preset's :scope key:
+;;      a profile name or a plist;
+;;   2. the buffer-local `gptel-scope-inline': a profile name or a plist;
+;;   3. the document: `gptel-scope-file' if set; else scope.yml or
+;;      preset.md in `gptel-scope-directory'; else the nearest scope.yml
+;;      upward from `default-directory'; else a preset.md beside the
+;;      buffer's file.
+;;
+;; No source at all: every tool answers no_scope_config.  Async tools
+;; catch every error and call their callback exactly once.
 
 ;;; Code:
 
 (require 'cl-lib)
+(require 'seq)
 (require 'subr-x)
+(require 'project)
 (require 'gptel-scope)
 (require 'gptel-scope-exec)
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
-(declare-function gptel-make-tool "ext:gptel")
+(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
+(declare-function gptel-make-tool "ext:gptel-request")
+
+;;;; Where the scope comes from
 
 (defvar-local gptel-scope-file nil
-  "The scope document of this buffer (scope.yml or preset.md), or nil.")
+  "The scope document of this buffer: a scope.yml or a preset.md, or nil.
+Set by the user or a session manager; it wins over
+`gptel-scope-directory' and over the search for scope.yml.")
 
 (defvar-local gptel-scope-directory nil
-  "The session directory of this buffer, holding scope.yml or preset.md, or nil.")
+  "The session directory of this buffer, holding scope.yml or preset.md.
+When nil the nearest scope.yml upward from `default-directory' applies.")
 
 (defvar-local gptel-scope-inline nil
-  "Inline scope of this buffer: a plist of scope keys, or a profile name.")
+  "Inline scope of this buffer, merged under its scope document.
+A plist of scope keys in kebab-case, like
+  (:paths (:read (\"~/src/**\"))
+   :bash-tools (:categories (:read-only (ls cat))))
+a profile name (a string or symbol naming a file of
+`gptel-scope-profile-directory'), or YAML text.")
+
+(defvar gptel-scope nil
+  "Scope set by a gptel preset's `:scope' key: a profile name or a plist.
+gptel sets this variable when it applies a preset with a `:scope' key,
+like (gptel-make-preset \\='coding :tools \\='(\"scope\") :scope \"coding\").
+The forms are those of `gptel-scope-inline', which is merged over it.")
 
 (defvar-local gptel-scope--allow-once nil
-  "Allow-once grants of this buffer: a list of (TOOL . RESOURCE).")
+  "Allow-once grants of this buffer: a list of (TOOL . RESOURCE).
+Each is used up by the call it lets through, and all are cleared
+when the response ends.")
 
-(defcustom gptel-scope-profile-directory
-  (seq-find #'file-directory-p
-            (list (expand-file-name "scope-profiles/" gptel-scope--directory)
-                  (expand-file-name "../scope-profiles/" gptel-scope--directory))
-            (expand-file-name "scope-profiles/" gptel-scope--directory))
-  "Directory of scope profiles (NAME.yml)."
-  :type 'directory
-  :group 'gptel-scope)
+(defvar-local gptel-scope--denials nil
+  "Recent refusals in this buffer: an alist ((TOOL . RESOURCE) . PLIST).
+A request_scope_expansion for one of them knows from it what was
+refused and how: :validation-type, :access, :reason, :message.")
 
-(defcustom gptel-scope-prompt-on-denial nil
-  "Non-nil: open the expansion menu at a refusal the user could allow.
-The tool call then waits for the answer: Allow once or Add to scope run
-it, Deny returns the refusal to the model."
-  :type 'boolean
-  :group 'gptel-scope)
+(defconst gptel-scope--verbatim-keys '("commands" "subcommands" "allowed")
+  "Keys of an inline scope whose own keys are command names, kept as written.")
 
-(defvar gptel-scope--denial-handler nil
-  "Function (BUFFER DECISION RETRY CALLBACK) asking the user at a refusal.")
+(defun gptel-scope--to-json (value &optional verbatim)
+  "Convert VALUE, an inline scope in Lisp form, for `json-serialize'.
+Plist keys go from kebab-case to snake_case, except command names
+\(keys of a map under one of `gptel-scope--verbatim-keys', or with
+VERBATIM non-nil); lists become arrays, nil an empty one, symbols
+strings, t true."
+  (cond ((eq value t) t)
+        ((memq value '(:false :null)) value)
+        ((null value) [])
+        ((and (consp value) (keywordp (car value)))
+         (let (out)
+           (while value
+             (let* ((name (substring (symbol-name (car value)) 1))
+                    (key (if verbatim name (replace-regexp-in-string "-" "_" name))))
+               (push (intern (concat ":" key)) out)
+               (push (gptel-scope--to-json (cadr value) (member key gptel-scope--verbatim-keys)) out))
+             (setq value (cddr value)))
+           (nreverse out)))
+        ((or (consp value) (vectorp value)) (vconcat (mapcar #'gptel-scope--to-json value)))
+        ((symbolp value) (symbol-name value))
+        (t value)))
 
-(defun gptel-scope--askable-p (decision)
-  "Non-nil when the refusal DECISION is one the user may lift."
-  (and (plist-get decision :resource)
-       (member (plist-get decision :reason)
-               '("command_not_allowed" "dangerous_command" "directory_not_in_scope"
-                 "path_not_in_scope" "subcommand_not_allowed"))))
+(defun gptel-scope--profile-file (name)
+  "Return the file of the scope profile NAME."
+  (let ((name (if (symbolp name) (symbol-name name) name)))
+    (if (or (file-name-absolute-p name) (string-suffix-p ".yml" name))
+        (expand-file-name name gptel-scope-profile-directory)
+      (expand-file-name (concat name ".yml") gptel-scope-profile-directory))))
+
+(defun gptel-scope--inline-source (value name)
+  "Return the module source for the inline scope VALUE, called NAME, or nil."
+  (cond ((null value) nil)
+        ((and (stringp value) (string-match-p "[\n:{]" value))
+         (list :inline value :name name))
+        ((or (stringp value) (symbolp value))
+         (list :profile (gptel-scope--profile-file value)))
+        ((consp value)
+         (list :inline (json-serialize (gptel-scope--to-json value)) :name name))
+        (t (signal 'gptel-scope-invalid-argument
+                   (list (format "%s must be a plist, a profile name or YAML text, not %S" name value))))))
 
 (defun gptel-scope-document (&optional buffer)
-  "Return the scope document file in effect for BUFFER, or nil."
+  "Return the scope document in effect for BUFFER, or nil.
+That is `gptel-scope-file'; else scope.yml or preset.md in
+`gptel-scope-directory'; else the nearest scope.yml upward from
+`default-directory'; else a preset.md beside the buffer's file."
   (with-current-buffer (or buffer (current-buffer))
     (cond
      (gptel-scope-file (expand-file-name gptel-scope-file))
@@ -84,183 +142,364 @@ it, Deny returns the refusal to the model."
                 (mapcar (lambda (f) (expand-file-name f gptel-scope-directory))
                         '("scope.yml" "preset.md"))))
      ((let ((dir (locate-dominating-file default-directory "scope.yml")))
-        (and dir (expand-file-name "scope.yml" dir)))))))
+        (and dir (expand-file-name "scope.yml" dir))))
+     ((and buffer-file-name
+           (let ((preset (expand-file-name "preset.md" (file-name-directory buffer-file-name))))
+             (and (file-exists-p preset) preset)))))))
 
 (defun gptel-scope-sources (&optional buffer)
-  "Return the scope sources of BUFFER as a vector for the module."
+  "Return the scope sources of BUFFER, a vector for the module."
   (with-current-buffer (or buffer (current-buffer))
-    (let ((inline gptel-scope-inline)
-          (doc (gptel-scope-document))
-          (sources nil))
-      (cond ((or (stringp inline) (and inline (symbolp inline)))
-             (push (list :profile (expand-file-name (format "%s.yml" inline) gptel-scope-profile-directory))
-                   sources))
-            ((consp inline)
-             (push (list :inline (json-serialize (gptel-scope--plist-to-json inline)) :name "inline scope")
-                   sources)))
-      (when doc (push (list :file doc) sources))
-      (vconcat (nreverse sources)))))
+    (let ((doc (gptel-scope-document)))
+      (vconcat (delq nil (list (gptel-scope--inline-source gptel-scope "preset :scope")
+                               (gptel-scope--inline-source gptel-scope-inline "gptel-scope-inline")
+                               (and doc (list :file doc))))))))
 
-(defun gptel-scope--plist-to-json (value)
-  "Convert VALUE, a plist with keyword keys and list values, for `json-serialize'."
-  (cond ((and (consp value) (keywordp (car value)))
-         (let (out)
-           (while value
-             (push (intern (concat ":" (replace-regexp-in-string "-" "_" (substring (symbol-name (car value)) 1))))
-                   out)
-             (push (gptel-scope--plist-to-json (cadr value)) out)
-             (setq value (cddr value)))
-           (nreverse out)))
-        ((consp value) (vconcat (mapcar #'gptel-scope--plist-to-json value)))
-        ((null value) [])
-        ((symbolp value) (symbol-name value))
-        (t value)))
+(defun gptel-scope--project-root ()
+  "Return the project root for a scope with no document: the project or directory."
+  (directory-file-name
+   (expand-file-name (let ((p (project-current nil)))
+                       (if p (project-root p) default-directory)))))
 
 (defun gptel-scope--grants (&optional buffer)
-  "Return the allow-once grants of BUFFER as a vector for the module."
+  "Return the allow-once grants of BUFFER, a vector for the module."
   (with-current-buffer (or buffer (current-buffer))
     (vconcat (mapcar (lambda (g) (list :tool (car g) :resource (cdr g))) gptel-scope--allow-once))))
 
+(defun gptel-scope--request (buffer &rest keys)
+  "Return the JSON request with KEYS under BUFFER's scope and grants."
+  (with-current-buffer buffer
+    (let ((sources (gptel-scope-sources)))
+      (json-serialize
+       (append keys
+               (list :sources sources
+                     :grants (gptel-scope--grants)
+                     :home (expand-file-name "~"))
+               (unless (seq-some (lambda (s) (plist-get s :file)) sources)
+                 (list :project_root (gptel-scope--project-root))))))))
+
+;;;; Grants and refusals
+
 (defun gptel-scope--use-grants (buffer used)
-  "Remove from BUFFER's allow-once list the grants in USED (plists)."
-  (when (buffer-live-p buffer)
+  "Remove from BUFFER's allow-once list the grants in USED, plists."
+  (when (and used (buffer-live-p buffer))
     (with-current-buffer buffer
       (dolist (g used)
         (setq gptel-scope--allow-once
               (cl-remove (cons (plist-get g :tool) (plist-get g :resource))
                          gptel-scope--allow-once :test #'equal :count 1))))))
 
-(defun gptel-scope--request (buffer &rest keys)
-  "Return the JSON request for BUFFER's scope with KEYS added."
-  (json-serialize
-   (append keys (list :sources (gptel-scope-sources buffer)
-                      :grants (gptel-scope--grants buffer)
-                      :home (expand-file-name "~")))))
+(defun gptel-scope--remember-denial (buffer decision)
+  "Record in BUFFER what the refusal DECISION refused, by tool and resource."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (let ((tool (plist-get decision :tool)))
+        (dolist (v (cons (list :resource (plist-get decision :resource)
+                               :validation-type (plist-get decision :validation-type)
+                               :access (plist-get decision :required-scope)
+                               :reason (plist-get decision :reason)
+                               :message (plist-get decision :message)
+                               :command (plist-get decision :command))
+                         (reverse (plist-get decision :violations))))
+          (when (plist-get v :resource)
+            (let ((key (cons tool (plist-get v :resource))))
+              (setq gptel-scope--denials
+                    (cons (cons key (list :validation-type (plist-get v :validation-type)
+                                          :access (plist-get v :access)
+                                          :reason (plist-get v :reason)
+                                          :message (plist-get v :message)
+                                          :command (or (plist-get v :command) (plist-get decision :command))))
+                          (seq-take (assoc-delete-all key gptel-scope--denials) 31))))))))))
+
+(defun gptel-scope-denial (tool resource &optional buffer)
+  "Return what BUFFER recorded of the refusal of TOOL on RESOURCE, or nil."
+  (with-current-buffer (or buffer (current-buffer))
+    (cdr (assoc (cons tool resource) gptel-scope--denials))))
+
+;;;; Results for the model
 
 (defun gptel-scope--json (&rest plist)
-  "Serialize PLIST for the model, nil values as false."
+  "Serialize PLIST for the model; nil values become false."
   (let (out)
     (while plist
       (push (car plist) out)
-      (push (let ((v (cadr plist))) (cond ((eq v t) t) ((null v) :false) (t v))) out)
+      (push (let ((v (cadr plist))) (if (null v) :false v)) out)
       (setq plist (cddr plist)))
     (json-serialize (nreverse out))))
 
-(defun gptel-scope--error-result (err)
-  "The JSON result for an unexpected error ERR."
-  (gptel-scope--json :success nil :reason "error" :message (error-message-string err)))
+(defun gptel-scope--error-reason (err)
+  "Return the reason code of the error ERR."
+  (cond ((eq (car err) 'gptel-scope-module-error) "module_unavailable")
+        ((memq (car err) '(gptel-scope-invalid-argument wrong-type-argument file-missing))
+         "invalid_argument")
+        ((eq (car err) 'gptel-scope-invalid-config) "invalid_config")
+        ((eq (car err) 'gptel-scope-no-scope-config) "no_scope_config")
+        (t "error")))
 
-(defun gptel-scope--directory-arg (directory)
-  "Expand DIRECTORY against the buffer's `default-directory' (B13, B26)."
-  (if (or (null directory) (string-empty-p directory))
-      (signal 'gptel-scope-error (list "The directory argument is required: pass the directory to run in"))
-    (directory-file-name (expand-file-name directory))))
-
-(defun gptel-scope--run (buffer callback decision argv &optional retry)
-  "Run ARGV if DECISION is an allowed one; call CALLBACK with the JSON result.
-BUFFER holds the grants the decision used.  RETRY, a function, runs the
-call again after the user lifted a refusal (`gptel-scope-prompt-on-denial')."
-  (if (not (plist-get decision :allowed))
-      (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
-               (gptel-scope--askable-p decision))
-          (funcall gptel-scope--denial-handler buffer decision retry callback)
-        (funcall callback (plist-get decision :response)))
-    (gptel-scope--use-grants buffer (plist-get decision :grants-used))
-    (gptel-scope-exec-start
-     argv (plist-get decision :directory)
-     (lambda (r)
-       (funcall callback
-                (gptel-scope--json
-                 :success (plist-get r :success)
-                 :exit_code (plist-get r :exit-code)
-                 :output (plist-get r :output)
-                 :truncated (plist-get r :truncated)
-                 :warnings (vconcat (plist-get decision :warnings))
-                 :duration_ms (plist-get r :duration-ms)
-                 :reason (if (plist-get r :timed-out) "timeout" :null)
-                 :message (cond ((plist-get r :timed-out)
-                                 (format "The command timed out after %s seconds and was killed with its children; the output so far is shown. Narrow it or make it faster."
-                                         (plist-get decision :timeout)))
-                                ((plist-get r :success) "The command succeeded.")
-                                (t (format "The command failed with exit code %s; its output is shown."
-                                           (plist-get r :exit-code)))))))
-     :timeout (plist-get decision :timeout)
-     :max-chars (plist-get decision :max-output-chars))))
-
-(defmacro gptel-scope--guard (callback &rest body)
-  "Run BODY; on any error call CALLBACK with the error as JSON."
-  (declare (indent 1))
-  `(condition-case err
-       (progn ,@body)
-     (error (funcall ,callback (gptel-scope--error-result err)))))
-
-(defun gptel-scope-run-bash-command (callback command directory)
-  "Judge and run the shell COMMAND in DIRECTORY; call CALLBACK with JSON."
-  (let ((buffer (current-buffer))
-        (once (gptel-scope--once callback)))
-    (gptel-scope--guard once
-      (gptel-scope-load-module)
-      (let* ((dir (gptel-scope--directory-arg directory))
-             (d (gptel-scope-module-check-command
-                 (gptel-scope--request buffer :command command :directory dir :tool "run_bash_command"))))
-        (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command)
-                          (lambda ()
-                            (with-current-buffer buffer
-                              (let ((gptel-scope-prompt-on-denial nil))
-                                (gptel-scope-run-bash-command once command directory)))))))))
-
-(defun gptel-scope-run-command (callback command args directory)
-  "Judge and run COMMAND with ARGS (no shell) in DIRECTORY; call CALLBACK."
-  (let ((buffer (current-buffer))
-        (once (gptel-scope--once callback)))
-    (gptel-scope--guard once
-      (gptel-scope-load-module)
-      (let* ((dir (gptel-scope--directory-arg directory))
-             (args (append args nil))
-             (d (gptel-scope-module-check-argv
-                 (gptel-scope--request buffer :command command :args (vconcat args)
-                                       :directory dir :tool "run_command"))))
-        (gptel-scope--run buffer once d (cons command args))))))
-
-(defun gptel-scope-list-allowed-commands ()
-  "Return the list of allowed commands for the current buffer's scope."
-  (condition-case err
-      (progn
-        (gptel-scope-load-module)
-        (gptel-scope-module-list-commands (gptel-scope--request (current-buffer))))
-    (error (format "No scope applies: %s" (error-message-string err)))))
+(defun gptel-scope--error-json (err &optional tool)
+  "Return the JSON result of TOOL for the error ERR."
+  (gptel-scope--json :success nil
+                     :reason (gptel-scope--error-reason err)
+                     :tool (or tool :null)
+                     :message (error-message-string err)))
 
 (defun gptel-scope--once (callback)
-  "Return a function calling CALLBACK at most once."
+  "Return a function calling CALLBACK with its argument at most once."
   (let ((called nil))
     (lambda (result)
       (unless called
         (setq called t)
         (funcall callback result)))))
 
+(defmacro gptel-scope--guard (callback tool &rest body)
+  "Run BODY; on any error call CALLBACK with the error, as TOOL's JSON result."
+  (declare (indent 2) (debug t))
+  (let ((err (make-symbol "err")))
+    `(condition-case ,err
+         (progn ,@body)
+       (error (funcall ,callback (gptel-scope--error-json ,err ,tool))))))
+
+(defun gptel-scope--string-arg (name value &optional allow-empty)
+  "Return VALUE, the argument NAME, if it is a string; else signal.
+An empty string is refused unless ALLOW-EMPTY."
+  (unless (and (stringp value) (or allow-empty (not (string-empty-p (string-trim value)))))
+    (signal 'gptel-scope-invalid-argument
+            (list (format "The argument `%s' is required and must be a non-empty string" name))))
+  value)
+
+(defun gptel-scope--directory-arg (directory)
+  "Return DIRECTORY expanded against the buffer's `default-directory' (B13, B26)."
+  (gptel-scope--string-arg "directory" directory)
+  (directory-file-name (expand-file-name (substitute-in-file-name directory))))
+
+(defun gptel-scope--timeout-arg (timeout decision)
+  "Return the timeout of a call: TIMEOUT if given (capped), else DECISION's."
+  (let ((asked (cond ((numberp timeout) timeout)
+                     ((and (stringp timeout) (string-match-p "\\`[0-9.]+\\'" timeout))
+                      (string-to-number timeout))
+                     ((memq timeout '(nil :null :false)) nil)
+                     (t (signal 'gptel-scope-invalid-argument
+                                (list (format "timeout must be a number of seconds, not %S" timeout)))))))
+    (if (and asked (> asked 0))
+        (min asked gptel-scope-max-timeout)
+      (or (plist-get decision :timeout) 30))))
+
+(defun gptel-scope--result-json (decision result timeout)
+  "Return the JSON for the model of RESULT, the run of DECISION with TIMEOUT."
+  (let ((timed-out (plist-get result :timed-out))
+        (code (plist-get result :exit-code)))
+    (apply #'gptel-scope--json
+           :success (plist-get result :success)
+           :exit_code (or code :null)
+           :output (plist-get result :output)
+           :truncated (plist-get result :truncated)
+           :warnings (vconcat (plist-get decision :warnings))
+           :duration_ms (plist-get result :duration-ms)
+           (cond
+            (timed-out
+             (list :reason "timeout" :timed_out t
+                   :message (format "The command timed out after %s seconds and was killed with everything it started; the output it printed until then is shown. Make it faster or narrower, or pass a longer timeout."
+                                    timeout)))
+            ((plist-get result :signal)
+             (list :signal (plist-get result :signal)
+                   :message (format "The command was killed by signal %s; its output is shown."
+                                    (plist-get result :signal))))
+            ((not (plist-get result :success))
+             (list :message (format "The command failed with exit code %s; its output is shown." code)))))))
+
+;;;; Running
+
+(defvar gptel-scope--denial-handler nil
+  "Function (BUFFER DECISION RETRY CALLBACK) asking the user at a refusal.
+Set by gptel-scope-expand.  It calls RETRY when the user lifted the
+refusal, else CALLBACK with the refusal.")
+
+(defun gptel-scope--askable-p (decision)
+  "Return non-nil when the refusal DECISION is one the user may lift."
+  (and (plist-get decision :resource)
+       (member (plist-get decision :reason)
+               '("command_not_allowed" "dangerous_command" "directory_not_in_scope"
+                 "path_not_in_scope" "subcommand_not_allowed" "flag_not_allowed"))))
+
+(defun gptel-scope--denial-json (decision)
+  "Return the JSON for the model of the refusal DECISION."
+  (or (plist-get decision :response)
+      (gptel-scope--json :success nil :allowed nil
+                         :reason (or (plist-get decision :reason) "denied")
+                         :tool (or (plist-get decision :tool) :null)
+                         :message (or (plist-get decision :message) "The call was refused."))))
+
+(defun gptel-scope--run (buffer callback decision argv timeout &optional retry)
+  "Run ARGV if the module's DECISION let it through; call CALLBACK with JSON.
+BUFFER holds the grants the decision used.  TIMEOUT is the call's own
+timeout or nil.  RETRY, a function, runs the call again after the user
+lifted a refusal (`gptel-scope-prompt-on-denial')."
+  (if (not (plist-get decision :allowed))
+      (progn
+        (gptel-scope--remember-denial buffer decision)
+        (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
+                 (gptel-scope--askable-p decision))
+            (funcall gptel-scope--denial-handler buffer decision retry callback)
+          (funcall callback (gptel-scope--denial-json decision))))
+    (let ((timeout (gptel-scope--timeout-arg timeout decision)))
+      (gptel-scope-exec-start
+       argv (plist-get decision :directory)
+       (lambda (r) (funcall callback (gptel-scope--result-json decision r timeout)))
+       :timeout timeout
+       :max-chars (or (plist-get decision :max-output-chars) 20000))
+      ;; The grant is used up by the call it let through (E18).
+      (gptel-scope--use-grants buffer (plist-get decision :grants-used)))))
+
+(defun gptel-scope-check-bash-command (command directory &optional buffer)
+  "Return the module's decision on COMMAND run in DIRECTORY under BUFFER's scope."
+  (let ((buffer (or buffer (current-buffer))))
+    (gptel-scope-load-module)
+    (with-current-buffer buffer
+      (gptel-scope-module-check-command
+       (gptel-scope--request buffer
+                             :command (gptel-scope--string-arg "command" command)
+                             :directory (gptel-scope--directory-arg directory)
+                             :tool "run_bash_command")))))
+
+(defun gptel-scope-run-bash-command (callback command directory &optional timeout)
+  "Judge the shell COMMAND in DIRECTORY and run it if allowed.
+CALLBACK receives the JSON result, exactly once.  TIMEOUT, in
+seconds, overrides the scope's for this call (capped by
+`gptel-scope-max-timeout').  This is run_bash_command."
+  (let ((buffer (current-buffer))
+        (once (gptel-scope--once callback)))
+    (gptel-scope--guard once "run_bash_command"
+      (let ((d (gptel-scope-check-bash-command command directory buffer)))
+        (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
+                          (lambda ()
+                            (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                              (let ((gptel-scope-prompt-on-denial nil))
+                                (gptel-scope-run-bash-command once command directory timeout)))))))))
+
+(defun gptel-scope--args-list (args)
+  "Return ARGS, a vector or list of strings, as a list; else signal."
+  (let ((l (append (if (memq args '(:null :false)) nil args) nil)))
+    (unless (seq-every-p #'stringp l)
+      (signal 'gptel-scope-invalid-argument (list "args must be an array of strings")))
+    l))
+
+(defun gptel-scope-run-command (callback command args directory &optional timeout)
+  "Judge COMMAND with ARGS (no shell) in DIRECTORY and run it if allowed.
+CALLBACK receives the JSON result, exactly once.  TIMEOUT as in
+`gptel-scope-run-bash-command'.  This is run_command: ARGS are never
+re-interpreted by a shell (C12)."
+  (let ((buffer (current-buffer))
+        (once (gptel-scope--once callback)))
+    (gptel-scope--guard once "run_command"
+      (gptel-scope-load-module)
+      (let* ((args (gptel-scope--args-list args))
+             (d (gptel-scope-module-check-argv
+                 (gptel-scope--request buffer
+                                       :command (gptel-scope--string-arg "command" command)
+                                       :args (vconcat args)
+                                       :directory (gptel-scope--directory-arg directory)
+                                       :tool "run_command"))))
+        (gptel-scope--run buffer once d (cons command args) timeout
+                          (lambda ()
+                            (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                              (let ((gptel-scope-prompt-on-denial nil))
+                                (gptel-scope-run-command once command args directory timeout)))))))))
+
+(defun gptel-scope-list-allowed-commands ()
+  "Return the list of commands allowed by the current buffer's scope (C11)."
+  (condition-case err
+      (progn
+        (gptel-scope-load-module)
+        (gptel-scope-module-list-commands (gptel-scope--request (current-buffer))))
+    (error (format "No commands are available: %s (%s)"
+                   (error-message-string err) (gptel-scope--error-reason err)))))
+
+(defun gptel-scope--confirm-p (tool command directory)
+  "Return non-nil when the scope's approval_policy wants TOOL's call confirmed.
+COMMAND runs in DIRECTORY.  `always' confirms every call, `mutating'
+the calls that need write scope, `never' none."
+  (ignore-errors
+    (gptel-scope-load-module)
+    (let ((policy (plist-get (gptel-scope-module-load-scope
+                              (gptel-scope--request (current-buffer)))
+                             :approval-policy)))
+      (pcase policy
+        ("always" t)
+        ("mutating"
+         (let ((d (if (equal tool "run_command")
+                      (gptel-scope-module-check-argv
+                       (gptel-scope--request (current-buffer) :command (car command)
+                                             :args (vconcat (cdr command))
+                                             :directory (gptel-scope--directory-arg directory)
+                                             :tool tool))
+                    (gptel-scope-check-bash-command command directory))))
+           (or (equal (plist-get d :required-scope) "write")
+               (equal (plist-get d :category) "dangerous"))))))))
+
+;;;; Registration with gptel
+
 (defconst gptel-scope-run-bash-command-description
-  "Run a bash command in a directory, within the user's scope. The directory is required. Every command of a pipeline, list or substitution is checked; commands outside the scope are refused with a reason and what to do instead. Prefer file tools for reading and listing files. Use relative paths inside the project so the scope can check them. If a command is refused for scope, call request_scope_expansion."
+  "Run a bash command in a directory, inside the scope the user allows. The directory is required: an absolute path, or a path relative to the project the chat is about. Every command of a pipeline, list or substitution is checked before anything runs, and so are the files it reads or writes; a command outside the scope is refused with the reason and what to do instead. Prefer file tools for reading and listing files when you have them, and list_allowed_commands to see what may run. Use relative paths inside the project so the scope can check them. If a call is refused for scope and you need it, call request_scope_expansion with the tool name, the resource the refusal names and your reason; never work around a refusal. Long output is truncated: narrow it with head, grep or tail. The result is JSON: success, exit_code, output (stdout and stderr), truncated, warnings, duration_ms."
   "What the model is told about run_bash_command.")
 
+(defconst gptel-scope-run-command-description
+  "Run one program with an array of arguments, without a shell: arguments are passed as they are and never re-interpreted (no pipes, globs or variables). The directory is required, absolute or relative to the project. Only the programs, subcommands and flags of list_allowed_commands may run. If a call is refused for scope and you need it, call request_scope_expansion with tool_name \"run_command\", the resource the refusal names and your reason."
+  "What the model is told about run_command.")
+
+(defconst gptel-scope-list-allowed-commands-description
+  "List the commands the user's scope allows, with their categories, subcommands and allowed flags. Call it before running commands you are unsure of."
+  "What the model is told about list_allowed_commands.")
+
+(defvar gptel-version)
+
+(defun gptel-scope--confirm-functions-p ()
+  "Return non-nil when gptel accepts a function as a tool's :confirm.
+gptel does from 0.9.9.3 on; before, any non-nil value confirms every call."
+  (and (boundp 'gptel-version) (stringp gptel-version)
+       (ignore-errors (version<= "0.9.9.3" gptel-version))))
+
+(defun gptel-scope--confirm-arg (function)
+  "Return the :confirm keyword and FUNCTION when gptel supports it, else nil."
+  (and (gptel-scope--confirm-functions-p) (list :confirm function)))
+
 (defun gptel-scope-register-tools ()
-  "Register the gptel-scope tools with gptel, in the category \"scope\"."
-  (gptel-make-tool
+  "Register run_bash_command, run_command and list_allowed_commands with gptel.
+They go in the category \"scope\", so a preset can use :tools \\='(\"scope\").
+With gptel 0.9.9.3 or later the scope's approval_policy decides which
+calls gptel asks you to confirm."
+  (apply
+   #'gptel-make-tool
    :name "run_bash_command" :category "scope" :async t
    :function #'gptel-scope-run-bash-command
    :description gptel-scope-run-bash-command-description
-   :args (list '(:name "command" :type string :description "The bash command")
-               '(:name "directory" :type string :description "The directory to run in (required; absolute, or relative to the project)")))
-  (gptel-make-tool
+   :args (list '(:name "command" :type string
+                       :description "The bash command to run")
+               '(:name "directory" :type string
+                       :description "The directory to run it in (required): absolute, or relative to the project")
+               '(:name "timeout" :type integer :optional t
+                       :description "Seconds before the command is killed; omit to use the scope's timeout"))
+   (gptel-scope--confirm-arg
+    (lambda (command directory &rest _)
+      (gptel-scope--confirm-p "run_bash_command" command directory))))
+  (apply
+   #'gptel-make-tool
    :name "run_command" :category "scope" :async t
    :function #'gptel-scope-run-command
-   :description "Run a program with arguments, without a shell (arguments are never re-interpreted). See list_allowed_commands for the programs and flags allowed."
-   :args (list '(:name "command" :type string :description "The program")
-               '(:name "args" :type array :items (:type string) :description "Its arguments")
-               '(:name "directory" :type string :description "The directory to run in")))
+   :description gptel-scope-run-command-description
+   :args (list '(:name "command" :type string :description "The program to run, e.g. git")
+               '(:name "args" :type array :items (:type string)
+                       :description "Its arguments, one string each, e.g. [\"log\", \"--oneline\", \"-n\", \"5\"]")
+               '(:name "directory" :type string
+                       :description "The directory to run it in (required): absolute, or relative to the project")
+               '(:name "timeout" :type integer :optional t
+                       :description "Seconds before the program is killed; omit to use the scope's timeout"))
+   (gptel-scope--confirm-arg
+    (lambda (command args directory &rest _)
+      (gptel-scope--confirm-p "run_command" (cons command (append args nil)) directory))))
   (gptel-make-tool
    :name "list_allowed_commands" :category "scope"
    :function #'gptel-scope-list-allowed-commands
-   :description "List the commands, subcommands and categories the scope allows."
+   :description gptel-scope-list-allowed-commands-description
    :args nil))
 
 (with-eval-after-load 'gptel

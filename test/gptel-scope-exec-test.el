@@ -2,8 +2,10 @@
 
 ;;; Commentary:
 
-;; Real processes: output, exit codes, timeouts that kill the whole process
-;; group, bounded capture of endless output, binary output that encodes.
+;; Real processes: output and exit codes, timeouts that kill the whole
+;; process group and every descendant, bounded capture of endless output,
+;; binary output that still encodes as JSON, a sanitized environment,
+;; closed standard input.
 
 ;;; Code:
 
@@ -11,90 +13,156 @@
 (require 'gptel-scope-exec)
 
 (defun gptel-scope-test--run (command &rest keys)
-  "Run shell COMMAND in a temp directory with KEYS; wait and return the result."
-  (let ((result nil) (calls 0)
-        (dir (temporary-file-directory)))
-    (apply #'gptel-scope-exec-start (gptel-scope-exec-shell-argv command) dir
-           (lambda (r) (setq result r calls (1+ calls)))
-           keys)
-    (with-timeout (20 (error "No result for %s" command))
-      (while (not result) (accept-process-output nil 0.05)))
-    (accept-process-output nil 0.1)
+  "Run COMMAND (a shell string, or an argv list) with KEYS; return the result.
+While it runs, the pids of its process group and descendants are
+collected into :pids."
+  (let* ((result nil) (calls 0) (pids nil)
+         (argv (if (stringp command) (gptel-scope-exec-shell-argv command) command))
+         (proc (apply #'gptel-scope-exec-start argv temporary-file-directory
+                      (lambda (r) (setq result r calls (1+ calls)))
+                      keys)))
+    (with-timeout (30 (error "No result for %S" command))
+      (while (not result)
+        (when (process-live-p proc)
+          (dolist (p (gptel-scope-exec--descendants (process-id proc)))
+            (cl-pushnew p pids)))
+        (accept-process-output nil 0.05)))
+    (gptel-scope-test-settle)
     (should (= calls 1))
-    result))
+    (append (list :pids pids) result)))
 
 (defun gptel-scope-test--alive-p (pid)
-  "Return non-nil when PID runs (zombies count as dead)."
-  (let ((status (format "/proc/%d/status" pid)))
-    (and (file-exists-p status)
-         (with-temp-buffer
-           (insert-file-contents status)
-           (not (re-search-forward "^State:\\s-+Z" nil t))))))
+  "Return non-nil when PID runs (a zombie counts as dead)."
+  (let ((attrs (process-attributes pid)))
+    (and attrs (not (equal (alist-get 'state attrs) "Z")))))
 
-(ert-deftest gptel-scope-test-b27-b29-command-completes-with-output ()
+(defun gptel-scope-test--wait-dead (pids)
+  "Wait up to the kill grace and a bit for PIDS to die; return the living ones."
+  (with-timeout ((+ gptel-scope-kill-grace 3) nil)
+    (while (seq-some #'gptel-scope-test--alive-p pids)
+      (accept-process-output nil 0.05)))
+  (seq-filter #'gptel-scope-test--alive-p pids))
+
+(ert-deftest gptel-scope-test-b27-b29-s01-command-completes-with-output ()
   (let ((r (gptel-scope-test--run "echo out; echo err >&2")))
     (should (eq (plist-get r :success) t))
     (should (equal (plist-get r :exit-code) 0))
     (should (equal (plist-get r :output) "out\nerr\n"))
-    (should (null (plist-get r :timed-out)))
+    (should-not (plist-get r :timed-out))
     (should (integerp (plist-get r :duration-ms)))))
 
 (ert-deftest gptel-scope-test-b30-b31-non-zero-exit-keeps-output ()
   (let ((r (gptel-scope-test--run "echo partial; exit 3")))
-    (should (null (plist-get r :success)))
+    (should-not (plist-get r :success))
     (should (equal (plist-get r :exit-code) 3))
     (should (equal (plist-get r :output) "partial\n"))))
 
-(ert-deftest gptel-scope-test-b28-s03-timeout-kills-the-whole-group ()
+(ert-deftest gptel-scope-test-b28-s03-timeout-kills-every-child ()
+  "bash -c 'sleep 300 & sleep 300' with a 1 s timeout: no process survives."
+  (let* ((start (float-time))
+         (r (gptel-scope-test--run "sleep 300 & sleep 300" :timeout 1))
+         (pids (plist-get r :pids)))
+    (should (eq (plist-get r :timed-out) t))
+    (should-not (plist-get r :success))
+    (should (< (- (float-time) start) 5))
+    ;; Both sleeps were seen running, and none survives.
+    (should (>= (length pids) 2))
+    (should (equal (gptel-scope-test--wait-dead pids) nil))))
+
+(ert-deftest gptel-scope-test-b28-s03-timeout-keeps-what-was-printed ()
   (let* ((pidfile (make-temp-file "gptel-scope-pids"))
          (r (gptel-scope-test--run
-             (format "sleep 300 & echo $! > %s; sleep 300 & echo $! >> %s; echo started; wait" pidfile pidfile)
+             (format "sleep 300 & echo $! > %s; echo started; wait" pidfile)
              :timeout 1)))
-    (should (eq (plist-get r :timed-out) t))
-    (should (null (plist-get r :success)))
-    (should (equal (plist-get r :output) "started\n"))
-    (sleep-for (+ gptel-scope-exec-kill-grace 0.5))
-    (let ((pids (mapcar #'string-to-number
-                        (split-string (with-temp-buffer (insert-file-contents pidfile) (buffer-string))))))
-      (should (= (length pids) 2))
-      (should (equal (seq-filter #'gptel-scope-test--alive-p pids) nil)))
-    (delete-file pidfile)))
+    (unwind-protect
+        (progn
+          (should (eq (plist-get r :timed-out) t))
+          (should (equal (plist-get r :output) "started\n"))
+          (let ((pid (string-to-number (gptel-scope-test-file-string pidfile))))
+            (should (> pid 0))
+            (should (equal (gptel-scope-test--wait-dead (list pid)) nil))))
+      (delete-file pidfile))))
 
-(ert-deftest gptel-scope-test-timeout-kills-a-process-ignoring-sigterm ()
+(ert-deftest gptel-scope-test-s03-timeout-kills-a-process-ignoring-sigterm ()
   (let ((r (gptel-scope-test--run "trap '' TERM; echo stubborn; sleep 300" :timeout 1)))
     (should (eq (plist-get r :timed-out) t))
-    (should (equal (plist-get r :output) "stubborn\n"))))
+    (should (equal (plist-get r :output) "stubborn\n"))
+    (should (equal (gptel-scope-test--wait-dead (plist-get r :pids)) nil))))
+
+(ert-deftest gptel-scope-test-s03-timeout-kills-children-that-left-the-group ()
+  (skip-unless (executable-find "setsid"))
+  (let ((r (gptel-scope-test--run "setsid sleep 300 & sleep 300" :timeout 1)))
+    (should (eq (plist-get r :timed-out) t))
+    (should (>= (length (plist-get r :pids)) 2))
+    (should (equal (gptel-scope-test--wait-dead (plist-get r :pids)) nil))))
+
+(ert-deftest gptel-scope-test-background-jobs-die-with-the-command ()
+  (let* ((r (gptel-scope-test--run "sleep 300 & echo $!"))
+         (pid (string-to-number (plist-get r :output))))
+    (should (eq (plist-get r :success) t))
+    (should (< (plist-get r :duration-ms) 5000))
+    (should (equal (gptel-scope-test--wait-dead (list pid)) nil))))
 
 (ert-deftest gptel-scope-test-flood-capture-stays-bounded ()
-  (let* ((gptel-scope-exec-capture-factor 10)
-         (r (gptel-scope-test--run "yes | head -c 5000000" :max-chars 1000)))
+  "`yes' never stops: the capture keeps at most the cap and counts the rest."
+  (let* ((gptel-scope-capture-factor 10)
+         (r (gptel-scope-test--run "yes" :timeout 1 :max-chars 1000))
+         (cap (* 10 1024)))
+    (should (eq (plist-get r :timed-out) t))
+    (should (eq (plist-get r :truncated) t))
+    (should (<= (plist-get r :kept-bytes) cap))
+    (should (> (plist-get r :total-bytes) (* 10 cap)))
+    (should (< (length (plist-get r :output)) 1500))
+    (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output)))
+    (should (string-match-p "only the first 10240 were kept" (plist-get r :output)))))
+
+(ert-deftest gptel-scope-test-b33-b34-long-output-truncated-with-notice ()
+  (let ((r (gptel-scope-test--run "yes | head -c 5000000" :max-chars 1000)))
+    (should (eq (plist-get r :success) t))
     (should (eq (plist-get r :truncated) t))
     (should (equal (plist-get r :total-bytes) 5000000))
-    (should (< (length (plist-get r :output)) 1300))
+    (should (string-match-p "showing [0-9]+ of [0-9]+ characters" (plist-get r :output)))
     (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output)))))
-
-(ert-deftest gptel-scope-test-s09-binary-output-encodes-as-json ()
-  (let ((r (gptel-scope-test--run "printf 'ok \\377\\310 \\xe2\\x82\\xac\\n'; head -c 2000 /dev/urandom")))
-    (should (string-prefix-p "ok \uFFFD\uFFFD \u20ac\n" (plist-get r :output)))
-    (should (stringp (json-serialize (list :output (plist-get r :output)))))))
-
-(ert-deftest gptel-scope-test-s09-every-byte-sequence-decodes-to-json ()
-  (dotimes (_ 50)
-    (let ((bytes (apply #'unibyte-string (mapcar (lambda (_) (random 256)) (make-list 400 0)))))
-      (should (stringp (json-serialize (vector (gptel-scope-exec-decode bytes)))))))
-  (dolist (bytes (list (unibyte-string #xED #xA0 #x80) (unibyte-string #xF4 #x90 #x80 #x80)
-                       (unibyte-string #xF8 #x88 #x80 #x80 #x80) (unibyte-string #xC0 #xAF)))
-    (should (stringp (json-serialize (vector (gptel-scope-exec-decode bytes)))))))
 
 (ert-deftest gptel-scope-test-b32-short-output-returned-fully ()
   (let ((r (gptel-scope-test--run "seq 1 5" :max-chars 100)))
     (should (equal (plist-get r :output) "1\n2\n3\n4\n5\n"))
-    (should (null (plist-get r :truncated)))))
+    (should-not (plist-get r :truncated))))
+
+(ert-deftest gptel-scope-test-s09-binary-output-encodes-as-json ()
+  (let ((r (gptel-scope-test--run
+            "printf 'ok \\377\\310 \\xe2\\x82\\xac \\x00\\n'; head -c 3000 /dev/urandom")))
+    (should (string-prefix-p "ok \uFFFD\uFFFD \u20ac \u2400\n" (plist-get r :output)))
+    (let ((json (json-serialize (list :output (plist-get r :output)))))
+      (should (equal (plist-get (json-parse-string json :object-type 'plist) :output)
+                     (plist-get r :output))))))
+
+(ert-deftest gptel-scope-test-s09-every-byte-sequence-decodes-to-json ()
+  (dotimes (_ 50)
+    (let ((bytes (apply #'unibyte-string (mapcar (lambda (_) (random 256)) (make-list 400 0)))))
+      (should (vectorp (json-parse-string (json-serialize (vector (gptel-scope-exec-decode bytes))))))))
+  (dolist (bytes (list (unibyte-string #xED #xA0 #x80) (unibyte-string #xF4 #x90 #x80 #x80)
+                       (unibyte-string #xF8 #x88 #x80 #x80 #x80) (unibyte-string #xC0 #xAF)
+                       (unibyte-string #xE2 #x82)))
+    (should (stringp (json-serialize (vector (gptel-scope-exec-decode bytes)))))))
 
 (ert-deftest gptel-scope-test-environment-is-sanitized ()
-  (let* ((process-environment (append '("BASH_ENV=/tmp/evil" "PAGER=less") process-environment))
-         (r (gptel-scope-test--run "echo \"[$BASH_ENV][$PAGER][$GIT_PAGER][$GIT_TERMINAL_PROMPT]\"")))
-    (should (equal (plist-get r :output) "[][cat][cat][0]\n"))))
+  (let* ((evil (make-temp-file "gptel-scope-bashenv" nil ".sh" "echo SOURCED\n"))
+         (process-environment (append (list (concat "BASH_ENV=" evil) (concat "ENV=" evil) "PAGER=less")
+                                      process-environment))
+         (r (gptel-scope-test--run "echo \"[$BASH_ENV][$ENV][$PAGER][$GIT_PAGER][$GIT_TERMINAL_PROMPT]\"")))
+    (delete-file evil)
+    (should (equal (plist-get r :output) "[][][cat][cat][0]\n"))))
+
+(ert-deftest gptel-scope-test-standard-input-is-closed ()
+  (let ((r (gptel-scope-test--run "cat; wc -c" :timeout 5)))
+    (should (eq (plist-get r :success) t))
+    (should-not (plist-get r :timed-out))
+    (should (string-match-p "\\`0\n\\'" (plist-get r :output)))))
+
+(ert-deftest gptel-scope-test-c12-argv-runs-without-a-shell ()
+  (let ((r (gptel-scope-test--run (list "printf" "%s|" "$(id)" ";" "*" "a b"))))
+    (should (equal (plist-get r :output) "$(id)|;|*|a b|"))))
 
 (provide 'gptel-scope-exec-test)
 ;;; gptel-scope-exec-test.el ends here

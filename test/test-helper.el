@@ -3,29 +3,43 @@
 ;;; Commentary:
 
 ;; Loaded first by `make test-elisp' (and by ert-runner): puts lisp/ on the
-;; load path and loads the module built by `make module'.
+;; load path, loads gptel-scope and its module (batch Emacs builds it with
+;; cargo when it is missing), and gives the tests their helpers: temporary
+;; projects, tool calls that wait for their one answer, and keys typed
+;; into the real transient menu.
 
 ;;; Code:
 
 (require 'ert)
 (require 'cl-lib)
+(require 'seq)
 
 (defconst gptel-scope-test-root
   (file-name-directory (directory-file-name (file-name-directory (or load-file-name buffer-file-name))))
   "The repository root.")
 
 (add-to-list 'load-path (expand-file-name "lisp" gptel-scope-test-root))
-(require 'gptel-scope-module)
+(require 'gptel-scope)
+(gptel-scope-load-module)
 
 (defmacro gptel-scope-test-with-project (var scope &rest body)
-  "Bind VAR to a fresh project directory holding scope.yml with SCOPE, run BODY."
+  "Bind VAR to a fresh project directory holding scope.yml with SCOPE, run BODY.
+With SCOPE nil the directory has no scope.yml."
   (declare (indent 2))
   `(let ((,var (file-name-as-directory (file-truename (make-temp-file "gptel-scope-test-" t)))))
      (unwind-protect
          (progn
-           (with-temp-file (expand-file-name "scope.yml" ,var) (insert ,scope))
+           (when ,scope
+             (with-temp-file (expand-file-name "scope.yml" ,var) (insert ,scope)))
            ,@body)
        (delete-directory ,var t))))
+
+(defmacro gptel-scope-test-in-chat (dir &rest body)
+  "Run BODY in a fresh chat buffer whose `default-directory' is DIR."
+  (declare (indent 1))
+  `(with-temp-buffer
+     (setq default-directory (file-name-as-directory ,dir))
+     ,@body))
 
 (defun gptel-scope-test-check (dir command &optional grants)
   "Judge COMMAND in DIR under the nearest scope.yml with GRANTS; return the plist."
@@ -34,6 +48,98 @@
                          :sources (vector (list :file (expand-file-name
                                                        "scope.yml" (locate-dominating-file dir "scope.yml"))))
                          :grants (or grants [])))))
+
+(defun gptel-scope-test-parse (json)
+  "Parse the tool result JSON into a plist, false and null as nil."
+  (json-parse-string json :object-type 'plist :false-object nil :null-object nil))
+
+(defun gptel-scope-test-settle ()
+  "Let pending timers run."
+  (dotimes (_ 4) (accept-process-output nil 0.01)))
+
+(defun gptel-scope-test-call-raw (fn &rest args)
+  "Call the async tool FN with ARGS; wait for its one result and return the JSON."
+  (let ((results nil))
+    (apply fn (lambda (r) (push r results)) args)
+    (with-timeout (30 (error "No result from %s" fn))
+      (while (not results) (accept-process-output nil 0.02)))
+    (gptel-scope-test-settle)
+    (should (= (length results) 1))
+    (should (stringp (car results)))
+    (car results)))
+
+(defun gptel-scope-test-call (fn &rest args)
+  "Call the async tool FN with ARGS; wait for its one result, parsed."
+  (gptel-scope-test-parse (apply #'gptel-scope-test-call-raw fn args)))
+
+(defun gptel-scope-test-press (keys &optional thunk)
+  "Run THUNK as a command in the current buffer, then type KEYS.
+KEYS, a string for `kbd', goes to the transient menu open then (opened
+by THUNK, or before): the real keymap and the real suffix commands."
+  (let ((key [f35])
+        (old (lookup-key global-map [f35]))
+        (buffer (current-buffer)))
+    (save-current-buffer
+      (unwind-protect
+          (progn
+            (define-key global-map key (lambda ()
+                                         (interactive)
+                                         (with-current-buffer buffer
+                                           (when thunk (funcall thunk)))))
+            ;; The command loop of a keyboard macro starts by running
+            ;; `post-command-hook'; with `this-command' nil transient would
+            ;; take that for a quit of a menu opened outside a command (from
+            ;; a timer, as menus are in real use).  An error in a suffix ends
+            ;; the macro and reaches the test.
+            (let ((this-command 'gptel-scope-test-press))
+              (condition-case err
+                  (execute-kbd-macro (if thunk (vconcat key (kbd keys)) (kbd keys)))
+                (error
+                 ;; The command loop runs `post-command-hook' after a command
+                 ;; that signaled; a keyboard macro does not.
+                 (run-hooks 'post-command-hook)
+                 (signal (car err) (cdr err))))))
+        (define-key global-map key old)))
+    (gptel-scope-test-settle)))
+
+(defun gptel-scope-test-close-menus ()
+  "Close any transient menu left open."
+  (when (bound-and-true-p transient--prefix)
+    (condition-case nil
+        (execute-kbd-macro (kbd "C-g"))
+      (quit nil)))
+  (gptel-scope-test-settle))
+
+(defmacro gptel-scope-test-with-expansion (&rest body)
+  "Run BODY with an empty expansion state, closing any menu afterwards."
+  (declare (indent 0))
+  `(let ((gptel-scope--expansion-queue nil)
+         (gptel-scope--expansion-current nil)
+         (gptel-scope--expansion-pending nil))
+     (unwind-protect (progn ,@body)
+       (gptel-scope-test-close-menus))))
+
+(defun gptel-scope-test-ask (keys tool resource &optional reason)
+  "In the current buffer, let the model ask for TOOL on RESOURCE; type KEYS.
+Return a function of no argument returning the parsed answers so far."
+  (let ((answers nil))
+    (gptel-scope-test-press
+     keys (lambda ()
+            (gptel-scope-request-scope-expansion (lambda (a) (push a answers))
+                                                 tool resource (or reason "the task needs it"))))
+    (lambda () (mapcar #'gptel-scope-test-parse (reverse answers)))))
+
+(defun gptel-scope-test-file-string (file)
+  "Return FILE's contents, byte for byte."
+  (with-temp-buffer
+    (set-buffer-multibyte nil)
+    (insert-file-contents-literally file)
+    (buffer-string)))
+
+(defun gptel-scope-test-menu-text ()
+  "Return the text of the transient menu as shown."
+  (let ((b (get-buffer " *transient*")))
+    (and b (with-current-buffer b (buffer-string)))))
 
 (provide 'test-helper)
 ;;; test-helper.el ends here
