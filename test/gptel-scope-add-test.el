@@ -2,8 +2,9 @@
 
 ;;; Commentary:
 
-;; "Add to scope" from the real menu suffix: the document is edited in place,
-;; every comment kept byte for byte.
+;; "Add to scope" typed into the real menu: the document in effect is
+;; edited in place through the module, every other byte kept; the right
+;; section for paths, commands and patterns; duplicates; errors.
 
 ;;; Code:
 
@@ -26,83 +27,152 @@ bash_tools:
 "
   "A commented scope document.")
 
-(defun gptel-scope-test--file-string (file)
-  "Return FILE's contents."
-  (with-temp-buffer (insert-file-contents-literally file) (buffer-string)))
+(defun gptel-scope-test--add (tool resource)
+  "In the current buffer, ask for TOOL on RESOURCE and press `a'; return the answer."
+  (car (funcall (gptel-scope-test-ask "a" tool resource "needed"))))
 
-(defun gptel-scope-test--add (dir tool resource)
-  "Answer an expansion request for TOOL on RESOURCE in DIR with Add; return the answer."
-  (let (answer)
-    (with-temp-buffer
-      (setq default-directory dir)
-      (let ((gptel-scope--expansion-queue nil) (gptel-scope--expansion-current nil)
-            (gptel-scope-expansion-show-function (lambda (_req) (call-interactively #'gptel-scope-expansion-add))))
-        (gptel-scope-request-scope-expansion (lambda (a) (setq answer a)) tool resource "needed")))
-    (json-parse-string answer :object-type 'plist :false-object nil)))
-
-(ert-deftest gptel-scope-test-e07-e13-e16-e23-e41-e47-add-keeps-every-comment ()
+(ert-deftest gptel-scope-test-e16-e07-b43-add-keeps-every-other-byte ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
-    (let* ((file (expand-file-name "scope.yml" dir))
-           (a (gptel-scope-test--add dir "run_bash_command" "grep -rn TODO src")))
-      (should (eq (plist-get a :success) t))
-      (should (equal (plist-get a :patterns_added) ["grep"]))
-      (let ((after (gptel-scope-test--file-string file)))
-        (dolist (line (split-string gptel-scope-test--commented "\n"))
-          (when (string-match-p "#" line)
-            (should (string-match-p (regexp-quote (substring line (string-match "#" line))) after))))
-        (should (string-prefix-p "# My project's scope.  Keep this comment!\npaths:\n  read:\n    - \"${project_root}/**\"   # the project\n  # write nothing yet\n" after))
-        (should (string-suffix-p "# trailing comment\n" after)))
-      (with-temp-buffer
-        (setq default-directory dir)
-        (should (eq t (plist-get (gptel-scope-test-check dir "grep -rn x .") :allowed)))))))
+    (gptel-scope-test-with-expansion
+      (gptel-scope-test-in-chat dir
+        (let* ((file (expand-file-name "scope.yml" dir))
+               (a (gptel-scope-test--add "run_bash_command" "grep -rn TODO src")))
+          (should (eq (plist-get a :success) t))
+          (should (equal (plist-get a :patterns_added) ["grep"]))
+          (should (equal (plist-get a :section) "bash_tools.categories.read_only"))
+          ;; The whole file, byte for byte, is the old one with ", grep" added.
+          (should (equal (gptel-scope-test-file-string file)
+                         (replace-regexp-in-string "read_only: \\[ls, cat\\]" "read_only: [ls, cat, grep]"
+                                                   gptel-scope-test--commented t t)))
+          (should (eq t (plist-get (gptel-scope-test-check dir "grep -rn x .") :allowed))))))))
+
+(ert-deftest gptel-scope-test-e07-e35-add-edits-the-preset-of-the-session ()
+  (gptel-scope-test-with-project dir gptel-scope-test--commented
+    (let ((session (file-name-as-directory (file-truename (make-temp-file "gptel-scope-session-" t))))
+          (preset "---\n# session preset\ndescription: a session   # kept\nbash_tools:\n  categories:\n    read_only: [ls]\n---\n# The prompt\n\nBody text, --- not front matter.\n"))
+      (unwind-protect
+          (gptel-scope-test-with-expansion
+            (with-temp-file (expand-file-name "preset.md" session) (insert preset))
+            (gptel-scope-test-in-chat dir
+              ;; The session directory wins over the scope.yml around the chat (E35).
+              (setq gptel-scope-directory session)
+              (let ((a (gptel-scope-test--add "run_bash_command" "wc -l")))
+                (should (equal (plist-get a :patterns_added) ["wc"]))
+                (should (equal (plist-get a :file) (expand-file-name "preset.md" session))))
+              (should (equal (gptel-scope-test-file-string (expand-file-name "preset.md" session))
+                             (replace-regexp-in-string "read_only: \\[ls\\]" "read_only: [ls, wc]" preset t t)))
+              (should (equal (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))
+                             gptel-scope-test--commented))))
+        (delete-directory session t)))))
 
 (ert-deftest gptel-scope-test-e14-duplicate-not-added ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
-    (let ((before (gptel-scope-test--file-string (expand-file-name "scope.yml" dir)))
-          (a (gptel-scope-test--add dir "run_bash_command" "cat README.md")))
-      (should (equal (plist-get a :patterns_added) []))
-      (should (equal before (gptel-scope-test--file-string (expand-file-name "scope.yml" dir)))))))
+    (gptel-scope-test-with-expansion
+      (gptel-scope-test-in-chat dir
+        (let ((a (gptel-scope-test--add "run_bash_command" "cat README.md")))
+          (should (eq (plist-get a :success) t))
+          (should (equal (plist-get a :patterns_added) []))
+          (should (equal (plist-get a :already_present) ["cat"]))
+          (should (string-match-p "already" (plist-get a :message)))
+          (should (equal (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))
+                         gptel-scope-test--commented)))))))
 
-(ert-deftest gptel-scope-test-e11-e15-e30-e35-e44-path-added-to-the-right-section ()
-  (gptel-scope-test-with-project dir gptel-scope-test--commented
-    (let ((a (gptel-scope-test--add dir "write_file" "out/")))
-      (should (equal (plist-get a :patterns_added) (vector (concat dir "out/**"))))
-      (with-temp-buffer
-        (setq default-directory dir)
-        (make-directory (expand-file-name "out" dir))
-        (let ((s (gptel-scope-module-load-scope
-                  (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
-          (should (member (concat dir "out/**") (plist-get s :write))))))))
+(ert-deftest gptel-scope-test-e11-e15-e30-b45-refused-directory-added-for-writing ()
+  (gptel-scope-test-with-project dir (replace-regexp-in-string "safe_write: \\[\\]" "safe_write: [touch]"
+                                                               gptel-scope-test--commented t t)
+    (make-directory (expand-file-name "out" dir))
+    (gptel-scope-test-with-expansion
+      (gptel-scope-test-in-chat dir
+        (let* ((denial (gptel-scope-test-call #'gptel-scope-run-bash-command "touch made" "out"))
+               (a (gptel-scope-test--add "run_bash_command" (plist-get denial :resource))))
+          (should (equal (plist-get denial :reason) "directory_not_in_scope"))
+          ;; Write access, from what was refused; the directory as dir/** (E15).
+          (should (equal (plist-get a :section) "paths.write"))
+          (should (equal (plist-get a :patterns_added) (vector (concat dir "out/**"))))
+          (should (eq t (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "touch made" "out")
+                                   :success))))))))
 
-(ert-deftest gptel-scope-test-b43-e32-e46-command-added-to-the-category-it-needs ()
+(ert-deftest gptel-scope-test-e11-e30-refused-file-added-for-reading ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
-    (let ((a (gptel-scope-test--add dir "run_bash_command" "touch notes.md")))
-      (should (equal (plist-get a :patterns_added) ["touch"]))
-      (should (string-match-p "safe_write: \\[touch\\]" (gptel-scope-test--file-string (expand-file-name "scope.yml" dir)))))))
+    (let ((outside (file-name-as-directory (file-truename (make-temp-file "gptel-scope-outside-" t)))))
+      (unwind-protect
+          (progn
+            (with-temp-file (expand-file-name "notes.txt" outside) (insert "hello\n"))
+            (gptel-scope-test-with-expansion
+              (gptel-scope-test-in-chat dir
+                (let* ((file (expand-file-name "notes.txt" outside))
+                       (denial (gptel-scope-test-call #'gptel-scope-run-bash-command (concat "cat " file) dir))
+                       (a (gptel-scope-test--add "run_bash_command" (plist-get denial :resource))))
+                  (should (equal (plist-get denial :reason) "path_not_in_scope"))
+                  (should (equal (plist-get a :section) "paths.read"))
+                  (should (equal (plist-get a :patterns_added) (vector file)))
+                  (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command
+                                                                   (concat "cat " file) dir)
+                                            :output)
+                                 "hello\n"))))))
+        (delete-directory outside t)))))
+
+(ert-deftest gptel-scope-test-e44-e15-relative-path-made-absolute ()
+  (gptel-scope-test-with-project dir gptel-scope-test--commented
+    (make-directory (expand-file-name "notes" dir))
+    (gptel-scope-test-with-expansion
+      (gptel-scope-test-in-chat dir
+        (let ((a (gptel-scope-test--add "read_file" "notes/")))
+          (should (equal (plist-get a :section) "paths.read"))
+          (should (equal (plist-get a :patterns_added) (vector (concat dir "notes/**")))))
+        ;; An existing directory named without its slash is a directory too.
+        (make-directory (expand-file-name "more" dir))
+        (let ((a (gptel-scope-test--add "write_file" "more")))
+          (should (equal (plist-get a :section) "paths.write"))
+          (should (equal (plist-get a :patterns_added) (vector (concat dir "more/**")))))))))
+
+(ert-deftest gptel-scope-test-b43-e13-e32-e46-command-base-name-added ()
+  (gptel-scope-test-with-project dir gptel-scope-test--commented
+    (gptel-scope-test-with-expansion
+      (gptel-scope-test-in-chat dir
+        (let ((a (gptel-scope-test--add "run_bash_command" "git status -s")))
+          (should (equal (plist-get a :patterns_added) ["git"])))
+        ;; A command that writes goes where writing commands go.
+        (let ((a (gptel-scope-test--add "run_bash_command" "mkdir -p out")))
+          (should (equal (plist-get a :patterns_added) ["mkdir"]))
+          (should (equal (plist-get a :section) "bash_tools.categories.safe_write")))
+        (should (string-match-p "safe_write: \\[mkdir\\]"
+                                (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))))))))
+
+(ert-deftest gptel-scope-test-e12-e31-e45-pattern-added-to-org-roam-section ()
+  (gptel-scope-test-with-project dir "# notes\norg_roam_patterns:\n  subdirectory: []   # none yet\n  tags: [work]\n"
+    (gptel-scope-test-with-expansion
+      (gptel-scope-test-in-chat dir
+        (let ((a (gptel-scope-test--add "read_file" "subdirectory:gptel/**")))
+          (should (equal (plist-get a :patterns_added) ["gptel/**"]))
+          (should (equal (plist-get a :section) "org_roam_patterns.subdirectory")))
+        (let ((a (gptel-scope-test--add "read_file" "tags:work")))
+          (should (equal (plist-get a :patterns_added) [])))
+        (should (equal (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))
+                       "# notes\norg_roam_patterns:\n  subdirectory: [gptel/**]   # none yet\n  tags: [work]\n"))))))
 
 (ert-deftest gptel-scope-test-e33-unknown-validation-type-errors ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
-    (should-error (gptel-scope-module-add-to-scope
-                   (json-serialize (list :file (expand-file-name "scope.yml" dir) :validation_type "frob"
-                                         :resource "x" :tool "t")))
-                  :type 'gptel-scope-invalid-argument)))
+    (gptel-scope-test-in-chat dir
+      (let ((request (list :validation-type "frob" :resource "x" :tool "t"
+                           :document (expand-file-name "scope.yml" dir) :directory dir)))
+        (should-error (gptel-scope-add-to-scope request) :type 'gptel-scope-invalid-argument))
+      (should (equal (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))
+                     gptel-scope-test--commented)))))
 
-(ert-deftest gptel-scope-test-e36-unparsable-document-left-untouched ()
-  (gptel-scope-test-with-project dir "paths: [\nbroken\n"
-    (let ((file (expand-file-name "scope.yml" dir)))
-      (should-error (gptel-scope-module-add-to-scope
-                     (json-serialize (list :file file :validation_type "command" :resource "ls" :tool "run_bash_command"
-                                           :category "read_only")))
-                    :type 'gptel-scope-error)
-      (should (equal (gptel-scope-test--file-string file) "paths: [\nbroken\n")))))
-
-(ert-deftest gptel-scope-test-e12-e31-e45-pattern-added-to-org-roam-section ()
-  (gptel-scope-test-with-project dir "org_roam_patterns:\n  subdirectory: []\n"
-    (let ((r (gptel-scope-module-add-to-scope
-              (json-serialize (list :file (expand-file-name "scope.yml" dir) :validation_type "pattern"
-                                    :resource "subdirectory:gptel/**" :tool "read_file")))))
-      (should (equal (plist-get r :patterns-added) '("gptel/**")))
-      (should (equal (plist-get r :section) "org_roam_patterns.subdirectory")))))
+(ert-deftest gptel-scope-test-e36-unparsable-preset-left-untouched ()
+  (gptel-scope-test-with-project dir nil
+    (let ((file (expand-file-name "preset.md" dir))
+          (text "---\nbash_tools: [oops\n---\nBody\n"))
+      (with-temp-file file (insert text))
+      (gptel-scope-test-in-chat dir
+        (setq gptel-scope-directory dir)
+        (let ((err (should-error (gptel-scope-add-to-scope
+                                  (list :validation-type "command" :resource "ls" :tool "run_bash_command"
+                                        :document file :directory dir))
+                                 :type 'gptel-scope-error)))
+          (should (memq (car err) '(gptel-scope-edit-error gptel-scope-invalid-config))))
+        (should (equal (gptel-scope-test-file-string file) text))))))
 
 (provide 'gptel-scope-add-test)
 ;;; gptel-scope-add-test.el ends here
