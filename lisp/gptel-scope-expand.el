@@ -186,7 +186,11 @@ request_scope_expansion; it needs no scope itself."
 While the minibuffer or another transient is active, wait for it."
   (when (eq request gptel-scope--expansion-current)
     (if (or (> (minibuffer-depth) 0) (bound-and-true-p transient--prefix))
-        (run-with-timer 0.5 nil #'gptel-scope--expansion-show-menu request)
+        (progn
+          (unless (eq (plist-get request :state) 'deferred)
+            (plist-put request :state 'deferred)
+            (message "gptel-scope: the model asks to widen the scope; its menu opens when the current prompt or menu closes"))
+          (run-with-timer 0.5 nil #'gptel-scope--expansion-show-menu request))
       (transient-setup 'gptel-scope-expansion-menu nil nil :scope request)
       (plist-put request :state 'shown))))
 
@@ -195,7 +199,7 @@ While the minibuffer or another transient is active, wait for it."
 That is `transient-scope' from transient 0.7 on, and the prefix
 object's slot on older transient (0.3.x, built into Emacs 28)."
   (if (fboundp 'transient-scope)
-      (ignore-errors (transient-scope))
+      (ignore-errors (transient-scope 'gptel-scope-expansion-menu))
     (let ((prefix (or (bound-and-true-p transient--prefix)
                       (bound-and-true-p transient-current-prefix))))
       (and prefix (ignore-errors (eieio-oref prefix 'scope))))))

@@ -31,7 +31,7 @@ bash_tools:
   "In the current buffer, ask for TOOL on RESOURCE and press `a'; return the answer."
   (car (funcall (gptel-scope-test-ask "a" tool resource "needed"))))
 
-(ert-deftest gptel-scope-test-e16-e07-b43-add-keeps-every-other-byte ()
+(ert-deftest gptel-scope-test-e16-e07-e23-e41-b43-add-keeps-every-other-byte ()
   (gptel-scope-test-with-project dir gptel-scope-test--commented
     (gptel-scope-test-with-expansion
       (gptel-scope-test-in-chat dir

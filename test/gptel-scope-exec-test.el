@@ -51,6 +51,16 @@ collected into :pids."
     (should-not (plist-get r :timed-out))
     (should (integerp (plist-get r :duration-ms)))))
 
+(ert-deftest gptel-scope-test-s03-command-leads-its-own-process-group ()
+  "Emacs starts the command in a session of its own: its pid is its group."
+  (let* ((done nil)
+         (proc (gptel-scope-exec-start (gptel-scope-exec-shell-argv "sleep 5") temporary-file-directory
+                                       (lambda (_) (setq done t)) :timeout 1))
+         (attrs (process-attributes (process-id proc))))
+    (should (equal (alist-get 'pgrp attrs) (process-id proc)))
+    (should (equal (alist-get 'sess attrs) (process-id proc)))
+    (with-timeout (10 (error "No result")) (while (not done) (accept-process-output nil 0.05)))))
+
 (ert-deftest gptel-scope-test-b30-b31-non-zero-exit-keeps-output ()
   (let ((r (gptel-scope-test--run "echo partial; exit 3")))
     (should-not (plist-get r :success))

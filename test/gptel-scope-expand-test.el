@@ -105,17 +105,18 @@ bash_tools:
 
 (ert-deftest gptel-scope-test-e09-e25-menu-offers-edit-and-closes-on-choice ()
   (gptel-scope-test-with-chat dir
-    (let ((keys (mapcar (lambda (s) (plist-get (nth 2 s) :key))
-                        (apply #'append (mapcar (lambda (g) (aref g 3))
-                                                (get 'gptel-scope-expansion-menu 'transient--layout))))))
-      (should (equal keys '("d" "a" "o" "e" "r" "q"))))
-    (let (open-during)
+    (let (open-during menu)
       (let ((gptel-scope-expansion-show-function
              (lambda (req)
                (gptel-scope--expansion-show-menu req)
-               (setq open-during (gptel-scope--expansion-menu-active-p)))))
+               (setq open-during (gptel-scope--expansion-menu-active-p)
+                     menu (gptel-scope-test-menu-text)))))
         (gptel-scope-test-ask "d" "run_bash_command" "rm q" "why"))
       (should open-during)
+      ;; Deny, Add, Allow once, and the secondary Edit and Cancel; Retry only after an edit.
+      (should (string-match-p " d Deny.*\n a Add to scope.*\n o Allow once" menu))
+      (should (string-match-p " e Edit the scope document.*\n q Cancel" menu))
+      (should-not (string-match-p "Retry" menu))
       ;; The choice closed the menu.
       (should-not (gptel-scope--expansion-menu-active-p))
       (should-not (bound-and-true-p transient--prefix)))))
