@@ -19,6 +19,8 @@
   "The repository root.")
 
 (add-to-list 'load-path (expand-file-name "lisp" gptel-scope-test-root))
+;; gptel is used when it is on the load path; its tests are skipped otherwise.
+(require 'gptel nil t)
 (require 'gptel-scope)
 (gptel-scope-load-module)
 
