@@ -124,7 +124,9 @@ init, and the group holds those that did not leave it)."
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
 plist has :success, :exit-code (nil when killed by a signal), :signal,
 :output, :truncated, :timed-out, :duration-ms, :total-bytes (all the
-output) and :kept-bytes (the part kept in memory).  Return the process."
+output) and :kept-bytes (the part kept in memory); when the result
+itself could not be made, :error says why.  CALLBACK is called once
+even then.  Return the process."
   (let* ((start (float-time))
          (max-chars (max 0 max-chars))
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
@@ -154,25 +156,35 @@ output) and :kept-bytes (the part kept in memory).  Return the process."
                (when timer (cancel-timer timer))
                ;; Nothing the command started may outlive it.
                (gptel-scope-exec-kill p nil t)
-               (let* ((text (gptel-scope-exec-decode (apply #'concat (nreverse chunks))))
-                      (cut (gptel-scope-module-truncate text max-chars))
-                      (output (plist-get cut :output))
-                      (signaled (eq (process-status p) 'signal))
-                      (code (process-exit-status p)))
-                 (setq chunks nil)
-                 (when (> total kept)
-                   (setq output (format "%s\n[The command printed %d bytes; only the first %d were kept.]"
-                                        output total kept)))
-                 (funcall callback
-                          (list :success (and (not timed-out) (not signaled) (eql code 0))
-                                :exit-code (unless signaled code)
-                                :signal (and signaled code)
-                                :output output
-                                :truncated (or (plist-get cut :truncated) (> total kept))
-                                :timed-out timed-out
-                                :total-bytes total
-                                :kept-bytes kept
-                                :duration-ms (round (* 1000 (- (float-time) start))))))))))
+               (condition-case err
+                   (let* ((text (gptel-scope-exec-decode (apply #'concat (nreverse chunks))))
+                          (cut (gptel-scope-module-truncate text max-chars))
+                          (output (plist-get cut :output))
+                          (signaled (eq (process-status p) 'signal))
+                          (code (process-exit-status p)))
+                     (setq chunks nil)
+                     (when (> total kept)
+                       (setq output (format "%s\n[The command printed %d bytes; only the first %d were kept.]"
+                                            output total kept)))
+                     (funcall callback
+                              (list :success (and (not timed-out) (not signaled) (eql code 0))
+                                    :exit-code (unless signaled code)
+                                    :signal (and signaled code)
+                                    :output output
+                                    :truncated (or (plist-get cut :truncated) (> total kept))
+                                    :timed-out timed-out
+                                    :total-bytes total
+                                    :kept-bytes kept
+                                    :duration-ms (round (* 1000 (- (float-time) start))))))
+                 ;; A sentinel's error would be lost, and the caller never answered.
+                 (error
+                  (ignore-errors
+                    (funcall callback
+                             (list :success nil :error (error-message-string err)
+                                   :exit-code (ignore-errors (process-exit-status p))
+                                   :output "" :truncated nil :timed-out timed-out
+                                   :total-bytes total :kept-bytes kept
+                                   :duration-ms (round (* 1000 (- (float-time) start))))))))))))
     (push proc gptel-scope-exec--live)
     ;; No command gets input: reading stdin sees its end at once.
     (ignore-errors (process-send-eof proc))

@@ -270,7 +270,7 @@ An empty string is refused unless ALLOW-EMPTY."
 (defun gptel-scope--directory-arg (directory)
   "Return DIRECTORY expanded against the buffer's `default-directory' (B13, B26)."
   (gptel-scope--string-arg "directory" directory)
-  (directory-file-name (expand-file-name (substitute-in-file-name directory))))
+  (directory-file-name (expand-file-name directory)))
 
 (defun gptel-scope--timeout-arg (timeout decision)
   "Return the timeout of a call: TIMEOUT if given (capped), else DECISION's."
@@ -296,6 +296,10 @@ An empty string is refused unless ALLOW-EMPTY."
            :warnings (vconcat (plist-get decision :warnings))
            :duration_ms (plist-get result :duration-ms)
            (cond
+            ((plist-get result :error)
+             (list :reason "error"
+                   :message (format "The command ran but its result could not be read: %s"
+                                    (plist-get result :error))))
             (timed-out
              (list :reason "timeout" :timed_out t
                    :message (format "The command timed out after %s seconds and was killed with everything it started; the output it printed until then is shown. Make it faster or narrower, or pass a longer timeout."

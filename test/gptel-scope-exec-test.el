@@ -170,6 +170,13 @@ collected into :pids."
     (should-not (plist-get r :timed-out))
     (should (string-match-p "\\`0\n\\'" (plist-get r :output)))))
 
+(ert-deftest gptel-scope-test-s06-a-failing-result-still-answers-once ()
+  (cl-letf (((symbol-function 'gptel-scope-module-truncate) (lambda (&rest _) (error "Broken"))))
+    (let ((r (gptel-scope-test--run "echo hi")))
+      (should-not (plist-get r :success))
+      (should (equal (plist-get r :error) "Broken"))
+      (should (equal (plist-get r :exit-code) 0)))))
+
 (ert-deftest gptel-scope-test-c12-argv-runs-without-a-shell ()
   (let ((r (gptel-scope-test--run (list "printf" "%s|" "$(id)" ";" "*" "a b"))))
     (should (equal (plist-get r :output) "$(id)|;|*|a b|"))))
