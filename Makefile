@@ -19,7 +19,7 @@ module: $(MODULE)
 
 $(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs data/*.yml)
 	$(CARGO) build --release --lib
-	cp $(LIB) $(MODULE)
+	cp $(LIB) $(MODULE).new && mv -f $(MODULE).new $(MODULE)
 
 test: test-rust test-elisp
 
