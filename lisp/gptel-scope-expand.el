@@ -76,6 +76,7 @@ The default opens `gptel-scope-expansion-menu'.")
   '(("run_bash_command" . "command")
     ("run_command" . "command")
     ("list_allowed_commands" . "meta")
+    ("get_system_info" . "meta")
     ("request_scope_expansion" . "meta"))
   "How each tool's resources are validated; tools not listed validate paths.
 A \"meta\" tool needs no scope: request_scope_expansion always runs.")

@@ -162,3 +162,10 @@ fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i6
 fn add_to_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&request))
 }
+
+/// Run file tool OP (`read_file`, `list_dir`, `grep_files`, `apply_patch`, `check_path`) on
+/// REQUEST, a JSON string; returns the tool's JSON result (failures included) as a string.
+#[defun]
+fn file_tool(_env: &Env, op: String, request: String) -> Result<String> {
+    Ok(crate::fs::tools::call(&op, &request).to_string())
+}

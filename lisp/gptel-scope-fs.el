@@ -1,0 +1,349 @@
+;;; gptel-scope-fs.el --- File tools under the scope and boundary  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The gptel-scope authors
+
+;; Author: The gptel-scope authors
+;; Keywords: tools, convenience
+;; SPDX-License-Identifier: GPL-3.0-or-later
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; The file tools the model gets beside run_bash_command: read_file,
+;; list_dir, grep_files and apply_patch, and get_system_info.  The module
+;; does the work: every path is made absolute, normalized and followed
+;; through symlinks, confined to the boundary (fs.mode and fs.root of the
+;; scope) and judged by the path scope (paths.read/write/deny and the
+;; buffer's allow-once grants).  A refusal is JSON with a reason code;
+;; one that the user may lift names the resource for
+;; request_scope_expansion, and with `gptel-scope-prompt-on-denial' the
+;; menu opens at once.
+;;
+;; The same check guards tools that gptel-scope did not define (MCP file
+;; tools, say): add `gptel-scope-guard-tool-call' to gptel's
+;; `gptel-pre-tool-call-functions' and list their path arguments in
+;; `gptel-scope-guarded-tools'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'gptel-scope)
+(require 'gptel-scope-tools)
+
+(defvar gptel-scope-tool-validation)
+(declare-function gptel-make-tool "ext:gptel-request")
+(declare-function gptel-scope-module-version "gptel-scope-module" ())
+(declare-function gptel-scope-module-file-tool "gptel-scope-module" (op request))
+(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
+(declare-function gptel-scope--emit "gptel-scope-events" (type tool args &rest props))
+(declare-function gptel-scope--event-id "gptel-scope-events" ())
+
+(defcustom gptel-scope-guarded-tools nil
+  "Tools not defined by gptel-scope whose path arguments are checked.
+Each element is (TOOL . ARGS): TOOL a tool name or a regexp matching
+tool names, ARGS a list of (ARGUMENT . ACCESS), ARGUMENT the keyword of
+a path argument (as gptel passes it, e.g. :path) and ACCESS `read' or
+`write'.  A path outside the boundary or the scope blocks the call with
+the refusal as its result.  Active when `gptel-scope-guard-tool-call' is
+in `gptel-pre-tool-call-functions' (gptel 0.9.9.5 or later); the guard
+is off for tools whose calls gptel-scope judges itself."
+  :type '(alist :key-type (string :tag "Tool name or regexp")
+                :value-type (repeat (cons (symbol :tag "Argument keyword")
+                                          (choice (const read) (const write)))))
+  :group 'gptel-scope)
+
+(defconst gptel-scope-fs-tools '("read_file" "list_dir" "grep_files" "apply_patch")
+  "The file tools of this feature.")
+
+;;;; Calling the module
+
+(defun gptel-scope-fs--int (name value)
+  "Return VALUE, the argument NAME, as an integer or nil; else signal."
+  (cond ((memq value '(nil :null :false)) nil)
+        ((integerp value) value)
+        ((and (floatp value) (= value (ffloor value))) (truncate value))
+        ((and (stringp value) (string-match-p "\\`[0-9]+\\'" value)) (string-to-number value))
+        ((and (stringp value) (string-empty-p (string-trim value))) nil)
+        (t (signal 'gptel-scope-invalid-argument
+                   (list (format "`%s' must be a whole number, not %S" name value))))))
+
+(defun gptel-scope-fs--keys (args)
+  "Return the plist ARGS without its nil, :null and :false values."
+  (let (out)
+    (while args
+      (unless (memq (cadr args) '(nil :null :false))
+        (setq out (cons (cadr args) (cons (car args) out))))
+      (setq args (cddr args)))
+    (nreverse out)))
+
+(defun gptel-scope-fs-call (op args &optional buffer)
+  "Run the module's file tool OP with ARGS, a plist, under BUFFER's scope.
+Return the tool's JSON result, a string."
+  (gptel-scope-load-module)
+  (let ((buffer (or buffer (current-buffer))))
+    (gptel-scope-module-file-tool
+     op (apply #'gptel-scope--request buffer :tool op (gptel-scope-fs--keys args)))))
+
+(defun gptel-scope-fs--emit (type tool args &rest props)
+  "Emit the event TYPE of TOOL called with ARGS, with PROPS, when events load."
+  (when (fboundp 'gptel-scope--emit)
+    (apply #'gptel-scope--emit type tool args props)))
+
+(defun gptel-scope-fs--decision (op result json)
+  "Return the refusal RESULT of OP, a parsed plist, as a decision plist.
+JSON is the result as sent to the model."
+  (list :allowed nil :tool op
+        :resource (plist-get result :resource)
+        :validation-type (plist-get result :validation_type)
+        :required-scope (if (equal op "apply_patch") "write" "read")
+        :reason (plist-get result :reason)
+        :message (plist-get result :message)
+        :command (or (plist-get result :path) (plist-get result :resource))
+        :response json))
+
+(defun gptel-scope-fs--tool (callback op make-args)
+  "Run the file tool OP; give CALLBACK the JSON result, exactly once.
+MAKE-ARGS, a function, returns the tool's arguments as a plist; an
+error in it (a malformed argument) is a result too, as every error is."
+  (let ((once (gptel-scope--once callback)))
+    (gptel-scope--guard once op
+      (gptel-scope-fs--run (current-buffer) once op (funcall make-args)))))
+
+(defun gptel-scope-fs--run (buffer callback op args)
+  "Run the file tool OP with ARGS, a plist, for BUFFER; give CALLBACK the JSON.
+A refusal the user may lift is recorded for request_scope_expansion and,
+with `gptel-scope-prompt-on-denial', asked about at once."
+  (let* ((id (and (fboundp 'gptel-scope--event-id) (gptel-scope--event-id)))
+         (start (float-time)))
+    (gptel-scope-fs--emit 'start op args :id id)
+    (let* ((json (condition-case err
+                     (gptel-scope-fs-call op args buffer)
+                   (error (gptel-scope-fs--emit 'error op args :id id
+                                                :reason (gptel-scope--error-reason err)
+                                                :message (error-message-string err))
+                          (signal (car err) (cdr err)))))
+           (r (json-parse-string json :object-type 'plist :array-type 'list
+                                 :false-object nil :null-object nil))
+           (ms (round (* 1000 (- (float-time) start)))))
+      (if (plist-get r :success)
+          (progn
+            (gptel-scope--use-grants buffer (plist-get r :grants_used))
+            (gptel-scope-fs--emit 'end op args :id id :duration-ms ms
+                                  :bytes (plist-get r :bytes)
+                                  :lines (let ((c (plist-get r :content)))
+                                           (and (stringp c) (not (string-empty-p c))
+                                                (1+ (cl-count ?\n c)))))
+            (when (or (plist-get r :truncated) (plist-get r :has_more)
+                      (> (or (plist-get r :cut_lines) 0) 0))
+              (gptel-scope-fs--emit 'truncated op args :id id :bytes (plist-get r :bytes)))
+            (funcall callback json))
+        (let ((decision (gptel-scope-fs--decision op r json))
+              (reason (plist-get r :reason)))
+          (gptel-scope-fs--emit (if (member reason '("boundary_violation" "path_denied" "path_not_in_scope"))
+                                    'denied 'error)
+                                op args :id id :reason reason :message (plist-get r :message)
+                                :duration-ms ms)
+          (if (not (plist-get r :resource))
+              (funcall callback json)
+            (gptel-scope--remember-denial buffer decision)
+            (if (and gptel-scope-prompt-on-denial gptel-scope--denial-handler)
+                (funcall gptel-scope--denial-handler buffer decision
+                         (lambda ()
+                           (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                             (let ((gptel-scope-prompt-on-denial nil))
+                               (gptel-scope--guard callback op
+                                 (gptel-scope-fs--run buffer callback op args)))))
+                         callback)
+              (funcall callback json))))))))
+
+;;;; The tools
+
+(defun gptel-scope-read-file (callback path &optional offset limit mode)
+  "Read PATH: LIMIT lines (default 400) from line OFFSET (0-based).
+MODE \"indentation\" shows the block of code holding line OFFSET instead
+of a slice.  Lines over 400 characters are cut with a marker; binary
+files are refused.  CALLBACK receives the JSON result.  This is read_file."
+  (gptel-scope-fs--tool callback "read_file"
+                        (lambda () (list :path path
+                                         :offset (gptel-scope-fs--int "offset" offset)
+                                         :limit (gptel-scope-fs--int "limit" limit)
+                                         :mode (and (stringp mode) (not (string-empty-p mode)) mode)))))
+
+(defun gptel-scope-list-dir (callback &optional path depth offset limit)
+  "List PATH (default the project) breadth-first to DEPTH levels (default 2).
+Entries are sorted, one a line, with / for directories, * for
+executables and @ for symlinks; LIMIT entries (default 200) from OFFSET.
+CALLBACK receives the JSON result.  This is list_dir."
+  (gptel-scope-fs--tool callback "list_dir"
+                        (lambda () (list :path (and (stringp path) (not (string-empty-p path)) path)
+                                         :depth (gptel-scope-fs--int "depth" depth)
+                                         :offset (gptel-scope-fs--int "offset" offset)
+                                         :limit (gptel-scope-fs--int "limit" limit)))))
+
+(defun gptel-scope-grep-files (callback pattern &optional path include limit)
+  "Search the files under PATH (default the project) for the regexp PATTERN.
+INCLUDE, a glob or a list of globs, narrows the files; LIMIT (default
+200) caps the matches.  Lines come as file:line:match.  CALLBACK
+receives the JSON result.  This is grep_files."
+  (gptel-scope-fs--tool callback "grep_files"
+                        (lambda () (list :pattern (gptel-scope--string-arg "pattern" pattern)
+                                         :path (and (stringp path) (not (string-empty-p path)) path)
+                                         :include (cond ((stringp include) (and (not (string-empty-p include)) include))
+                                                        ((memq include '(nil :null :false)) nil)
+                                                        (t (vconcat include)))
+                                         :limit (gptel-scope-fs--int "limit" limit)))))
+
+(defun gptel-scope-apply-patch (callback patch)
+  "Apply PATCH, a unified diff or a *** Begin Patch envelope.
+Every file must be in the write scope; hunks must match exactly; all
+files are written or none.  CALLBACK receives the JSON result with
+per-file stats.  This is apply_patch."
+  (gptel-scope-fs--tool callback "apply_patch"
+                        (lambda () (list :patch (gptel-scope--string-arg "patch" patch)))))
+
+(defun gptel-scope-system-info ()
+  "Return JSON describing the system and the scope in effect.
+This is get_system_info: platform, Emacs, module and shell versions,
+the scope files and the file-system boundary, without running anything."
+  (let* ((scope (condition-case err
+                    (progn (gptel-scope-load-module)
+                           (gptel-scope-module-load-scope (gptel-scope--request (current-buffer))))
+                  (error (list :error (error-message-string err)))))
+         (module (ignore-errors (gptel-scope-module-version))))
+    (gptel-scope--json
+     :success t
+     :system_type (symbol-name system-type)
+     :system_configuration system-configuration
+     :emacs_version emacs-version
+     :module_version (or module :null)
+     :shell (or (executable-find "bash") :null)
+     :home (expand-file-name "~")
+     :default_directory (expand-file-name default-directory)
+     :project_root (or (plist-get scope :project-root) (gptel-scope--project-root))
+     :scope_files (vconcat (plist-get scope :files))
+     :scope_error (or (plist-get scope :error) :null)
+     :fs_mode (or (plist-get scope :fs-mode) :null)
+     :approval_policy (or (plist-get scope :approval-policy) :null)
+     :timeout (or (plist-get scope :timeout) :null))))
+
+;;;; Guarding other tools
+
+(defun gptel-scope--guard-spec (name)
+  "Return the path arguments `gptel-scope-guarded-tools' lists for tool NAME."
+  (cdr (seq-find (lambda (entry)
+                   (or (equal (car entry) name)
+                       (ignore-errors (string-match-p (concat "\\`\\(?:" (car entry) "\\)\\'") name))))
+                 gptel-scope-guarded-tools)))
+
+(defun gptel-scope-guard-check (name args &optional buffer)
+  "Check the path arguments of a call of tool NAME with ARGS, a plist.
+Return nil when they are all in scope (or the tool is not guarded),
+else the refusal's JSON for the model.  BUFFER holds the scope."
+  (let ((spec (and (not (member name gptel-scope-fs-tools))
+                   (not (assoc name gptel-scope-tool-validation))
+                   (gptel-scope--guard-spec name))))
+    (catch 'refused
+      (dolist (arg spec)
+        (let ((v (plist-get args (car arg))))
+          (dolist (path (if (or (vectorp v) (consp v)) (append v nil) (list v)))
+            (when (and (stringp path) (not (string-empty-p path)))
+              (let* ((json (gptel-scope-fs-call
+                            "check_path"
+                            (list :path path :access (symbol-name (cdr arg))
+                                  :directory (directory-file-name (expand-file-name default-directory)))
+                            buffer))
+                     (r (json-parse-string json :object-type 'plist :null-object nil :false-object nil)))
+                (unless (plist-get r :success)
+                  (gptel-scope--remember-denial
+                   (or buffer (current-buffer))
+                   (append (list :tool name) (cddr (gptel-scope-fs--decision name r json))))
+                  (throw 'refused (replace-regexp-in-string "\"tool\":\"check_path\""
+                                                            (format "\"tool\":%s" (json-serialize name))
+                                                            json t t))))))))
+      nil)))
+
+(defun gptel-scope-guard-tool-call (call)
+  "Block CALL when a path argument is outside the scope.
+For `gptel-pre-tool-call-functions': CALL is a plist with :name and
+:args.  Tools listed in `gptel-scope-guarded-tools' are checked."
+  (condition-case err
+      (let ((refusal (gptel-scope-guard-check (plist-get call :name) (plist-get call :args))))
+        (and refusal (list :block refusal)))
+    (error (list :block (gptel-scope--error-json err (plist-get call :name))))))
+
+;;;; Registration with gptel
+
+(defconst gptel-scope-fs-descriptions
+  '(("read_file" . "Read a text file inside the scope: `limit' lines (default 400, at most 2000) from line `offset' (0-based). With mode \"indentation\", show instead the whole block of code that holds line `offset'. Lines over 400 characters are cut with \"… [truncated line]\". Paths are relative to the project root or absolute; they may not leave the file-system boundary, even through symlinks. The result is JSON: content, start_line, end_line, total_lines, has_more. Binary files are refused. If a path is refused for scope, call request_scope_expansion with this tool's name and the resource the refusal names.")
+    ("list_dir" . "List a directory inside the scope breadth-first, sorted, one entry a line relative to `path', marked / (directory), * (executable) or @ (symlink, not followed). `depth' levels (default 2), `limit' entries (default 200) from `offset'. Entries the scope denies are left out and counted in `hidden'.")
+    ("grep_files" . "Search files inside the scope for a regular expression (Rust regex syntax), recursively from `path' (default the project root). `include' narrows the files by glob (\"*.rs\" or a list). Matches come as file:line:text, at most `limit' (default 200); `truncated' says more exist. Hidden files, .gitignored files, binary files and files the scope denies are skipped.")
+    ("apply_patch" . "Change files with a patch: a unified diff (--- a/PATH, +++ b/PATH, @@ -l,n +l,n @@ hunks; /dev/null to create or delete) or the envelope *** Begin Patch / *** Add File: PATH / *** Update File: PATH (with @@ and ' ', '-', '+' lines; *** Move to: to rename) / *** Delete File: PATH / *** End Patch. Hunks must match the file exactly (no fuzz, no offset): read the file first. Every file must be in the write scope; all files are written or none. The result lists each file with lines added and removed.")
+    ("get_system_info" . "Describe the system without running a command: platform, Emacs and module versions, the shell, the project root, the scope files in effect, the file-system mode and the approval policy. Prefer it to shell commands like uname."))
+  "What the model is told about each file tool.")
+
+(defun gptel-scope-fs--description (tool)
+  "Return the description of TOOL."
+  (cdr (assoc tool gptel-scope-fs-descriptions)))
+
+(defun gptel-scope-fs--confirm-p (tool)
+  "Return non-nil when the scope's approval_policy wants TOOL confirmed.
+`always' confirms every call, `mutating' the writing tool apply_patch."
+  (ignore-errors
+    (gptel-scope-load-module)
+    (pcase (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
+                      :approval-policy)
+      ("always" t)
+      ("mutating" (equal tool "apply_patch")))))
+
+(defun gptel-scope-fs-register-tools ()
+  "Register the file tools and get_system_info with gptel, category \"scope\"."
+  (cl-flet ((confirm (tool) (gptel-scope--confirm-arg
+                             (lambda (&rest _) (gptel-scope-fs--confirm-p tool)))))
+    (apply #'gptel-make-tool
+           :name "read_file" :category "scope" :async t
+           :function #'gptel-scope-read-file
+           :description (gptel-scope-fs--description "read_file")
+           :args (list '(:name "path" :type string :description "The file: relative to the project root, or absolute")
+                       '(:name "offset" :type integer :optional t :description "First line, 0-based (default 0)")
+                       '(:name "limit" :type integer :optional t :description "How many lines (default 400)")
+                       '(:name "mode" :type string :enum ["slice" "indentation"] :optional t
+                               :description "slice (default) or indentation"))
+           (confirm "read_file"))
+    (apply #'gptel-make-tool
+           :name "list_dir" :category "scope" :async t
+           :function #'gptel-scope-list-dir
+           :description (gptel-scope-fs--description "list_dir")
+           :args (list '(:name "path" :type string :optional t :description "The directory (default the project root)")
+                       '(:name "depth" :type integer :optional t :description "Levels to descend (default 2)")
+                       '(:name "offset" :type integer :optional t :description "Entries to skip (default 0)")
+                       '(:name "limit" :type integer :optional t :description "Entries to show (default 200)"))
+           (confirm "list_dir"))
+    (apply #'gptel-make-tool
+           :name "grep_files" :category "scope" :async t
+           :function #'gptel-scope-grep-files
+           :description (gptel-scope-fs--description "grep_files")
+           :args (list '(:name "pattern" :type string :description "A regular expression")
+                       '(:name "path" :type string :optional t :description "Where to search (default the project root)")
+                       '(:name "include" :type string :optional t :description "A glob of the files to search, e.g. *.py")
+                       '(:name "limit" :type integer :optional t :description "Most matches (default 200)"))
+           (confirm "grep_files"))
+    (apply #'gptel-make-tool
+           :name "apply_patch" :category "scope" :async t
+           :function #'gptel-scope-apply-patch
+           :description (gptel-scope-fs--description "apply_patch")
+           :args (list '(:name "patch" :type string :description "A unified diff or a *** Begin Patch envelope"))
+           (confirm "apply_patch"))
+    (apply #'gptel-make-tool
+           :name "get_system_info" :category "scope"
+           :function #'gptel-scope-system-info
+           :description (gptel-scope-fs--description "get_system_info")
+           :args nil
+           (confirm "get_system_info"))))
+
+(with-eval-after-load 'gptel
+  (gptel-scope-fs-register-tools))
+
+(provide 'gptel-scope-fs)
+;;; gptel-scope-fs.el ends here
