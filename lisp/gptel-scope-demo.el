@@ -18,8 +18,10 @@
 ;; network and no API key: an allowed command and its output, a refusal
 ;; and its reason, a request_scope_expansion answered "Allow once" by
 ;; pressing `o' in the real menu and the grant used up, then "Add to
-;; scope" (`a') shown as a diff of scope.yml.  A few more decisions of the
-;; engine follow, with the evidence `make check' prints.
+;; scope" (`a') shown as a diff of scope.yml.  Then the file tools: a
+;; listing, a search, a read, a symlink that leads out of the project, and
+;; patches, one refused for scope and one applied.  A few more decisions
+;; of the engine follow, with the evidence `make check' prints.
 
 ;;; Code:
 
@@ -28,6 +30,7 @@
 (require 'gptel-scope-tools)
 (require 'gptel-scope-expand)
 (require 'gptel-scope-explain)
+(require 'gptel-scope-fs)
 
 (declare-function gptel-scope-module-version "gptel-scope-module" ())
 
@@ -176,9 +179,55 @@ bash_tools:
       (princ "\n  (gptel runs gptel-scope-end-of-turn when the response ends: grants are cleared)\n")
       (gptel-scope-end-of-turn))))
 
+(defun gptel-scope-demo--file-call (fn name &rest args)
+  "Print and run the model's call of the file tool NAME (function FN) with ARGS.
+ARGS alternate argument names and values, in the function's order."
+  (let (shown values)
+    (while args
+      (push (format "%s=%S" (car args) (cadr args)) shown)
+      (push (cadr args) values)
+      (setq args (cddr args)))
+    (princ (format "\n> model: %s(%s)\n" name (string-join (nreverse shown) ", ")))
+    (let ((r (json-parse-string (apply #'gptel-scope-demo--wait fn (nreverse values))
+                                :object-type 'plist :false-object nil :null-object nil)))
+      (cond
+       ((not (plist-get r :success))
+        (princ (format "< refused: %s\n%s\n" (plist-get r :reason)
+                       (gptel-scope-demo--indent (plist-get r :message) "  "))))
+       ((plist-get r :files)
+        (princ (format "< %s\n" (plist-get r :message))))
+       (t
+        (princ (format "< %s\n" (string-join
+                                  (delq nil (list (and (plist-get r :start_line)
+                                                       (format "lines %d-%d of %d" (plist-get r :start_line)
+                                                               (plist-get r :end_line) (plist-get r :total_lines)))
+                                                  (and (plist-get r :matches) (format "%d matches" (plist-get r :matches)))
+                                                  (and (plist-get r :hidden) (format "hidden by the scope: %d"
+                                                                                     (plist-get r :hidden)))))
+                                  ", ")))
+        (princ (concat (gptel-scope-demo--indent (plist-get r :content) "  | ") "\n")))))))
+
+(defun gptel-scope-demo--files (proj)
+  "Replay the model's use of the file tools in PROJ."
+  (princ "\n=== 5. The file tools: the same scope, and a boundary at the project root\n")
+  (with-temp-buffer
+    (setq default-directory (file-name-as-directory proj))
+    (gptel-scope-demo--file-call #'gptel-scope-list-dir "list_dir" "path" "." "depth" 2)
+    (gptel-scope-demo--file-call #'gptel-scope-grep-files "grep_files" "pattern" "TODO" "path" "src" "include" "*.c")
+    (gptel-scope-demo--file-call #'gptel-scope-read-file "read_file" "path" "src/util.c")
+    (gptel-scope-demo--file-call #'gptel-scope-read-file "read_file" "path" "link-to-home/.bashrc")
+    (let ((fix "--- a/src/util.c\n+++ b/src/util.c\n@@ -1,2 +1,2 @@\n-/* TODO: free the buffer */\n-void util(void) {}\n+/* The buffer is freed by its owner. */\n+void util(void) { }\n"))
+      (gptel-scope-demo--file-call #'gptel-scope-apply-patch "apply_patch" "patch" fix))
+    (gptel-scope-demo--file-call
+     #'gptel-scope-apply-patch "apply_patch" "patch"
+     "*** Begin Patch\n*** Add File: build/TODO.md\n+- free the buffer in util.c\n*** Add File: build/out/stamp\n+fresh\n*** End Patch\n")
+    (princ (format "  build/TODO.md now holds: %S\n"
+                   (with-temp-buffer (insert-file-contents (expand-file-name "build/TODO.md" proj))
+                                     (buffer-string))))))
+
 (defun gptel-scope-demo--more (proj)
   "Print a few more decisions in PROJ, and one with its full evidence."
-  (princ "\n=== 5. More decisions (judged, not run)\n")
+  (princ "\n=== 6. More decisions (judged, not run)\n")
   (with-temp-buffer
     (setq default-directory (file-name-as-directory proj))
     (dolist (c gptel-scope-demo--more)
@@ -188,7 +237,7 @@ bash_tools:
                            "ALLOWED"
                          (format "DENIED %s: %s" (plist-get d :reason)
                                  (replace-regexp-in-string " Also refused:.*" "" (plist-get d :message))))))))
-    (princ "\n=== 6. The evidence of one decision (what `make check' and M-x gptel-scope-explain show)\n\n")
+    (princ "\n=== 7. The evidence of one decision (what `make check' and M-x gptel-scope-explain show)\n\n")
     (gptel-scope-print-decision
      (gptel-scope-check-bash-command "find . -name '*.c' | xargs grep -l TODO > build/hits.txt" proj))))
 
@@ -203,6 +252,7 @@ bash_tools:
                          (gptel-scope-demo--indent gptel-scope-demo--scope "  ")))
           (princ "\n")
           (gptel-scope-demo--session proj)
+          (gptel-scope-demo--files proj)
           (gptel-scope-demo--more proj))
       (delete-directory (file-name-directory (directory-file-name proj)) t))))
 

@@ -182,7 +182,12 @@ package recipe's :files puts them.  No module is copied."
                   "\"patterns_added\":\\[\"sort\"\\]"
                   "^    \\+    read_only: \\[.*sort\\]"
                   "^    -    read_only: "
-                  "DENIED path_denied"))
+                  "DENIED path_denied"
+                  "| src/main.c\n  | src/util.c"
+                  "| util.c:1:/\\* TODO: free the buffer \\*/"
+                  "< refused: boundary_violation"
+                  "< refused: path_not_in_scope"
+                  "Applied to 2 file(s): add build/TODO.md (\\+1 -0), add build/out/stamp (\\+1 -0)"))
       (should (string-match-p re out)))
     (should-not (string-match-p "no_scope_config" out))))
 

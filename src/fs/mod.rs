@@ -37,10 +37,10 @@ pub enum FsError {
     #[error("{path} is outside the {access} scope (allowed: {allowed})")]
     PathNotInScope { path: String, access: &'static str, allowed: String },
     /// The patch text is not a unified diff nor a `*** Begin Patch` envelope.
-    #[error("patch_parse_error: line {line}: {message}")]
+    #[error("the patch does not parse at line {line}: {message}")]
     PatchParse { line: usize, message: String },
     /// A hunk does not apply exactly, or a file to add exists, or one to change does not.
-    #[error("patch_apply_error: {file}: {message}")]
+    #[error("the patch does not apply to {file}: {message}")]
     PatchApply { file: String, message: String },
     /// A file that holds binary data.
     #[error("{path} is a binary file ({detail})")]
