@@ -61,7 +61,8 @@ impl Text {
         }
         let final_newline = s.ends_with('\n');
         let body = s.strip_suffix('\n').unwrap_or(s);
-        let crlf = body.split('\n').next().is_some_and(|l| l.ends_with('\r'));
+        // CRLF only when every line has it: a file of mixed endings keeps its `\r`s as text.
+        let crlf = body.split('\n').all(|l| l.ends_with('\r'));
         let lines = body.split('\n').map(|l| if crlf { l.strip_suffix('\r').unwrap_or(l) } else { l }.to_string()).collect();
         Ok(Text { lines, final_newline, crlf })
     }
