@@ -22,6 +22,7 @@
 ;; gptel is used when it is on the load path; its tests are skipped otherwise.
 (require 'gptel nil t)
 (require 'gptel-scope)
+(require 'gptel-scope-demo)
 (gptel-scope-load-module)
 
 (defmacro gptel-scope-test-with-project (var scope &rest body)
@@ -75,34 +76,9 @@ With SCOPE nil the directory has no scope.yml."
   (gptel-scope-test-parse (apply #'gptel-scope-test-call-raw fn args)))
 
 (defun gptel-scope-test-press (keys &optional thunk)
-  "Run THUNK as a command in the current buffer, then type KEYS.
-KEYS, a string for `kbd', goes to the transient menu open then (opened
-by THUNK, or before): the real keymap and the real suffix commands."
-  (let ((key [f35])
-        (old (lookup-key global-map [f35]))
-        (buffer (current-buffer)))
-    (save-current-buffer
-      (unwind-protect
-          (progn
-            (define-key global-map key (lambda ()
-                                         (interactive)
-                                         (with-current-buffer buffer
-                                           (when thunk (funcall thunk)))))
-            ;; The command loop of a keyboard macro starts by running
-            ;; `post-command-hook'; with `this-command' nil transient would
-            ;; take that for a quit of a menu opened outside a command (from
-            ;; a timer, as menus are in real use).  An error in a suffix ends
-            ;; the macro and reaches the test.
-            (let ((this-command 'gptel-scope-test-press))
-              (condition-case err
-                  (execute-kbd-macro (if thunk (vconcat key (kbd keys)) (kbd keys)))
-                (error
-                 ;; The command loop runs `post-command-hook' after a command
-                 ;; that signaled; a keyboard macro does not.
-                 (run-hooks 'post-command-hook)
-                 (signal (car err) (cdr err))))))
-        (define-key global-map key old)))
-    (gptel-scope-test-settle)))
+  "Run THUNK as a command in the current buffer, then type KEYS into its menu."
+  (gptel-scope-demo-press keys thunk)
+  (gptel-scope-test-settle))
 
 (defun gptel-scope-test-close-menus ()
   "Close any transient menu left open."
