@@ -178,7 +178,7 @@ bash_tools:
         (should (string-match-p "timed out after 1 seconds" (plist-get r :message)))))))
 
 (ert-deftest gptel-scope-test-s07-descriptions-teach-the-rules ()
-  (dolist (needle '("directory is required" "relative" "Prefer file tools"
+  (dolist (needle '("directory is required" "relative" "read_file, list_dir, grep_files and get_system_info"
                     "list_allowed_commands" "request_scope_expansion" "head, grep or tail"))
     (should (string-match-p (regexp-quote needle) gptel-scope-run-bash-command-description)))
   (should (string-match-p "without a shell" gptel-scope-run-command-description)))
