@@ -43,6 +43,7 @@
 (require 'project)
 (require 'gptel-scope)
 (require 'gptel-scope-exec)
+(require 'gptel-scope-events)
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
@@ -333,22 +334,59 @@ refusal, else CALLBACK with the refusal.")
                          :tool (or (plist-get decision :tool) :null)
                          :message (or (plist-get decision :message) "The call was refused."))))
 
-(defun gptel-scope--run (buffer callback decision argv timeout &optional retry)
+(defun gptel-scope--refuse (buffer callback decision &optional retry)
+  "Answer the refusal DECISION: remember it in BUFFER, then ask or tell.
+With RETRY, a function running the call again, and
+`gptel-scope-prompt-on-denial', the user is asked and may lift it;
+else CALLBACK receives the refusal's JSON."
+  (gptel-scope--remember-denial buffer decision)
+  (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
+           (gptel-scope--askable-p decision))
+      (funcall gptel-scope--denial-handler buffer decision retry callback)
+    (funcall callback (gptel-scope--denial-json decision))))
+
+(defun gptel-scope--emit-result (tool args id result)
+  "Emit the `truncated' and `end' events of TOOL's call ID with ARGS.
+RESULT is the plist of `gptel-scope-exec-start'; its :error makes
+an `error' event instead of `end'."
+  (let ((common (list :id id :bytes (plist-get result :total-bytes)
+                      :lines (plist-get result :lines)
+                      :duration-ms (plist-get result :duration-ms))))
+    (when (plist-get result :truncated)
+      (apply #'gptel-scope--emit 'truncated tool args
+             :message (format "The command printed %s bytes; the model was shown part of them"
+                              (plist-get result :total-bytes))
+             common))
+    (if (plist-get result :error)
+        (apply #'gptel-scope--emit 'error tool args
+               :reason "error" :message (plist-get result :error) common)
+      (apply #'gptel-scope--emit 'end tool args
+             :exit-code (plist-get result :exit-code)
+             :reason (cond ((plist-get result :timed-out) "timeout")
+                           ((plist-get result :signal) "signal"))
+             common))))
+
+(defun gptel-scope--run (buffer callback decision argv timeout &optional retry args)
   "Run ARGV if the module's DECISION let it through; call CALLBACK with JSON.
 BUFFER holds the grants the decision used.  TIMEOUT is the call's own
 timeout or nil.  RETRY, a function, runs the call again after the user
-lifted a refusal (`gptel-scope-prompt-on-denial')."
+lifted a refusal (`gptel-scope-prompt-on-denial').  ARGS, the call's
+arguments, go into its events."
   (if (not (plist-get decision :allowed))
       (progn
-        (gptel-scope--remember-denial buffer decision)
-        (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
-                 (gptel-scope--askable-p decision))
-            (funcall gptel-scope--denial-handler buffer decision retry callback)
-          (funcall callback (gptel-scope--denial-json decision))))
-    (let ((timeout (gptel-scope--timeout-arg timeout decision)))
+        (gptel-scope--emit 'denied (plist-get decision :tool) args
+                           :reason (or (plist-get decision :reason) "denied")
+                           :message (plist-get decision :message))
+        (gptel-scope--refuse buffer callback decision retry))
+    (let ((timeout (gptel-scope--timeout-arg timeout decision))
+          (tool (plist-get decision :tool))
+          (id (gptel-scope--event-id)))
+      (gptel-scope--emit 'start tool args :id id)
       (gptel-scope-exec-start
        argv (plist-get decision :directory)
-       (lambda (r) (funcall callback (gptel-scope--result-json decision r timeout)))
+       (lambda (r)
+         (gptel-scope--emit-result tool args id r)
+         (funcall callback (gptel-scope--result-json decision r timeout)))
        :timeout timeout
        :max-chars (or (plist-get decision :max-output-chars) 20000))
       ;; The grant is used up by the call it let through (E18).
@@ -371,14 +409,17 @@ CALLBACK receives the JSON result, exactly once.  TIMEOUT, in
 seconds, overrides the scope's for this call (capped by
 `gptel-scope-max-timeout').  This is run_bash_command."
   (let ((buffer (current-buffer))
-        (once (gptel-scope--once callback)))
+        (once (gptel-scope--once callback))
+        (args (list :command command :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_bash_command"
-      (let ((d (gptel-scope-check-bash-command command directory buffer)))
-        (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
-                          (lambda ()
-                            (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-                              (let ((gptel-scope-prompt-on-denial nil))
-                                (gptel-scope-run-bash-command once command directory timeout)))))))))
+      (gptel-scope--with-error-event "run_bash_command" args
+        (let ((d (gptel-scope-check-bash-command command directory buffer)))
+          (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
+                            (lambda ()
+                              (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                                (let ((gptel-scope-prompt-on-denial nil))
+                                  (gptel-scope-run-bash-command once command directory timeout))))
+                            args))))))
 
 (defun gptel-scope--args-list (args)
   "Return ARGS, a vector or list of strings, as a list; else signal."
@@ -393,21 +434,24 @@ CALLBACK receives the JSON result, exactly once.  TIMEOUT as in
 `gptel-scope-run-bash-command'.  This is run_command: ARGS are never
 re-interpreted by a shell (C12)."
   (let ((buffer (current-buffer))
-        (once (gptel-scope--once callback)))
+        (once (gptel-scope--once callback))
+        (event-args (list :command command :args args :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_command"
-      (gptel-scope-load-module)
-      (let* ((args (gptel-scope--args-list args))
-             (d (gptel-scope-module-check-argv
-                 (gptel-scope--request buffer
-                                       :command (gptel-scope--string-arg "command" command)
-                                       :args (vconcat args)
-                                       :directory (gptel-scope--directory-arg directory)
-                                       :tool "run_command"))))
-        (gptel-scope--run buffer once d (cons command args) timeout
-                          (lambda ()
-                            (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-                              (let ((gptel-scope-prompt-on-denial nil))
-                                (gptel-scope-run-command once command args directory timeout)))))))))
+      (gptel-scope--with-error-event "run_command" event-args
+        (gptel-scope-load-module)
+        (let* ((args (gptel-scope--args-list args))
+               (d (gptel-scope-module-check-argv
+                   (gptel-scope--request buffer
+                                         :command (gptel-scope--string-arg "command" command)
+                                         :args (vconcat args)
+                                         :directory (gptel-scope--directory-arg directory)
+                                         :tool "run_command"))))
+          (gptel-scope--run buffer once d (cons command args) timeout
+                            (lambda ()
+                              (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                                (let ((gptel-scope-prompt-on-denial nil))
+                                  (gptel-scope-run-command once command args directory timeout))))
+                            event-args))))))
 
 (defun gptel-scope-list-allowed-commands ()
   "Return the list of commands allowed by the current buffer's scope (C11)."
