@@ -108,8 +108,8 @@ An error of a function is reported and does not stop the others."
    (lambda (fn ev)
      (condition-case err
          (funcall fn ev)
-       (error (message "gptel-scope: event function %S failed: %s"
-                       fn (error-message-string err))))
+       (error (message "gptel-scope: event function %s failed: %s"
+                       (if (symbolp fn) fn "(a lambda)") (error-message-string err))))
      nil)
    event))
 
