@@ -237,6 +237,18 @@ nested deeper than 16 levels is cut to its printed representation."
                            :tool (gptel-scope--json-string (format "%s" (plist-get event :tool)))
                            :unserializable (gptel-scope--json-string (format "%S" event)))))))
 
+(defvar gptel-scope--audit-failure nil
+  "The last failure to write the audit file: (FILE MESSAGE TIME), or nil.")
+
+(defun gptel-scope--audit-failed (file text)
+  "Report that FILE could not be written, because of TEXT.
+The same failure is reported once a minute at most."
+  (let ((last gptel-scope--audit-failure))
+    (unless (and last (equal (nth 0 last) file) (equal (nth 1 last) text)
+                 (< (- (float-time) (nth 2 last)) 60))
+      (setq gptel-scope--audit-failure (list file text (float-time)))
+      (message "gptel-scope: cannot write the audit file %s: %s" file text))))
+
 (defun gptel-scope--audit (event)
   "Append EVENT as a JSON line to `gptel-scope-audit-file'.
 A failure to write is reported with `message' and not signaled."
@@ -254,8 +266,7 @@ A failure to write is reported with `message' and not signaled."
                 (write-region-inhibit-fsync t))
             (with-file-modes #o600
               (write-region (point-min) (point-max) file t 'silent)))))
-    (error (message "gptel-scope: cannot write the audit file %s: %s"
-                    gptel-scope-audit-file (error-message-string err)))))
+    (error (gptel-scope--audit-failed gptel-scope-audit-file (error-message-string err)))))
 
 ;;;; The log buffer
 

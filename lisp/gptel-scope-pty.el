@@ -99,6 +99,10 @@ The bytes of an answer are capped by the call's max_output_tokens."
 (defconst gptel-scope-pty-default-tokens 8000
   "The max_output_tokens of a call that does not say.")
 
+(defconst gptel-scope-pty-max-line-bytes 4095
+  "Bytes of one line a terminal passes to a program reading lines.
+A longer line is cut by the terminal, so write_stdin refuses it.")
+
 ;;;; Sessions
 
 (cl-defstruct (gptel-scope-pty--session
@@ -342,6 +346,18 @@ it has ended.  Emits the call's `truncated' and `end' events."
 
 ;;;; The tools
 
+(defun gptel-scope-pty--input (chars)
+  "Return CHARS encoded for the terminal; signal when a line is too long.
+A terminal in line mode keeps `gptel-scope-pty-max-line-bytes' bytes
+of a line and drops the rest, so such input is refused, not cut."
+  (let ((bytes (encode-coding-string chars 'utf-8-unix)))
+    (dolist (line (split-string bytes "[\n\r\x04]"))
+      (when (> (length line) gptel-scope-pty-max-line-bytes)
+        (signal 'gptel-scope-invalid-argument
+                (list (format "chars holds a line of %d bytes; a terminal passes at most %d bytes of a line to a program reading lines, and would drop the rest. Split the line, or put the data in a file and have the program read it."
+                              (length line) gptel-scope-pty-max-line-bytes)))))
+    bytes))
+
 (defun gptel-scope-pty--start (decision cmd id)
   "Start CMD, let through by DECISION, as the session ID; return the session."
   (let* ((default-directory (file-name-as-directory (plist-get decision :directory)))
@@ -434,6 +450,7 @@ an invalid_argument error.  This is write_stdin."
       (gptel-scope--with-error-event "write_stdin" args
         (let* ((session (gptel-scope-pty--session-arg session-id))
                (chars (if (memq chars '(nil :null)) "" (gptel-scope--string-arg "chars" chars t)))
+               (input (gptel-scope-pty--input chars))
                (yield (gptel-scope-pty--yield-arg yield-time-ms))
                (tokens (gptel-scope-pty--tokens-arg max-output-tokens))
                (close (and close (not (memq close '(:null :false))) t))
@@ -445,7 +462,7 @@ an invalid_argument error.  This is write_stdin."
                              :session-id (gptel-scope-pty--session-id session))
           (unless (string-empty-p chars)
             (if (process-live-p proc)
-                (process-send-string proc (encode-coding-string chars 'utf-8-unix))
+                (process-send-string proc input)
               (push "The session had ended before the input came; it was not sent." notes)))
           (gptel-scope-pty--wait
            session yield

@@ -71,6 +71,12 @@ YIELD, in milliseconds, is 500 unless given: time for a loaded machine."
             (should (equal (plist-get r :bytes) 6)))
           (let ((r (gptel-scope-test--write id "wörld 日本\n")))
             (should (equal (plist-get r :output) "wörld 日本\n")))
+          ;; A line longer than a terminal passes is refused, not cut; nothing is sent.
+          (let ((r (gptel-scope-test--write id (concat (make-string 5000 ?a) "\n"))))
+            (should (equal (plist-get r :reason) "invalid_argument"))
+            (should (string-match-p "a line of 5000 bytes; a terminal passes at most 4095" (plist-get r :message))))
+          (should (equal (plist-get (gptel-scope-test--write id (concat (make-string 4095 ?b) "\n")) :output)
+                         (concat (make-string 4095 ?b) "\n")))
           ;; Polling with no input: nothing new.
           (should (equal (plist-get (gptel-scope-test--write id "" 0) :output) ""))
           ;; End of file: cat exits 0, the answer says so once, the id is gone.
