@@ -90,6 +90,15 @@ The bytes of an answer are capped by the call's max_output_tokens."
   :type 'natnum
   :group 'gptel-scope)
 
+(defcustom gptel-scope-pty-write-timeout 1.0
+  "Seconds write_stdin waits for a program to take its input.
+A program that does not read lets the terminal's buffers fill (about
+12 KB); Emacs would then wait for it.  After this many seconds the
+call goes on, the answer says so, and the rest of the input waits in
+Emacs, to go before any later input."
+  :type 'number
+  :group 'gptel-scope)
+
 (defconst gptel-scope-pty-bytes-per-token 4
   "Bytes of output shown per token of max_output_tokens.")
 
@@ -346,6 +355,13 @@ it has ended.  Emits the call's `truncated' and `end' events."
 
 ;;;; The tools
 
+(defun gptel-scope-pty--send (process bytes)
+  "Send BYTES to PROCESS; return nil when it did not take them in time.
+See `gptel-scope-pty-write-timeout'."
+  (with-timeout (gptel-scope-pty-write-timeout nil)
+    (process-send-string process bytes)
+    t))
+
 (defun gptel-scope-pty--input (chars)
   "Return CHARS encoded for the terminal; signal when a line is too long.
 A terminal in line mode keeps `gptel-scope-pty-max-line-bytes' bytes
@@ -461,9 +477,12 @@ an invalid_argument error.  This is write_stdin."
           (gptel-scope--emit 'start "write_stdin" args :id id
                              :session-id (gptel-scope-pty--session-id session))
           (unless (string-empty-p chars)
-            (if (process-live-p proc)
-                (process-send-string proc input)
-              (push "The session had ended before the input came; it was not sent." notes)))
+            (cond ((not (process-live-p proc))
+                   (push "The session had ended before the input came; it was not sent." notes))
+                  ((not (gptel-scope-pty--send proc input))
+                   (push (format "The program did not take all of the input within %s s (it is not reading it): the rest waits and goes before any later input, so \\u0003 will not reach it; close the session with close: true if it is stuck."
+                                 gptel-scope-pty-write-timeout)
+                         notes))))
           (gptel-scope-pty--wait
            session yield
            (lambda ()

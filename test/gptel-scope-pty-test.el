@@ -232,6 +232,17 @@ YIELD, in milliseconds, is 500 unless given: time for a loaded machine."
           (should (gptel-scope-test--pid-gone-p pid))
           (should (gptel-scope-test--pid-gone-p child))
           (should (equal (plist-get (gptel-scope-test--write id "") :reason) "invalid_argument")))
+        ;; A program that does not read its input never blocks Emacs for long.
+        (let* ((id (plist-get (gptel-scope-test-call #'gptel-scope-exec-command "sleep 60" dir) :session_id))
+               (input (mapconcat #'identity (make-list 4000 "123456789") "\n"))
+               (t0 (float-time))
+               (r (gptel-scope-test--write id input 0)))
+          (should (< (- (float-time) t0) (+ gptel-scope-pty-write-timeout 1.5)))
+          (should (eq (plist-get r :exited) nil))
+          (should (string-match-p "did not take all of the input within 1.0 s" (plist-get r :message)))
+          (let ((r (gptel-scope-test--write id "" 0 nil t)))
+            (should (eq (plist-get r :closed) t)))
+          (should (null (gptel-scope-test--pty-processes))))
         ;; At most `gptel-scope-pty-max-sessions' at a time.
         (let* ((gptel-scope-pty-max-sessions 2)
                (a (plist-get (gptel-scope-test-call #'gptel-scope-exec-command "cat" dir) :session_id))
