@@ -395,6 +395,34 @@ of a line and drops the rest, so such input is refused, not cut."
     (puthash id session gptel-scope-pty--sessions)
     session))
 
+(defconst gptel-scope-pty--rc-shells
+  '(("bash" ("--norc" "--rcfile" "--init-file" "--posix") ("-o" "+o" "-O" "+O" "--rcfile" "--init-file"))
+    ("zsh" ("-f" "--no-rcs" "--norcs") ("-o" "+o")))
+  "Shells that run startup files when interactive.
+Each entry: the name, the options that keep its startup files from
+running, and the options that take an argument.")
+
+(defun gptel-scope-pty--rc-shell (decision)
+  "Return the argv of a shell of DECISION that would run startup files, or nil.
+On a terminal a shell with no script and no -c is interactive and
+runs ~/.bashrc or ~/.zshrc, which nobody judged (the judge refuses
+`bash -i' for that reason); `bash --norc' and `zsh -f' do not."
+  (seq-find
+   (lambda (argv)
+     (let ((entry (assoc (file-name-nondirectory (car argv)) gptel-scope-pty--rc-shells))
+           (args (cdr argv)) (script nil) (safe nil))
+       (when entry
+         (while (and args (not script) (not safe))
+           (let ((a (pop args)))
+             (cond ((equal a "--") (setq script (car args)))
+                   ((member a (nth 1 entry)) (setq safe t))
+                   ((equal a "-c") (setq safe t))
+                   ((member a (nth 2 entry)) (pop args))
+                   ((string-match-p "\\`[-+][a-zA-Z]*c" a) (setq safe t))
+                   ((not (string-match-p "\\`[-+]" a)) (setq script a)))))
+         (not (or script safe)))))
+   (mapcar (lambda (c) (plist-get c :argv)) (plist-get decision :commands))))
+
 (defun gptel-scope-pty--too-many (tool args)
   "Return the JSON refusing TOOL with ARGS a new session, and emit it."
   (let ((msg (format "There are already %d open terminal sessions (ids %s), the most allowed. End one first: write_stdin with its session_id and close: true, or \"\\u0004\" for end of file."
@@ -433,6 +461,17 @@ run_bash_command judges it.  This is exec_command."
                (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
                  (let ((gptel-scope-prompt-on-denial nil))
                    (gptel-scope-exec-command once cmd workdir yield-time-ms max-output-tokens))))))
+           ((gptel-scope-pty--rc-shell d)
+            (let* ((argv (gptel-scope-pty--rc-shell d))
+                   (name (file-name-nondirectory (car argv)))
+                   (msg (format "On a terminal `%s` with no script is an interactive shell and would run your startup files (~/.%src), which were not judged. Start it as %s."
+                                (string-join argv " ") name
+                                (if (equal name "zsh") "`zsh -f`" "`bash --norc`"))))
+              (gptel-scope--emit 'denied "exec_command" args
+                                 :reason "interactive_shell_startup_files" :message msg)
+              (funcall once (gptel-scope--json :success nil :allowed nil
+                                               :reason "interactive_shell_startup_files"
+                                               :tool "exec_command" :command cmd :message msg))))
            ((>= (hash-table-count gptel-scope-pty--sessions) gptel-scope-pty-max-sessions)
             (funcall once (gptel-scope-pty--too-many "exec_command" args)))
            (t

@@ -19,7 +19,7 @@
   write: [\"${project_root}/out/**\"]
 bash_tools:
   categories:
-    read_only: [cat, bash, printf, echo, sleep, grep]
+    read_only: [cat, bash, zsh, env, printf, echo, sleep, grep]
     safe_write: [touch]
   max_output_chars: 100
   timeout: 5
@@ -104,6 +104,16 @@ YIELD, in milliseconds, is 500 unless given: time for a loaded machine."
           (should (equal (plist-get r :reason) "flag_not_allowed"))
           (should (string-match-p "interactive shells run startup files" (plist-get r :message)))
           (should (null (gptel-scope-test--pty-processes))))
+        ;; The judge lets plain `bash' through (its stdin is closed in run_bash_command);
+        ;; on a terminal it would be interactive and run ~/.bashrc: refused here.
+        (dolist (c '("bash" "env bash" "bash -O extglob" "echo ls | bash" "zsh"))
+          (let ((r (gptel-scope-test-call #'gptel-scope-exec-command c dir)))
+            (should (equal (plist-get r :reason) "interactive_shell_startup_files"))
+            (should (string-match-p "Start it as `\\(bash --norc\\|zsh -f\\)`" (plist-get r :message)))))
+        (should (null (gptel-scope-test--pty-processes)))
+        (should (equal (gptel-scope-pty--rc-shell '(:commands ((:argv ("bash" "script.sh")) (:argv ("bash" "-c" "ls"))
+                                                               (:argv ("bash" "-ec" "ls")) (:argv ("zsh" "-f")))))
+                       nil))
         (let* ((r (gptel-scope-test-call #'gptel-scope-exec-command "bash --norc" dir 500))
                (id (plist-get r :session_id)))
           (should (integerp id))
