@@ -322,7 +322,7 @@ it has ended.  Emits the call's `truncated' and `end' events."
 
 (defun gptel-scope-pty--number-arg (name value default)
   "Return VALUE, the argument NAME, as a non-negative integer; DEFAULT if absent."
-  (cond ((memq value '(nil :null :false)) default)
+  (cond ((memq value '(nil :null :false :json-false)) default)
         ((and (numberp value) (>= value 0)) (round value))
         ((and (stringp value) (string-match-p "\\`[0-9]+\\(\\.[0-9]*\\)?\\'" value))
          (round (string-to-number value)))
@@ -504,11 +504,12 @@ an invalid_argument error.  This is write_stdin."
     (gptel-scope--guard once "write_stdin"
       (gptel-scope--with-error-event "write_stdin" args
         (let* ((session (gptel-scope-pty--session-arg session-id))
-               (chars (if (memq chars '(nil :null)) "" (gptel-scope--string-arg "chars" chars t)))
+               (chars (if (memq chars '(nil :null :false :json-false)) "" (gptel-scope--string-arg "chars" chars t)))
                (input (gptel-scope-pty--input chars))
                (yield (gptel-scope-pty--yield-arg yield-time-ms))
                (tokens (gptel-scope-pty--tokens-arg max-output-tokens))
-               (close (and close (not (memq close '(:null :false))) t))
+               ;; Only JSON true closes: gptel reads false as :json-false.
+               (close (and (member close '(t "true")) t))
                (proc (gptel-scope-pty--session-process session))
                (id (gptel-scope--event-id))
                (start (float-time))

@@ -77,6 +77,10 @@ YIELD, in milliseconds, is 500 unless given: time for a loaded machine."
             (should (string-match-p "a line of 5000 bytes; a terminal passes at most 4095" (plist-get r :message))))
           (should (equal (plist-get (gptel-scope-test--write id (concat (make-string 4095 ?b) "\n")) :output)
                          (concat (make-string 4095 ?b) "\n")))
+          ;; JSON false and null, as gptel passes them, are no close and defaults.
+          (let ((r (gptel-scope-test--write id :null :null :json-false :json-false)))
+            (should (eq (plist-get r :exited) nil))
+            (should (equal (plist-get r :session_id) id)))
           ;; Polling with no input: nothing new.
           (should (equal (plist-get (gptel-scope-test--write id "" 0) :output) ""))
           ;; End of file: cat exits 0, the answer says so once, the id is gone.
