@@ -124,7 +124,8 @@ init, and the group holds those that did not leave it)."
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
 plist has :success, :exit-code (nil when killed by a signal), :signal,
 :output, :truncated, :timed-out, :duration-ms, :total-bytes (all the
-output) and :kept-bytes (the part kept in memory); when the result
+output), :kept-bytes (the part kept in memory) and :lines (the lines
+of that part); when the result
 itself could not be made, :error says why.  CALLBACK is called once
 even then.  Return the process."
   (let* ((start (float-time))
@@ -172,6 +173,7 @@ even then.  Return the process."
                                     :signal (and signaled code)
                                     :output output
                                     :truncated (or (plist-get cut :truncated) (> total kept))
+                                    :lines (plist-get cut :total-lines)
                                     :timed-out timed-out
                                     :total-bytes total
                                     :kept-bytes kept

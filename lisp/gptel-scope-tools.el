@@ -43,12 +43,18 @@
 (require 'project)
 (require 'gptel-scope)
 (require 'gptel-scope-exec)
+(require 'gptel-scope-events)
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 (declare-function gptel-make-tool "ext:gptel-request")
+(declare-function gptel-scope-exec-command "gptel-scope-pty")
+(declare-function gptel-scope-write-stdin "gptel-scope-pty")
+(declare-function gptel-scope-pty-confirm-p "gptel-scope-pty")
+(defvar gptel-scope-exec-command-description)
+(defvar gptel-scope-write-stdin-description)
 
 ;;;; Where the scope comes from
 
@@ -333,22 +339,59 @@ refusal, else CALLBACK with the refusal.")
                          :tool (or (plist-get decision :tool) :null)
                          :message (or (plist-get decision :message) "The call was refused."))))
 
-(defun gptel-scope--run (buffer callback decision argv timeout &optional retry)
+(defun gptel-scope--refuse (buffer callback decision &optional retry)
+  "Answer the refusal DECISION: remember it in BUFFER, then ask or tell.
+With RETRY, a function running the call again, and
+`gptel-scope-prompt-on-denial', the user is asked and may lift it;
+else CALLBACK receives the refusal's JSON."
+  (gptel-scope--remember-denial buffer decision)
+  (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
+           (gptel-scope--askable-p decision))
+      (funcall gptel-scope--denial-handler buffer decision retry callback)
+    (funcall callback (gptel-scope--denial-json decision))))
+
+(defun gptel-scope--emit-result (tool args id result)
+  "Emit the `truncated' and `end' events of TOOL's call ID with ARGS.
+RESULT is the plist of `gptel-scope-exec-start'; its :error makes
+an `error' event instead of `end'."
+  (let ((common (list :id id :bytes (plist-get result :total-bytes)
+                      :lines (plist-get result :lines)
+                      :duration-ms (plist-get result :duration-ms))))
+    (when (plist-get result :truncated)
+      (apply #'gptel-scope--emit 'truncated tool args
+             :message (format "The command printed %s bytes; the model was shown part of them"
+                              (plist-get result :total-bytes))
+             common))
+    (if (plist-get result :error)
+        (apply #'gptel-scope--emit 'error tool args
+               :reason "error" :message (plist-get result :error) common)
+      (apply #'gptel-scope--emit 'end tool args
+             :exit-code (plist-get result :exit-code)
+             :reason (cond ((plist-get result :timed-out) "timeout")
+                           ((plist-get result :signal) "signal"))
+             common))))
+
+(defun gptel-scope--run (buffer callback decision argv timeout &optional retry args)
   "Run ARGV if the module's DECISION let it through; call CALLBACK with JSON.
 BUFFER holds the grants the decision used.  TIMEOUT is the call's own
 timeout or nil.  RETRY, a function, runs the call again after the user
-lifted a refusal (`gptel-scope-prompt-on-denial')."
+lifted a refusal (`gptel-scope-prompt-on-denial').  ARGS, the call's
+arguments, go into its events."
   (if (not (plist-get decision :allowed))
       (progn
-        (gptel-scope--remember-denial buffer decision)
-        (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
-                 (gptel-scope--askable-p decision))
-            (funcall gptel-scope--denial-handler buffer decision retry callback)
-          (funcall callback (gptel-scope--denial-json decision))))
-    (let ((timeout (gptel-scope--timeout-arg timeout decision)))
+        (gptel-scope--emit 'denied (plist-get decision :tool) args
+                           :reason (or (plist-get decision :reason) "denied")
+                           :message (plist-get decision :message))
+        (gptel-scope--refuse buffer callback decision retry))
+    (let ((timeout (gptel-scope--timeout-arg timeout decision))
+          (tool (plist-get decision :tool))
+          (id (gptel-scope--event-id)))
+      (gptel-scope--emit 'start tool args :id id)
       (gptel-scope-exec-start
        argv (plist-get decision :directory)
-       (lambda (r) (funcall callback (gptel-scope--result-json decision r timeout)))
+       (lambda (r)
+         (gptel-scope--emit-result tool args id r)
+         (funcall callback (gptel-scope--result-json decision r timeout)))
        :timeout timeout
        :max-chars (or (plist-get decision :max-output-chars) 20000))
       ;; The grant is used up by the call it let through (E18).
@@ -371,14 +414,17 @@ CALLBACK receives the JSON result, exactly once.  TIMEOUT, in
 seconds, overrides the scope's for this call (capped by
 `gptel-scope-max-timeout').  This is run_bash_command."
   (let ((buffer (current-buffer))
-        (once (gptel-scope--once callback)))
+        (once (gptel-scope--once callback))
+        (args (list :command command :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_bash_command"
-      (let ((d (gptel-scope-check-bash-command command directory buffer)))
-        (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
-                          (lambda ()
-                            (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-                              (let ((gptel-scope-prompt-on-denial nil))
-                                (gptel-scope-run-bash-command once command directory timeout)))))))))
+      (gptel-scope--with-error-event "run_bash_command" args
+        (let ((d (gptel-scope-check-bash-command command directory buffer)))
+          (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
+                            (lambda ()
+                              (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                                (let ((gptel-scope-prompt-on-denial nil))
+                                  (gptel-scope-run-bash-command once command directory timeout))))
+                            args))))))
 
 (defun gptel-scope--args-list (args)
   "Return ARGS, a vector or list of strings, as a list; else signal."
@@ -393,21 +439,24 @@ CALLBACK receives the JSON result, exactly once.  TIMEOUT as in
 `gptel-scope-run-bash-command'.  This is run_command: ARGS are never
 re-interpreted by a shell (C12)."
   (let ((buffer (current-buffer))
-        (once (gptel-scope--once callback)))
+        (once (gptel-scope--once callback))
+        (event-args (list :command command :args args :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_command"
-      (gptel-scope-load-module)
-      (let* ((args (gptel-scope--args-list args))
-             (d (gptel-scope-module-check-argv
-                 (gptel-scope--request buffer
-                                       :command (gptel-scope--string-arg "command" command)
-                                       :args (vconcat args)
-                                       :directory (gptel-scope--directory-arg directory)
-                                       :tool "run_command"))))
-        (gptel-scope--run buffer once d (cons command args) timeout
-                          (lambda ()
-                            (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-                              (let ((gptel-scope-prompt-on-denial nil))
-                                (gptel-scope-run-command once command args directory timeout)))))))))
+      (gptel-scope--with-error-event "run_command" event-args
+        (gptel-scope-load-module)
+        (let* ((args (gptel-scope--args-list args))
+               (d (gptel-scope-module-check-argv
+                   (gptel-scope--request buffer
+                                         :command (gptel-scope--string-arg "command" command)
+                                         :args (vconcat args)
+                                         :directory (gptel-scope--directory-arg directory)
+                                         :tool "run_command"))))
+          (gptel-scope--run buffer once d (cons command args) timeout
+                            (lambda ()
+                              (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+                                (let ((gptel-scope-prompt-on-denial nil))
+                                  (gptel-scope-run-command once command args directory timeout))))
+                            event-args))))))
 
 (defun gptel-scope-list-allowed-commands ()
   "Return the list of commands allowed by the current buffer's scope (C11)."
@@ -468,9 +517,11 @@ gptel does from 0.9.9.3 on; before, any non-nil value confirms every call."
 
 (defun gptel-scope-register-tools ()
   "Register run_bash_command, run_command and list_allowed_commands with gptel.
+And exec_command and write_stdin, the terminal sessions.
 They go in the category \"scope\", so a preset can use :tools \\='(\"scope\").
 With gptel 0.9.9.3 or later the scope's approval_policy decides which
 calls gptel asks you to confirm."
+  (require 'gptel-scope-pty)
   (apply
    #'gptel-make-tool
    :name "run_bash_command" :category "scope" :async t
@@ -504,7 +555,37 @@ calls gptel asks you to confirm."
    :name "list_allowed_commands" :category "scope"
    :function #'gptel-scope-list-allowed-commands
    :description gptel-scope-list-allowed-commands-description
-   :args nil))
+   :args nil)
+  (apply
+   #'gptel-make-tool
+   :name "exec_command" :category "scope" :async t
+   :function #'gptel-scope-exec-command
+   :description gptel-scope-exec-command-description
+   :args (list '(:name "cmd" :type string :description "The bash command to start in a terminal")
+               '(:name "workdir" :type string
+                       :description "The directory to run it in (required): absolute, or relative to the project")
+               '(:name "yield_time_ms" :type integer :optional t
+                       :description "Milliseconds to wait for output before answering (default 250, at most 30000)")
+               '(:name "max_output_tokens" :type integer :optional t
+                       :description "Most output to return, in tokens of about 4 bytes (default 8000)"))
+   (gptel-scope--confirm-arg
+    (lambda (cmd workdir &rest _)
+      (gptel-scope--confirm-p "run_bash_command" cmd workdir))))
+  (apply
+   #'gptel-make-tool
+   :name "write_stdin" :category "scope" :async t
+   :function #'gptel-scope-write-stdin
+   :description gptel-scope-write-stdin-description
+   :args (list '(:name "session_id" :type integer :description "The session_id exec_command returned")
+               '(:name "chars" :type string :optional t
+                       :description "Characters to send, e.g. \"ls\\n\"; \"\\u0004\" is end of file, \"\\u0003\" interrupts; empty to poll")
+               '(:name "yield_time_ms" :type integer :optional t
+                       :description "Milliseconds to wait for output before answering (default 250, at most 30000)")
+               '(:name "max_output_tokens" :type integer :optional t
+                       :description "Most output to return, in tokens of about 4 bytes (default 8000)")
+               '(:name "close" :type boolean :optional t
+                       :description "true to end the session after the wait, killing its process"))
+   (gptel-scope--confirm-arg #'gptel-scope-pty-confirm-p)))
 
 (with-eval-after-load 'gptel
   (gptel-scope-register-tools))

@@ -338,7 +338,8 @@ bash_tools:
       (require 'gptel-scope-expand)
       (gptel-scope-register-expansion-tool))
     (should (equal (sort (mapcar (lambda (s) (plist-get s :name)) specs) #'string<)
-                   '("list_allowed_commands" "request_scope_expansion" "run_bash_command" "run_command")))
+                   '("exec_command" "list_allowed_commands" "request_scope_expansion" "run_bash_command"
+                     "run_command" "write_stdin")))
     (dolist (s specs)
       (should (equal (plist-get s :category) "scope"))
       (should (stringp (plist-get s :description)))

@@ -1,0 +1,360 @@
+;;; gptel-scope-events.el --- Tool events, log buffer and audit file  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The gptel-scope authors
+
+;; Author: The gptel-scope authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, processes
+;; URL: https://github.com/gptel-scope/gptel-scope
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; Every tool call tells what happened through `gptel-scope--emit':
+;;
+;;   (gptel-scope--emit TYPE TOOL ARGS &rest PROPS)
+;;
+;; TYPE is `start', `end', `denied', `error' or `truncated'; TOOL the
+;; tool's name; ARGS its arguments; PROPS any of :reason, :message,
+;; :bytes, :lines, :duration-ms, :exit-code, :session-id and :id (one
+;; id per call, linking its start and its end; see
+;; `gptel-scope--event-id').  The event is the plist
+;;
+;;   (:time FLOAT :type TYPE :tool TOOL :args ARGS . PROPS)
+;;
+;; and it goes to:
+;;
+;; - the abnormal hook `gptel-scope-event-functions' (an error in one of
+;;   its functions is reported with `message' and never reaches the tool);
+;; - a ring of the last `gptel-scope-log-size' events, listed newest
+;;   first by \\[gptel-scope-log];
+;; - when `gptel-scope-audit-file' is set, one JSON line appended to it.
+;;   Any Lisp data is written: invalid UTF-8 becomes U+FFFD, symbols
+;;   become strings, plists objects, other lists arrays, and what JSON
+;;   cannot hold its printed representation.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'ring)
+(require 'seq)
+(require 'subr-x)
+(require 'tabulated-list)
+(require 'gptel-scope)
+
+;;;; Options
+
+(defcustom gptel-scope-event-functions nil
+  "Functions called with each event of a gptel-scope tool, a plist.
+The plist is (:time FLOAT :type TYPE :tool TOOL :args ARGS . PROPS),
+TYPE one of `start', `end', `denied', `error' and `truncated'; see
+`gptel-scope--emit' for PROPS.  An error in a function is reported
+with `message' and does not stop the tool or the other functions.
+Events of processes are emitted from timers and sentinels, in no
+particular buffer: set this hook globally."
+  :type 'hook
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-log-size 1000
+  "How many recent events \\[gptel-scope-log] can show.
+Zero keeps none."
+  :type 'natnum
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-audit-file nil
+  "File receiving every event as one line of JSON, or nil for none.
+Lines are appended; the file is created with mode 0600, and its
+directory when missing."
+  :type '(choice (const :tag "No audit file" nil) file)
+  :group 'gptel-scope)
+
+;;;; Emitting
+
+(defconst gptel-scope-event-types '(start end denied error truncated)
+  "The types of event `gptel-scope--emit' accepts.")
+
+(defvar gptel-scope--event-ring nil
+  "The recent events, newest first, a ring of `gptel-scope-log-size'.")
+
+(defvar gptel-scope--event-counter 0
+  "Events ids handed out in this session.")
+
+(defun gptel-scope--event-id ()
+  "Return a fresh id for the events of one call, a string."
+  (format "%x-%x-%d" (emacs-pid) (floor (float-time)) (cl-incf gptel-scope--event-counter)))
+
+(defun gptel-scope--event-ring ()
+  "Return the event ring, sized to `gptel-scope-log-size'."
+  (let ((size (max 0 (if (natnump gptel-scope-log-size) gptel-scope-log-size 0))))
+    (cond ((null gptel-scope--event-ring)
+           (setq gptel-scope--event-ring (make-ring (max 1 size))))
+          ((and (> size 0) (/= size (ring-size gptel-scope--event-ring)))
+           (ring-resize gptel-scope--event-ring size)))
+    gptel-scope--event-ring))
+
+(defun gptel-scope--record-event (event)
+  "Keep EVENT in the ring of recent events."
+  (if (and (natnump gptel-scope-log-size) (> gptel-scope-log-size 0))
+      (ring-insert (gptel-scope--event-ring) event)
+    (setq gptel-scope--event-ring nil)))
+
+(defun gptel-scope--run-event-functions (event)
+  "Call each function of `gptel-scope-event-functions' with EVENT.
+An error of a function is reported and does not stop the others."
+  (run-hook-wrapped
+   'gptel-scope-event-functions
+   (lambda (fn ev)
+     (condition-case err
+         (funcall fn ev)
+       (error (message "gptel-scope: event function %s failed: %s"
+                       (if (symbolp fn) fn "(a lambda)") (error-message-string err))))
+     nil)
+   event))
+
+(defun gptel-scope--emit (type tool args &rest props)
+  "Emit an event of TYPE for the call of TOOL with ARGS and PROPS.
+TYPE is one of `gptel-scope-event-types'; TOOL a string; ARGS the
+tool's arguments, a plist or list; PROPS a plist of any of :reason
+\(a string), :message, :bytes, :lines, :duration-ms, :exit-code,
+:session-id and :id (a `gptel-scope--event-id' shared by the start
+and end of one call).  The event, the plist
+  (:time FLOAT :type TYPE :tool TOOL :args ARGS . PROPS)
+goes to `gptel-scope-event-functions', to the log of
+\\[gptel-scope-log] and to `gptel-scope-audit-file'.  Never signals;
+return the event."
+  (let ((event (append (list :time (float-time) :type type :tool tool :args args) props)))
+    (condition-case err
+        (progn
+          (unless (memq type gptel-scope-event-types)
+            (message "gptel-scope: unknown event type %S from %s" type tool))
+          (gptel-scope--record-event event)
+          (gptel-scope--run-event-functions event)
+          (when gptel-scope-audit-file
+            (gptel-scope--audit event)))
+      (error (message "gptel-scope: event not recorded: %s" (error-message-string err))))
+    event))
+
+;;;; Errors
+
+(declare-function gptel-scope--error-reason "gptel-scope-tools" (err))
+
+(defmacro gptel-scope--with-error-event (tool args &rest body)
+  "Run BODY; on an error emit an `error' event of TOOL with ARGS and re-signal.
+The event's :reason is the reason code of the error, its :message the
+error's message."
+  (declare (indent 2) (debug t))
+  (let ((err (make-symbol "err")))
+    `(condition-case ,err
+         (progn ,@body)
+       (error
+        (gptel-scope--emit 'error ,tool ,args
+                           :reason (if (fboundp 'gptel-scope--error-reason)
+                                       (gptel-scope--error-reason ,err)
+                                     "error")
+                           :message (error-message-string ,err))
+        (signal (car ,err) (cdr ,err))))))
+
+;;;; JSON that never fails
+
+(defun gptel-scope--json-string (s)
+  "Return S as a string `json-serialize' takes: valid Unicode.
+A unibyte string is decoded as UTF-8; raw bytes, surrogates and
+characters beyond Unicode become U+FFFD."
+  (let ((s (if (multibyte-string-p s) s (decode-coding-string s 'utf-8-unix t))))
+    (if (ignore-errors (json-serialize (vector s)))
+        s
+      (apply #'string (mapcar (lambda (c)
+                                (if (or (> c #x10FFFF) (<= #xD800 c #xDFFF)) #xFFFD c))
+                              (string-to-list s))))))
+
+(defun gptel-scope--plist-p (value)
+  "Return non-nil when VALUE is a proper list of keyword and value pairs."
+  (and (consp value) (keywordp (car value))
+       (let ((n (proper-list-p value)))
+         (and n (cl-evenp n)
+              (cl-loop for (k) on value by #'cddr always (keywordp k))))))
+
+(defun gptel-scope--json-value (value &optional depth)
+  "Return VALUE converted for `json-serialize', at nesting DEPTH.
+Strings become valid Unicode, t true, nil null, keywords and symbols
+their names, keyword plists objects (a key once), other proper lists
+and vectors arrays, a dotted pair a two-element array, integers that
+do not fit a fixnum and floats that are not finite strings, hash
+tables objects, and anything else its printed representation.  Data
+nested deeper than 16 levels is cut to its printed representation."
+  (let ((depth (or depth 0)))
+    (cond
+     ((eq value t) t)
+     ((null value) :null)
+     ((memq value '(:null :false)) value)
+     ((stringp value) (gptel-scope--json-string value))
+     ((fixnump value) value)
+     ((integerp value) (number-to-string value))
+     ((floatp value) (if (or (isnan value) (= value 1.0e+INF) (= value -1.0e+INF))
+                         (number-to-string value)
+                       value))
+     ((keywordp value) (substring (symbol-name value) 1))
+     ((symbolp value) (gptel-scope--json-string (symbol-name value)))
+     ((> depth 16) (gptel-scope--json-string (format "%S" value)))
+     ((gptel-scope--plist-p value)
+      (let ((seen nil) (out nil))
+        (cl-loop for (k v) on value by #'cddr
+                 unless (memq k seen)
+                 do (push k seen)
+                 (push k out)
+                 (push (gptel-scope--json-value v (1+ depth)) out))
+        (nreverse out)))
+     ((and (consp value) (proper-list-p value))
+      (vconcat (mapcar (lambda (v) (gptel-scope--json-value v (1+ depth))) value)))
+     ((consp value)
+      (if (consp (cdr value))
+          ;; An improper list of more than a pair: its printed representation.
+          (gptel-scope--json-string (format "%S" value))
+        (vector (gptel-scope--json-value (car value) (1+ depth))
+                (gptel-scope--json-value (cdr value) (1+ depth)))))
+     ((and (vectorp value) (not (recordp value)))
+      (vconcat (mapcar (lambda (v) (gptel-scope--json-value v (1+ depth))) value)))
+     ((hash-table-p value)
+      (let ((h (make-hash-table :test #'equal)))
+        (maphash (lambda (k v)
+                   (let ((key (gptel-scope--json-value k (1+ depth))))
+                     (puthash (if (stringp key) key (format "%S" key))
+                              (gptel-scope--json-value v (1+ depth)) h)))
+                 value)
+        h))
+     (t (gptel-scope--json-string (format "%S" value))))))
+
+(defun gptel-scope--event-json (event)
+  "Return EVENT as one line of JSON; never signal."
+  (condition-case nil
+      (json-serialize (gptel-scope--json-value event))
+    (error
+     ;; What the conversion missed is still recorded, as its printed form.
+     (json-serialize (list :time (float-time)
+                           :type (format "%s" (plist-get event :type))
+                           :tool (gptel-scope--json-string (format "%s" (plist-get event :tool)))
+                           :unserializable (gptel-scope--json-string (format "%S" event)))))))
+
+(defvar gptel-scope--audit-failure nil
+  "The last failure to write the audit file: (FILE MESSAGE TIME), or nil.")
+
+(defun gptel-scope--audit-failed (file text)
+  "Report that FILE could not be written, because of TEXT.
+The same failure is reported once a minute at most."
+  (let ((last gptel-scope--audit-failure))
+    (unless (and last (equal (nth 0 last) file) (equal (nth 1 last) text)
+                 (< (- (float-time) (nth 2 last)) 60))
+      (setq gptel-scope--audit-failure (list file text (float-time)))
+      (message "gptel-scope: cannot write the audit file %s: %s" file text))))
+
+(defun gptel-scope--audit (event)
+  "Append EVENT as a JSON line to `gptel-scope-audit-file'.
+A failure to write is reported with `message' and not signaled."
+  (condition-case err
+      (let* ((file (expand-file-name gptel-scope-audit-file))
+             (dir (file-name-directory file))
+             (line (concat (gptel-scope--event-json event) "\n")))
+        (with-file-modes #o700
+          (unless (file-directory-p dir) (make-directory dir t)))
+        (with-temp-buffer
+          (set-buffer-multibyte t)
+          (insert line)
+          (let ((coding-system-for-write 'utf-8-unix)
+                (create-lockfiles nil)
+                (write-region-inhibit-fsync t))
+            (with-file-modes #o600
+              (write-region (point-min) (point-max) file t 'silent)))))
+    (error (gptel-scope--audit-failed gptel-scope-audit-file (error-message-string err)))))
+
+;;;; The log buffer
+
+(defun gptel-scope-events ()
+  "Return the recent events, newest first."
+  (if gptel-scope--event-ring (ring-elements gptel-scope--event-ring) nil))
+
+(defun gptel-scope--log-args (args)
+  "Return a one-line summary of the tool arguments ARGS."
+  (let ((text (cond ((gptel-scope--plist-p args)
+                     (mapconcat (lambda (pair)
+                                  (format "%s=%s" (substring (symbol-name (car pair)) 1)
+                                          (if (stringp (cadr pair)) (cadr pair) (format "%S" (cadr pair)))))
+                                (seq-filter #'cadr (seq-partition args 2))
+                                " "))
+                    ((null args) "")
+                    (t (format "%S" args)))))
+    (truncate-string-to-width (replace-regexp-in-string "[\n\r\t]+" " " text) 120 nil nil "…")))
+
+(defun gptel-scope--log-cell (value)
+  "Return VALUE as the text of a log cell: empty when nil."
+  (cond ((null value) "")
+        ((stringp value) (replace-regexp-in-string "[\n\r\t]+" " " value))
+        (t (format "%s" value))))
+
+(defun gptel-scope--log-entries ()
+  "Return the rows of the log buffer, newest first."
+  (mapcar (lambda (e)
+            (list e
+                  (vector (format-time-string "%F %T" (plist-get e :time))
+                          (gptel-scope--log-cell (plist-get e :type))
+                          (gptel-scope--log-cell (plist-get e :tool))
+                          (gptel-scope--log-cell (plist-get e :reason))
+                          (gptel-scope--log-cell (plist-get e :bytes))
+                          (gptel-scope--log-cell (plist-get e :lines))
+                          (gptel-scope--log-cell (plist-get e :duration-ms))
+                          (gptel-scope--log-args (plist-get e :args)))))
+          (gptel-scope-events)))
+
+(defun gptel-scope--log-refresh ()
+  "Read the events again into the log buffer."
+  (setq tabulated-list-entries (gptel-scope--log-entries)))
+
+(defun gptel-scope-log-show-event (event)
+  "Show all of EVENT, the event of the row at point interactively."
+  (interactive (list (or (tabulated-list-get-id) (user-error "No event on this line"))))
+  (with-help-window "*gptel-scope-event*"
+    (princ (format-time-string "%F %T.%3N\n\n" (plist-get event :time)))
+    (princ (pp-to-string event))
+    (princ "\nAs in the audit file:\n\n")
+    (princ (gptel-scope--event-json event))
+    (princ "\n")))
+
+(defvar gptel-scope-log-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map tabulated-list-mode-map)
+    (define-key map (kbd "RET") #'gptel-scope-log-show-event)
+    map)
+  "Keymap of `gptel-scope-log-mode'.")
+
+(define-derived-mode gptel-scope-log-mode tabulated-list-mode "gptel-scope log"
+  "The events of gptel-scope's tools, newest first.
+\\<gptel-scope-log-mode-map>\\[revert-buffer] reads them again, \\[gptel-scope-log-show-event] shows an event in full."
+  (setq tabulated-list-format
+        [("Time" 19 nil)
+         ("Type" 9 t)
+         ("Tool" 17 t)
+         ("Reason" 22 t)
+         ("Bytes" 8 nil :right-align t)
+         ("Lines" 6 nil :right-align t)
+         ("ms" 7 nil :right-align t)
+         ("Args" 0 nil)])
+  (setq tabulated-list-padding 1)
+  (setq tabulated-list-sort-key nil)
+  (add-hook 'tabulated-list-revert-hook #'gptel-scope--log-refresh nil t)
+  (tabulated-list-init-header))
+
+;;;###autoload
+(defun gptel-scope-log ()
+  "List the recent events of gptel-scope's tools, newest first."
+  (interactive)
+  (let ((buffer (get-buffer-create "*gptel-scope-log*")))
+    (with-current-buffer buffer
+      (unless (derived-mode-p 'gptel-scope-log-mode) (gptel-scope-log-mode))
+      (gptel-scope--log-refresh)
+      (tabulated-list-print))
+    (pop-to-buffer buffer)
+    buffer))
+
+(provide 'gptel-scope-events)
+;;; gptel-scope-events.el ends here
