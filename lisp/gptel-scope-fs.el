@@ -31,14 +31,13 @@
 (require 'seq)
 (require 'gptel-scope)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-events)
 
 (defvar gptel-scope-tool-validation)
 (declare-function gptel-make-tool "ext:gptel-request")
 (declare-function gptel-scope-module-version "gptel-scope-module" ())
 (declare-function gptel-scope-module-file-tool "gptel-scope-module" (op request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
-(declare-function gptel-scope--emit "gptel-scope-events" (type tool args &rest props))
-(declare-function gptel-scope--event-id "gptel-scope-events" ())
 
 (defcustom gptel-scope-guarded-tools nil
   "Tools not defined by gptel-scope whose path arguments are checked.
@@ -61,7 +60,7 @@ is off for tools whose calls gptel-scope judges itself."
 
 (defun gptel-scope-fs--int (name value)
   "Return VALUE, the argument NAME, as an integer or nil; else signal."
-  (cond ((memq value '(nil :null :false)) nil)
+  (cond ((gptel-scope--absent-p value) nil)
         ((integerp value) value)
         ((and (floatp value) (= value (ffloor value))) (truncate value))
         ((and (stringp value) (string-match-p "\\`[0-9]+\\'" value)) (string-to-number value))
@@ -73,7 +72,7 @@ is off for tools whose calls gptel-scope judges itself."
   "Return the plist ARGS without its nil, :null and :false values."
   (let (out)
     (while args
-      (unless (memq (cadr args) '(nil :null :false))
+      (unless (gptel-scope--absent-p (cadr args))
         (setq out (cons (cadr args) (cons (car args) out))))
       (setq args (cddr args)))
     (nreverse out)))
@@ -87,9 +86,8 @@ Return the tool's JSON result, a string."
      op (apply #'gptel-scope--request buffer :tool op (gptel-scope-fs--keys args)))))
 
 (defun gptel-scope-fs--emit (type tool args &rest props)
-  "Emit the event TYPE of TOOL called with ARGS, with PROPS, when events load."
-  (when (fboundp 'gptel-scope--emit)
-    (apply #'gptel-scope--emit type tool args props)))
+  "Emit the event TYPE of TOOL called with ARGS, with PROPS."
+  (apply #'gptel-scope--emit type tool args props))
 
 (defun gptel-scope-fs--decision (op result json)
   "Return the refusal RESULT of OP, a parsed plist, as a decision plist.
@@ -115,7 +113,7 @@ error in it (a malformed argument) is a result too, as every error is."
   "Run the file tool OP with ARGS, a plist, for BUFFER; give CALLBACK the JSON.
 A refusal the user may lift is recorded for request_scope_expansion and,
 with `gptel-scope-prompt-on-denial', asked about at once."
-  (let* ((id (and (fboundp 'gptel-scope--event-id) (gptel-scope--event-id)))
+  (let* ((id (gptel-scope--event-id))
          (start (float-time)))
     (gptel-scope-fs--emit 'start op args :id id)
     (let* ((json (condition-case err
@@ -191,7 +189,7 @@ receives the JSON result.  This is grep_files."
                         (lambda () (list :pattern (gptel-scope--string-arg "pattern" pattern)
                                          :path (and (stringp path) (not (string-empty-p path)) path)
                                          :include (cond ((stringp include) (and (not (string-empty-p include)) include))
-                                                        ((memq include '(nil :null :false)) nil)
+                                                        ((gptel-scope--absent-p include) nil)
                                                         (t (vconcat include)))
                                          :limit (gptel-scope-fs--int "limit" limit)))))
 

@@ -265,6 +265,11 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
          (progn ,@body)
        (error (funcall ,callback (gptel-scope--error-json ,err ,tool))))))
 
+(defun gptel-scope--absent-p (value)
+  "Return non-nil when VALUE is an argument the model left out.
+That is nil, or JSON null or false as gptel or `json-parse-string' read them."
+  (memq value '(nil :null :false :json-false)))
+
 (defun gptel-scope--string-arg (name value &optional allow-empty)
   "Return VALUE, the argument NAME, if it is a string; else signal.
 An empty string is refused unless ALLOW-EMPTY."
@@ -283,7 +288,7 @@ An empty string is refused unless ALLOW-EMPTY."
   (let ((asked (cond ((numberp timeout) timeout)
                      ((and (stringp timeout) (string-match-p "\\`[0-9.]+\\'" timeout))
                       (string-to-number timeout))
-                     ((memq timeout '(nil :null :false)) nil)
+                     ((gptel-scope--absent-p timeout) nil)
                      (t (signal 'gptel-scope-invalid-argument
                                 (list (format "timeout must be a number of seconds, not %S" timeout)))))))
     (if (and asked (> asked 0))
@@ -428,7 +433,7 @@ seconds, overrides the scope's for this call (capped by
 
 (defun gptel-scope--args-list (args)
   "Return ARGS, a vector or list of strings, as a list; else signal."
-  (let ((l (append (if (memq args '(:null :false)) nil args) nil)))
+  (let ((l (append (if (gptel-scope--absent-p args) nil args) nil)))
     (unless (seq-every-p #'stringp l)
       (signal 'gptel-scope-invalid-argument (list "args must be an array of strings")))
     l))

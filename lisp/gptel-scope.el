@@ -334,6 +334,7 @@ Problems are shown as a warning, never as an error of `require'."
 (require 'gptel-scope-exec)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-fs)
+(require 'gptel-scope-pty)
 (require 'gptel-scope-expand)
 (require 'gptel-scope-explain)
 

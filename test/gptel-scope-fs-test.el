@@ -172,5 +172,29 @@ project, ../outside.txt."
         (should (equal (plist-get r :reason) "path_not_in_scope"))
         (should (plist-get (gptel-scope-denial "mcp_write" (expand-file-name "docs/readme.md" dir)) :message))))))
 
+(ert-deftest gptel-scope-test-f12-file-tools-emit-events ()
+  (gptel-scope-test-with-tree dir
+    (let* ((events nil)
+           (gptel-scope-event-functions (list (lambda (e) (push e events)))))
+      (gptel-scope-test-call #'gptel-scope-read-file "src/a.txt" 0 1)
+      (gptel-scope-test-call #'gptel-scope-read-file "../outside.txt")
+      (setq events (nreverse events))
+      (should (equal (mapcar (lambda (e) (list (plist-get e :type) (plist-get e :tool))) events)
+                     '((start "read_file") (end "read_file") (truncated "read_file")
+                       (start "read_file") (denied "read_file"))))
+      (let ((end (nth 1 events)))
+        (should (equal (plist-get end :bytes) 3))
+        (should (equal (plist-get end :lines) 1))
+        (should (equal (plist-get end :id) (plist-get (car events) :id)))
+        (should (equal (plist-get (plist-get end :args) :path) "src/a.txt")))
+      (should (equal (plist-get (nth 4 events) :reason) "boundary_violation")))))
+
+(ert-deftest gptel-scope-test-json-false-is-an-absent-argument ()
+  ;; gptel reads JSON false as :json-false.
+  (gptel-scope-test-with-tree dir
+    (let ((r (gptel-scope-test-call #'gptel-scope-grep-files "two" :json-false :json-false :json-false)))
+      (should (equal (plist-get r :content) "docs/readme.md:2:see two\nsrc/a.txt:2:two")))
+    (should (equal (gptel-scope--timeout-arg :json-false '(:timeout 7)) 7))))
+
 (provide 'gptel-scope-fs-test)
 ;;; gptel-scope-fs-test.el ends here
