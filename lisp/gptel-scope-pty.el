@@ -118,7 +118,7 @@ A longer line is cut by the terminal, so write_stdin refuses it.")
                (:constructor gptel-scope-pty--make-session)
                (:copier nil))
   "A terminal session: its process and the output not yet shown."
-  id process command directory start
+  id process command directory start buffer
   (chunks nil) (carry "") (kept 0) (total 0) (polled 0) (reported-dropped 0)
   (shown-bytes 0) (shown-lines 0)
   exited exit-code signal closed waiter)
@@ -183,6 +183,19 @@ A call waiting on a session is answered.  Run by `kill-emacs-hook'."
       (remhash id gptel-scope-pty--sessions))))
 
 (add-hook 'kill-emacs-hook #'gptel-scope-pty-close-all)
+
+(defun gptel-scope-pty--close-buffer-sessions ()
+  "Close the terminal sessions of the buffer being killed."
+  (let ((buffer (current-buffer)))
+    (dolist (id (gptel-scope-pty-session-ids))
+      (let ((session (gethash id gptel-scope-pty--sessions)))
+        (when (eq (gptel-scope-pty--session-buffer session) buffer)
+          (setf (gptel-scope-pty--session-closed session) t)
+          (gptel-scope-pty--kill session)
+          (ignore-errors (gptel-scope-pty--answer-now session))
+          (remhash id gptel-scope-pty--sessions))))))
+
+(add-hook 'kill-buffer-hook #'gptel-scope-pty--close-buffer-sessions)
 
 ;;;; Output
 
@@ -345,13 +358,18 @@ it has ended.  Emits the call's `truncated' and `end' events."
                    ((and (stringp value) (string-match-p "\\`[0-9]+\\'" (string-trim value)))
                     (string-to-number (string-trim value)))))
          (session (and id (gethash id gptel-scope-pty--sessions))))
+    ;; A session belongs to the chat buffer that started it, as grants do.
+    (unless (and session (eq (gptel-scope-pty--session-buffer session) (current-buffer)))
+      (setq session nil))
     (or session
         (signal 'gptel-scope-invalid-argument
-                (list (format "Unknown session_id %S: no open session has it (a session that ended was reported once and then forgotten). Open sessions: %s. Start one with exec_command."
+                (list (format "Unknown session_id %S: no open session of this chat has it (a session that ended was reported once and then forgotten). Open sessions: %s. Start one with exec_command."
                               value
-                              (if (hash-table-empty-p gptel-scope-pty--sessions)
-                                  "none"
-                                (mapconcat #'number-to-string (gptel-scope-pty-session-ids) ", "))))))))
+                              (let ((mine (seq-filter (lambda (id) (eq (gptel-scope-pty--session-buffer
+                                                                         (gethash id gptel-scope-pty--sessions))
+                                                                        (current-buffer)))
+                                                      (gptel-scope-pty-session-ids))))
+                                (if mine (mapconcat #'number-to-string mine ", ") "none"))))))))
 
 ;;;; The tools
 
@@ -381,7 +399,7 @@ of a line and drops the rest, so such input is refused, not cut."
          (process-environment (cons "HISTFILE=" (gptel-scope-exec-environment)))
          (session (gptel-scope-pty--make-session
                    :id id :command cmd :directory (plist-get decision :directory)
-                   :start (float-time)))
+                   :start (float-time) :buffer (current-buffer)))
          (proc (make-process
                 :name (format "gptel-scope-pty-%d" id)
                 :command (gptel-scope-exec-shell-argv cmd)

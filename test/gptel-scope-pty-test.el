@@ -430,5 +430,25 @@ YIELD, in milliseconds, is 500 unless given: time for a loaded machine."
                      '(("session_id" integer nil) ("chars" string t) ("yield_time_ms" integer t)
                        ("max_output_tokens" integer t) ("close" boolean t)))))))
 
+(ert-deftest gptel-scope-test-f15-sessions-belong-to-their-chat-buffer ()
+  (gptel-scope-test-with-project dir gptel-scope-test--pty-scope
+    (gptel-scope-test--with-sessions
+      (let* ((chat (generate-new-buffer "chat-a"))
+             (id (with-current-buffer chat
+                   (setq default-directory (file-name-as-directory dir))
+                   (plist-get (gptel-scope-test-call #'gptel-scope-exec-command "cat" dir) :session_id)))
+             (pid (process-id (car (gptel-scope-test--pty-processes)))))
+        ;; Another chat cannot drive it: the id is unknown there.
+        (gptel-scope-test-in-chat dir
+          (let ((r (gptel-scope-test--write id "hello\n")))
+            (should (equal (plist-get r :reason) "invalid_argument"))
+            (should (string-match-p "Open sessions: none" (plist-get r :message)))))
+        (with-current-buffer chat
+          (should (equal (plist-get (gptel-scope-test--write id "hi\n") :output) "hi\n")))
+        ;; Killing the chat buffer closes its sessions.
+        (kill-buffer chat)
+        (should-not (gptel-scope-pty-session-ids))
+        (should (gptel-scope-test--pid-gone-p pid))))))
+
 (provide 'gptel-scope-pty-test)
 ;;; gptel-scope-pty-test.el ends here
