@@ -17,3 +17,4 @@ pub mod listing;
 pub mod module;
 pub mod truncate;
 pub mod edit;
+pub mod sandbox;

@@ -162,3 +162,10 @@ fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i6
 fn add_to_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&request))
 }
+
+/// The directories an OS sandbox shows for the scope of REQUEST, as literal prefixes of its
+/// path patterns; returns (:read :write :hide).
+#[defun]
+fn sandbox_mounts<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, crate::sandbox::mounts_for_request(&request))
+}
