@@ -119,6 +119,12 @@ init, and the group holds those that did not leave it)."
 
 (add-hook 'kill-emacs-hook #'gptel-scope-exec-kill-all)
 
+(defun gptel-scope-exec--no-directory (directory)
+  "Signal that DIRECTORY, judged a moment ago, cannot be entered now."
+  (signal 'gptel-scope-invalid-argument
+          (list (format "The directory %s no longer exists or cannot be entered (it was removed or changed after the command was judged); nothing ran"
+                        directory))))
+
 (cl-defun gptel-scope-exec-start (argv directory callback &key (timeout 30) (max-chars 20000))
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
@@ -126,7 +132,10 @@ plist has :success, :exit-code (nil when killed by a signal), :signal,
 :output, :truncated, :timed-out, :duration-ms, :total-bytes (all the
 output) and :kept-bytes (the part kept in memory); when the result
 itself could not be made, :error says why.  CALLBACK is called once
-even then.  Return the process."
+even then.  Return the process.  When DIRECTORY cannot be entered
+nothing runs and CALLBACK is not called: this signals
+`gptel-scope-invalid-argument' (or, when it went in the instant before
+the process started, the `file-missing' of `make-process')."
   (let* ((start (float-time))
          (max-chars (max 0 max-chars))
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
@@ -134,6 +143,8 @@ even then.  Return the process."
          (default-directory (file-name-as-directory directory))
          (process-environment (gptel-scope-exec-environment))
          (proc nil))
+    (unless (file-accessible-directory-p directory)
+      (gptel-scope-exec--no-directory directory))
     (setq proc
           (make-process
            :name "gptel-scope"
