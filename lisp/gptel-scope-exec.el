@@ -47,6 +47,12 @@
 (defconst gptel-scope-exec--unset '("BASH_ENV" "ENV" "PROMPT_COMMAND" "CDPATH" "GLOBIGNORE")
   "Variables removed from the environment of every command.")
 
+(defvar gptel-scope-exec-argv-function nil
+  "Function (ARGV DIRECTORY) returning the argv that runs ARGV, or nil.
+`gptel-scope-exec-start' calls it, in the buffer whose scope applies,
+to wrap each command (gptel-scope-sandbox sets it).  It may signal to
+refuse the run.")
+
 (defvar gptel-scope-exec--live nil
   "Processes started by `gptel-scope-exec-start' that have not ended.")
 
@@ -145,6 +151,8 @@ the process started, the `file-missing' of `make-process')."
          (proc nil))
     (unless (file-accessible-directory-p directory)
       (gptel-scope-exec--no-directory directory))
+    (when gptel-scope-exec-argv-function
+      (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
     (setq proc
           (make-process
            :name "gptel-scope"

@@ -230,6 +230,7 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
 (defun gptel-scope--error-reason (err)
   "Return the reason code of the error ERR."
   (cond ((eq (car err) 'gptel-scope-module-error) "module_unavailable")
+        ((eq (car err) 'gptel-scope-sandbox-error) "sandbox_unavailable")
         ((memq (car err) '(gptel-scope-invalid-argument wrong-type-argument file-missing))
          "invalid_argument")
         ((eq (car err) 'gptel-scope-invalid-config) "invalid_config")

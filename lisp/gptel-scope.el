@@ -40,6 +40,7 @@
 ;; symbols and the module loader, and loads the features:
 ;;
 ;;   gptel-scope-exec     running a judged command (make-process)
+;;   gptel-scope-sandbox  optionally, in a bubblewrap sandbox of the scope
 ;;   gptel-scope-tools    the gptel tools and the scope of a buffer
 ;;   gptel-scope-expand   request_scope_expansion: the menu, allow-once
 ;;   gptel-scope-explain  `gptel-scope-explain', `gptel-scope-init'
@@ -134,6 +135,7 @@ report that the module is missing until you run
 (define-error 'gptel-scope-invalid-argument "Invalid argument to gptel-scope" 'gptel-scope-error)
 (define-error 'gptel-scope-edit-error "Cannot edit the scope document" 'gptel-scope-error)
 (define-error 'gptel-scope-module-error "gptel-scope module unavailable" 'gptel-scope-error)
+(define-error 'gptel-scope-sandbox-error "gptel-scope sandbox unavailable" 'gptel-scope-error)
 
 ;;;; The module
 
@@ -344,6 +346,7 @@ Problems are shown as a warning, never as an error of `require'."
 
 (require 'gptel-scope-exec)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-sandbox)
 (require 'gptel-scope-expand)
 (require 'gptel-scope-explain)
 
