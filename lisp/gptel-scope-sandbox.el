@@ -115,7 +115,7 @@ read-only one stays writable and a hidden one stays hidden."
             argv)))
 
 (defun gptel-scope-sandbox-works-p ()
-  "Return non-nil when `gptel-scope-sandbox-program' runs a command here.
+  "Return non-nil when `gptel-scope-sandbox-program' can run a command here.
 It needs the program and, for an unprivileged user, user namespaces.
 Tried once per program and session."
   (let ((known (assoc gptel-scope-sandbox-program gptel-scope-sandbox--works)))
@@ -129,7 +129,8 @@ Tried once per program and session."
         works))))
 
 (defun gptel-scope-sandbox-mounts (&optional buffer)
-  "Return the sandbox mounts of BUFFER's scope: (:read DIRS :write DIRS :hide PATHS)."
+  "Return the sandbox mounts of BUFFER's scope.
+That is (:read DIRS :write DIRS :hide PATHS), from the module."
   (gptel-scope-load-module)
   (gptel-scope-module-sandbox-mounts (gptel-scope--request (or buffer (current-buffer)))))
 
