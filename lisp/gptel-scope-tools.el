@@ -346,7 +346,13 @@ lifted a refusal (`gptel-scope-prompt-on-denial')."
                  (gptel-scope--askable-p decision))
             (funcall gptel-scope--denial-handler buffer decision retry callback)
           (funcall callback (gptel-scope--denial-json decision))))
-    (let ((timeout (gptel-scope--timeout-arg timeout decision)))
+    (let ((timeout (gptel-scope--timeout-arg timeout decision))
+          (dir (plist-get decision :directory)))
+      ;; The module judged the directory where it led then; it must lead there still.
+      (unless (equal (file-truename dir) dir)
+        (signal 'gptel-scope-invalid-argument
+                (list (format "The directory %s now leads to %s (it changed after the command was judged); nothing ran"
+                              dir (file-truename dir)))))
       (gptel-scope-exec-start
        argv (plist-get decision :directory)
        (lambda (r) (funcall callback (gptel-scope--result-json decision r timeout)))

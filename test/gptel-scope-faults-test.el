@@ -243,6 +243,28 @@ again in the instant between the runner's look and the process start."
         (should (equal gptel-scope--allow-once '(("run_bash_command" . "rm x"))))
         (should-not (seq-some (lambda (p) (string-prefix-p "gptel-scope" (process-name p))) (process-list)))))))
 
+(ert-deftest gptel-scope-test-fault-directory-swapped-for-a-link-before-the-run ()
+  "Judged, then the directory is replaced by a link out of the scope: nothing runs there."
+  (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
+    (let ((sub (expand-file-name "out/sub" dir))
+          (outside (file-name-as-directory (file-truename (make-temp-file "gptel-scope-outside-" t))))
+          (check (symbol-function 'gptel-scope-module-check-command)))
+      (unwind-protect
+          (gptel-scope-test-in-chat dir
+            (make-directory sub t)
+            (cl-letf (((symbol-function 'gptel-scope-module-check-command)
+                       (lambda (request)
+                         (prog1 (funcall check request)
+                           (delete-directory sub)
+                           (make-symbolic-link (directory-file-name outside) sub)))))
+              (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch out-of-scope" sub)))
+                (should (equal (plist-get r :reason) "invalid_argument"))
+                (should (string-match-p (format "The directory %s now leads to %s (it changed after the command was judged); nothing ran"
+                                                (regexp-quote sub) (regexp-quote (directory-file-name outside)))
+                                        (plist-get r :message)))))
+            (should-not (file-exists-p (expand-file-name "out-of-scope" outside))))
+        (delete-directory outside t)))))
+
 (defun gptel-scope-test--pids-of (pattern)
   "Return the pids whose command line matches PATTERN."
   (seq-filter (lambda (pid)
