@@ -47,6 +47,12 @@
 (defconst gptel-scope-exec--unset '("BASH_ENV" "ENV" "PROMPT_COMMAND" "CDPATH" "GLOBIGNORE")
   "Variables removed from the environment of every command.")
 
+(defvar gptel-scope-exec-argv-function nil
+  "Function (ARGV DIRECTORY) returning the argv that runs ARGV, or nil.
+`gptel-scope-exec-start' calls it, in the buffer whose scope applies,
+to wrap each command (gptel-scope-sandbox sets it).  It may signal to
+refuse the run.")
+
 (defvar gptel-scope-exec--live nil
   "Processes started by `gptel-scope-exec-start' that have not ended.")
 
@@ -119,6 +125,12 @@ init, and the group holds those that did not leave it)."
 
 (add-hook 'kill-emacs-hook #'gptel-scope-exec-kill-all)
 
+(defun gptel-scope-exec--no-directory (directory)
+  "Signal that DIRECTORY, judged a moment ago, cannot be entered now."
+  (signal 'gptel-scope-invalid-argument
+          (list (format "The directory %s no longer exists or cannot be entered (it was removed or changed after the command was judged); nothing ran"
+                        directory))))
+
 (cl-defun gptel-scope-exec-start (argv directory callback &key (timeout 30) (max-chars 20000))
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
@@ -127,7 +139,10 @@ plist has :success, :exit-code (nil when killed by a signal), :signal,
 output), :kept-bytes (the part kept in memory) and :lines (the lines
 of that part); when the result
 itself could not be made, :error says why.  CALLBACK is called once
-even then.  Return the process."
+even then.  Return the process.  When DIRECTORY cannot be entered
+nothing runs and CALLBACK is not called: this signals
+`gptel-scope-invalid-argument' (or, when it went in the instant before
+the process started, the `file-missing' of `make-process')."
   (let* ((start (float-time))
          (max-chars (max 0 max-chars))
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
@@ -135,6 +150,10 @@ even then.  Return the process."
          (default-directory (file-name-as-directory directory))
          (process-environment (gptel-scope-exec-environment))
          (proc nil))
+    (unless (file-accessible-directory-p directory)
+      (gptel-scope-exec--no-directory directory))
+    (when gptel-scope-exec-argv-function
+      (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
     (setq proc
           (make-process
            :name "gptel-scope"

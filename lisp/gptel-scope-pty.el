@@ -402,7 +402,11 @@ of a line and drops the rest, so such input is refused, not cut."
                    :start (float-time) :buffer (current-buffer)))
          (proc (make-process
                 :name (format "gptel-scope-pty-%d" id)
-                :command (gptel-scope-exec-shell-argv cmd)
+                :command (let ((argv (gptel-scope-exec-shell-argv cmd)))
+                           ;; The OS sandbox, when one is on, wraps sessions too.
+                           (if gptel-scope-exec-argv-function
+                               (funcall gptel-scope-exec-argv-function argv default-directory)
+                             argv))
                 :connection-type 'pty
                 :coding 'binary
                 :noquery t

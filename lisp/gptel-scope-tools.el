@@ -236,6 +236,7 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
 (defun gptel-scope--error-reason (err)
   "Return the reason code of the error ERR."
   (cond ((eq (car err) 'gptel-scope-module-error) "module_unavailable")
+        ((eq (car err) 'gptel-scope-sandbox-error) "sandbox_unavailable")
         ((memq (car err) '(gptel-scope-invalid-argument wrong-type-argument file-missing))
          "invalid_argument")
         ((eq (car err) 'gptel-scope-invalid-config) "invalid_config")
@@ -390,7 +391,13 @@ arguments, go into its events."
         (gptel-scope--refuse buffer callback decision retry))
     (let ((timeout (gptel-scope--timeout-arg timeout decision))
           (tool (plist-get decision :tool))
+          (dir (plist-get decision :directory))
           (id (gptel-scope--event-id)))
+      ;; The module judged the directory where it led then; it must lead there still.
+      (unless (equal (file-truename dir) dir)
+        (signal 'gptel-scope-invalid-argument
+                (list (format "The directory %s now leads to %s (it changed after the command was judged); nothing ran"
+                              dir (file-truename dir)))))
       (gptel-scope--emit 'start tool args :id id)
       (gptel-scope-exec-start
        argv (plist-get decision :directory)

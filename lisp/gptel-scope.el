@@ -40,6 +40,7 @@
 ;; symbols and the module loader, and loads the features:
 ;;
 ;;   gptel-scope-exec     running a judged command (make-process)
+;;   gptel-scope-sandbox  optionally, in a bubblewrap sandbox of the scope
 ;;   gptel-scope-tools    the gptel tools and the scope of a buffer
 ;;   gptel-scope-expand   request_scope_expansion: the menu, allow-once
 ;;   gptel-scope-explain  `gptel-scope-explain', `gptel-scope-init'
@@ -134,6 +135,7 @@ report that the module is missing until you run
 (define-error 'gptel-scope-invalid-argument "Invalid argument to gptel-scope" 'gptel-scope-error)
 (define-error 'gptel-scope-edit-error "Cannot edit the scope document" 'gptel-scope-error)
 (define-error 'gptel-scope-module-error "gptel-scope module unavailable" 'gptel-scope-error)
+(define-error 'gptel-scope-sandbox-error "gptel-scope sandbox unavailable" 'gptel-scope-error)
 
 ;;;; The module
 
@@ -187,6 +189,17 @@ Signal `gptel-scope-module-error' with what to do when it cannot."
                                     "or put a built module at %s")
                             gptel-scope-cargo-program (gptel-scope--module-file))))))
 
+(defun gptel-scope--module-load (file)
+  "Load the module FILE.
+Signal `gptel-scope-module-error' when it is no loadable module (a copy
+cut short, a library of another system)."
+  (condition-case err
+      (module-load file)
+    (module-load-failed
+     (signal 'gptel-scope-module-error
+             (list (format "The gptel-scope module %s cannot be loaded (%s): rebuild it with M-x gptel-scope-build-module"
+                           file (error-message-string err)))))))
+
 (defun gptel-scope--install-library (root)
   "Copy the library built in ROOT next to the elisp files.
 The copy is renamed into place, so a module Emacs has already loaded
@@ -212,7 +225,7 @@ keeps its own file."
             (gptel-scope--install-library root)
             (if (featurep 'gptel-scope-module)
                 (message "gptel-scope: module rebuilt; restart Emacs to use it (a loaded module cannot be replaced)")
-              (module-load (gptel-scope--module-file))
+              (gptel-scope--module-load (gptel-scope--module-file))
               (message "gptel-scope: module %s built and loaded" (gptel-scope-module-version))))
         (error (message "gptel-scope: %s" (error-message-string err)))))))
 
@@ -272,7 +285,7 @@ interactively the build starts and this signals that it is under way."
    ((gptel-scope--may-build-p question)
     (let ((result (gptel-scope-build-module)))
       (if (stringp result)
-          (unless (featurep 'gptel-scope-module) (module-load result))
+          (unless (featurep 'gptel-scope-module) (gptel-scope--module-load result))
         (signal 'gptel-scope-module-error
                  (list "Building the gptel-scope module (see *gptel-scope-build*); the tools work when it ends")))))
    (t (signal 'gptel-scope-module-error
@@ -305,7 +318,7 @@ when the module cannot be had now."
    ((not module-file-suffix)
     (signal 'gptel-scope-module-error (list "This Emacs was built without dynamic module support")))
    ((file-exists-p (gptel-scope--module-file))
-    (module-load (gptel-scope--module-file))
+    (gptel-scope--module-load (gptel-scope--module-file))
     (gptel-scope--check-version ask))
    ((or ask noninteractive)
     (gptel-scope--start-build "The gptel-scope module is missing; build it with cargo now (a minute or two)? ")
@@ -335,6 +348,7 @@ Problems are shown as a warning, never as an error of `require'."
 (require 'gptel-scope-tools)
 (require 'gptel-scope-fs)
 (require 'gptel-scope-pty)
+(require 'gptel-scope-sandbox)
 (require 'gptel-scope-expand)
 (require 'gptel-scope-explain)
 

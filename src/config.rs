@@ -46,8 +46,23 @@ pub struct CacheStats {
     pub hits: u64,
 }
 
-/// A file's identity for the cache: modification time and length.
-type Stamp = (Option<SystemTime>, u64);
+/// A file's identity for the cache: modification time, length, and on Unix the inode and
+/// the change time. A file rewritten with the same length and its old modification time put
+/// back (`touch -r`, `cp -p`, `rsync -t`) still gets a new change time, which no program can
+/// set, and a file replaced by a rename gets a new inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    inode: u64,
+    changed: (i64, i64),
+    /// Modified so recently that another write within the same clock tick could leave
+    /// every field above as it is: such a stamp is never cached.
+    racy: bool,
+}
+
+/// A file modified less than this long ago is read again at the next load.
+const RACY: std::time::Duration = std::time::Duration::from_secs(2);
 
 struct Cache {
     documents: HashMap<PathBuf, (Stamp, Arc<Value>)>,
@@ -65,7 +80,19 @@ pub fn cache_stats() -> CacheStats {
 
 fn stamp(path: &Path) -> Result<Stamp> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
-    Ok((meta.modified().ok(), meta.len()))
+    let modified = meta.modified().ok();
+    #[cfg(unix)]
+    let (inode, changed) = {
+        use std::os::unix::fs::MetadataExt;
+        (meta.ino(), (meta.ctime(), meta.ctime_nsec()))
+    };
+    #[cfg(not(unix))]
+    let (inode, changed) = (0, (0, 0));
+    let racy = match modified {
+        Some(m) => SystemTime::now().duration_since(m).map_or(true, |age| age < RACY),
+        None => true,
+    };
+    Ok(Stamp { modified, len: meta.len(), inode, changed, racy })
 }
 
 fn io_error(path: &Path, e: &std::io::Error) -> ScopeError {
@@ -87,7 +114,7 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
     for s in sources {
         let st = match s {
             Source::File(p) | Source::Profile(p) => stamp(p)?,
-            Source::Inline { .. } => (None, 0),
+            Source::Inline { .. } => Stamp { modified: None, len: 0, inode: 0, changed: (0, 0), racy: false },
         };
         key.push((s.clone(), st));
     }
@@ -120,6 +147,9 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
         message: e.to_string(),
     })?;
     let loaded = Arc::new(LoadedScope { scope, project_root, files });
+    if key.iter().any(|(_, st)| st.racy) {
+        return Ok(loaded);
+    }
     if let Ok(mut cache) = CACHE.lock() {
         if cache.merged.len() > 256 {
             cache.merged.clear();
@@ -160,6 +190,9 @@ fn document(path: &Path, st: Stamp) -> Result<Arc<Value>> {
         parse_document(&name, &text, 0)?
     };
     let value = Arc::new(value);
+    if st.racy {
+        return Ok(value);
+    }
     if let Ok(mut cache) = CACHE.lock() {
         cache.documents.insert(path.to_path_buf(), (st, value.clone()));
     }

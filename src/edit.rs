@@ -13,7 +13,8 @@
 //! never a guess. Every edit is then checked: the new text is parsed again and must equal the
 //! old document with exactly the new values appended to the one list, or nothing is written.
 //! The write is atomic (temporary file in the same directory, fsync, the original's
-//! permissions, rename).
+//! permissions, rename), and on Unix the whole read-modify-write holds an advisory lock on
+//! the document, so concurrent edits (two Emacs processes) each keep the other's values.
 
 use std::fmt;
 use std::fs;
@@ -375,6 +376,9 @@ pub struct TextEdit {
 /// this editor cannot change safely is an error, and the file is left untouched.
 pub fn add_to_scope(file: &Path, section: Section, values: &[String]) -> Result<EditOutcome> {
     let label = file.display().to_string();
+    // Held until the new text is renamed into place: two edits of one document (from two
+    // Emacs processes) run one after the other, so neither loses the other's values.
+    let _lock = lock_document(file)?;
     let bytes = match fs::read(file) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -1907,6 +1911,67 @@ fn pick_style((flow, block): (usize, usize)) -> Option<ListStyle> {
 // ---------------------------------------------------------------------------------------
 
 static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// How long an edit waits for another edit of the same document to finish.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Take an exclusive advisory lock (`flock`) on the scope document for a read-modify-write,
+/// and return the open file that holds it (the lock is released when it is dropped).
+///
+/// An edit replaces the file by renaming a new one over it, so the lock is taken on the file
+/// the path names now and checked afterwards: when a concurrent edit renamed a new file into
+/// place while this one waited, the lock is on the old file and is taken again on the new
+/// one. A missing file is no error here (`None`): reading it reports that. Waits at most
+/// [`LOCK_WAIT`], then fails without writing.
+#[cfg(unix)]
+fn lock_document(file: &Path) -> Result<Option<fs::File>> {
+    use std::os::unix::fs::MetadataExt;
+    let io = |path: &Path, e: std::io::Error| ScopeError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        let handle = match fs::File::open(file) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(file, e)),
+        };
+        match handle.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(ScopeError::Edit {
+                        file: file.display().to_string(),
+                        message: format!(
+                            "another edit of this file has held its lock for {} seconds; \
+                             nothing was added, try again",
+                            LOCK_WAIT.as_secs()
+                        ),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                continue;
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io(file, e)),
+        }
+        let held = handle.metadata().map_err(|e| io(file, e))?;
+        match fs::metadata(file) {
+            Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => return Ok(Some(handle)),
+            // Replaced (or removed) while this edit waited: lock what is there now.
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(file, e)),
+        }
+    }
+}
+
+/// Elsewhere a lock would keep other programs from reading the file: the edit relies on
+/// the check before the rename alone.
+#[cfg(not(unix))]
+fn lock_document(_file: &Path) -> Result<Option<fs::File>> {
+    Ok(None)
+}
 
 /// Removes the temporary file unless it was renamed into place.
 struct TempGuard(Option<PathBuf>);
@@ -3747,6 +3812,58 @@ A horizontal rule above; paths: [not yaml]
         assert_eq!(m, "the file is read-only; nothing was added");
         assert_eq!(read(&file), "paths:\n  read: []\n");
         assert_eq!(listing(dir.path()), ["scope.yml"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn concurrent_edits_keep_every_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "# keep me\nbash_tools:\n  categories:\n    read_only: [ls]   # viewing\n# tail\n";
+        let file = write(dir.path(), "scope.yml", text);
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let file = file.clone();
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        let v = format!("c{t}_{i}");
+                        let out = add_to_scope(&file, Section::ReadOnly, &[v.clone()]).unwrap();
+                        assert_eq!(out.patterns_added, [v]);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let after = read(&file);
+        let doc: Value = serde_yaml::from_str(&after).unwrap();
+        let list = doc["bash_tools"]["categories"]["read_only"].as_sequence().unwrap();
+        assert_eq!(list.len(), 1 + 8 * 25);
+        for t in 0..8 {
+            for i in 0..25 {
+                let v = Value::String(format!("c{t}_{i}"));
+                assert!(list.contains(&v), "c{t}_{i} lost");
+            }
+        }
+        assert!(after.starts_with("# keep me\n"));
+        assert!(after.ends_with("]   # viewing\n# tail\n"));
+        assert_eq!(listing(dir.path()), ["scope.yml"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_edit_waits_for_the_lock_of_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", "paths:\n  read: []\n");
+        let held = fs::File::open(&file).unwrap();
+        held.lock().unwrap();
+        let f = file.clone();
+        let edit = std::thread::spawn(move || add_to_scope(&f, Section::PathsRead, &strings(&["/x/**"])));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert_eq!(read(&file), "paths:\n  read: []\n");
+        drop(held);
+        edit.join().unwrap().unwrap();
+        assert_eq!(read(&file), "paths:\n  read: [/x/**]\n");
     }
 
     #[test]

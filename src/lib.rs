@@ -18,3 +18,4 @@ pub mod module;
 pub mod truncate;
 pub mod edit;
 pub mod fs;
+pub mod sandbox;

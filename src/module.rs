@@ -169,3 +169,10 @@ fn add_to_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
 fn file_tool(_env: &Env, op: String, request: String) -> Result<String> {
     Ok(crate::fs::tools::call(&op, &request).to_string())
 }
+
+/// The directories an OS sandbox shows for the scope of REQUEST, as literal prefixes of its
+/// path patterns; returns (:read :write :hide).
+#[defun]
+fn sandbox_mounts<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    reply(env, crate::sandbox::mounts_for_request(&request))
+}

@@ -113,6 +113,7 @@ fn preset_front_matter_is_the_document() {
 fn cached_document_costs_no_read_and_edits_are_picked_up() {
     let t = TempDir::new("cache");
     let f = write(t.path(), "scope.yml", "bash_tools: {timeout: 1}\n");
+    set_modified(&f, std::time::SystemTime::now() - std::time::Duration::from_secs(10));
     let a = config::load(&[Source::File(f.clone())]).unwrap();
     let reads = config::cache_stats().file_reads;
     let b = config::load(&[Source::File(f.clone())]).unwrap();
@@ -123,6 +124,36 @@ fn cached_document_costs_no_read_and_edits_are_picked_up() {
     file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
     let c = config::load(&[Source::File(f)]).unwrap();
     assert_eq!(c.scope.bash_tools.timeout, 22);
+}
+
+fn set_modified(f: &std::path::Path, t: std::time::SystemTime) {
+    std::fs::File::options().write(true).open(f).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn same_length_rewrite_with_its_old_mtime_is_picked_up() {
+    let t = TempDir::new("forged");
+    let f = write(t.path(), "scope.yml", "bash_tools: {categories: {read_only: [ls]}}\n");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    set_modified(&f, old);
+    assert_eq!(config::load(&[Source::File(f.clone())]).unwrap().scope.bash_tools.categories.read_only, ["ls"]);
+    // Same length, the old modification time put back (as `touch -r` or `cp -p` do).
+    std::fs::write(&f, "bash_tools: {categories: {read_only: [lx]}}\n").unwrap();
+    set_modified(&f, old);
+    assert_eq!(config::load(&[Source::File(f.clone())]).unwrap().scope.bash_tools.categories.read_only, ["lx"]);
+    // Made invalid the same way: an error, never the cached scope.
+    std::fs::write(&f, "bash_tools: {categories: {read_only: [ls}}}\n").unwrap();
+    set_modified(&f, old);
+    assert!(matches!(config::load(&[Source::File(f)]).unwrap_err(), ScopeError::InvalidConfig { line: Some(1), .. }));
+}
+
+#[test]
+fn a_file_modified_this_instant_is_not_cached() {
+    let t = TempDir::new("racy");
+    let f = write(t.path(), "scope.yml", "bash_tools: {timeout: 1}\n");
+    let a = config::load(&[Source::File(f.clone())]).unwrap();
+    let b = config::load(&[Source::File(f)]).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&a, &b), "a stamp within the clock tick of a write is not trusted");
 }
 
 #[test]

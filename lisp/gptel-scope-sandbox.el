@@ -1,0 +1,158 @@
+;;; gptel-scope-sandbox.el --- Running commands in a bubblewrap sandbox  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The gptel-scope authors
+
+;; Author: The gptel-scope authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, processes
+;; URL: https://github.com/gptel-scope/gptel-scope
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; An optional second wall around the commands the module allowed: with
+;; `gptel-scope-sandbox' set, each command runs under bubblewrap (bwrap)
+;; and sees only
+;;
+;; - the scope's read paths, read-only, and its write paths, writable:
+;;   each pattern of paths.read and paths.write reduced to its literal
+;;   directory prefix by the module (`~/src/**/*.c' shows `~/src');
+;; - the system directories a shell needs, read-only: /usr, /bin, /sbin,
+;;   /lib*, /etc; a private /tmp, /proc and a minimal /dev;
+;; - nothing of what the deny patterns name as a whole file or directory
+;;   (hidden under an empty file system or /dev/null).
+;;
+;; Every other path does not exist inside; the root is read-only; the
+;; command has no network (all namespaces unshared), no capabilities,
+;; and dies with Emacs's process.  The validator still decides what
+;; runs: the sandbox only stops what it lets through from reaching
+;; further than the scope's directories, for instance a path argument
+;; that `path_arguments: warn' let pass.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'gptel-scope)
+(require 'gptel-scope-exec)
+(require 'gptel-scope-tools)
+
+(declare-function gptel-scope-module-sandbox-mounts "gptel-scope-module" (request))
+
+(defcustom gptel-scope-sandbox nil
+  "Whether commands run in a bubblewrap sandbox limited to the scope's paths.
+nil runs them as they are.  `bwrap' runs each under bubblewrap and
+refuses to run anything when bubblewrap is missing or does not work
+here (no user namespaces).  `auto' uses bubblewrap when it works and
+runs commands without it otherwise."
+  :type '(choice (const :tag "No sandbox" nil)
+                 (const :tag "bubblewrap, or run nothing" bwrap)
+                 (const :tag "bubblewrap when it works" auto))
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-sandbox-program "bwrap"
+  "The bubblewrap program."
+  :type 'string
+  :group 'gptel-scope)
+
+(defconst gptel-scope-sandbox--system-read-only '("/usr" "/etc")
+  "System directories every command sees, read-only.")
+
+(defconst gptel-scope-sandbox--system-links '("/bin" "/sbin" "/lib" "/lib32" "/lib64" "/libx32")
+  "Top directories that are links into /usr on merged systems, else read-only.")
+
+(defvar gptel-scope-sandbox--works nil
+  "Alist (PROGRAM . WORKS) of the sandbox programs tried in this session.")
+
+(defun gptel-scope-sandbox--depth (path)
+  "Return the number of components of the absolute PATH."
+  (length (split-string path "/" t)))
+
+(defun gptel-scope-sandbox--system-mounts ()
+  "Return the system mounts, a list of (PATH . ARGS)."
+  (append
+   (mapcar (lambda (d) (cons d (list "--ro-bind-try" d d))) gptel-scope-sandbox--system-read-only)
+   (delq nil
+         (mapcar (lambda (d)
+                   (let ((link (file-symlink-p d)))
+                     (cond (link (cons d (list "--symlink" link d)))
+                           ((file-directory-p d) (cons d (list "--ro-bind" d d))))))
+                 gptel-scope-sandbox--system-links))
+   (list (cons "/tmp" (list "--tmpfs" "/tmp"))
+         (cons "/proc" (list "--proc" "/proc"))
+         (cons "/dev" (list "--dev" "/dev")))))
+
+(defun gptel-scope-sandbox-argv (argv directory mounts)
+  "Return the bwrap argv running ARGV in DIRECTORY with MOUNTS.
+MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS) of absolute
+paths.  A mount of a path that does not exist is skipped; a hidden
+path is covered only when it exists inside a read or write mount.
+Mounts are made outermost first, so a writable directory inside a
+read-only one stays writable and a hidden one stays hidden."
+  (let* ((shown (append (plist-get mounts :read) (plist-get mounts :write)))
+         (inside (lambda (p) (seq-some (lambda (d) (or (equal d "/") (equal p d)
+                                                        (string-prefix-p (file-name-as-directory d) p)))
+                                       shown)))
+         (entries
+          (append
+           (gptel-scope-sandbox--system-mounts)
+           (mapcar (lambda (d) (cons d (list "--ro-bind-try" d d))) (plist-get mounts :read))
+           (mapcar (lambda (d) (cons d (list "--bind-try" d d))) (plist-get mounts :write))
+           (delq nil
+                 (mapcar (lambda (p)
+                           (cond ((not (funcall inside p)) nil)
+                                 ((file-directory-p p)
+                                  (cons p (list "--tmpfs" p "--remount-ro" p)))
+                                 ((file-exists-p p) (cons p (list "--ro-bind" "/dev/null" p)))))
+                         (plist-get mounts :hide))))))
+    (append (list gptel-scope-sandbox-program
+                  "--die-with-parent" "--unshare-all" "--cap-drop" "ALL")
+            (apply #'append
+                   (mapcar #'cdr (cl-stable-sort entries #'< :key (lambda (e) (gptel-scope-sandbox--depth (car e))))))
+            (list "--remount-ro" "/" "--chdir" directory "--")
+            argv)))
+
+(defun gptel-scope-sandbox-works-p ()
+  "Return non-nil when `gptel-scope-sandbox-program' can run a command here.
+It needs the program and, for an unprivileged user, user namespaces.
+Tried once per program and session."
+  (let ((known (assoc gptel-scope-sandbox-program gptel-scope-sandbox--works)))
+    (if known
+        (cdr known)
+      (let* ((argv (gptel-scope-sandbox-argv '("true") "/" nil))
+             (works (and (executable-find (car argv))
+                         (eql 0 (ignore-errors (apply #'call-process (car argv) nil nil nil (cdr argv))))
+                         t)))
+        (push (cons gptel-scope-sandbox-program works) gptel-scope-sandbox--works)
+        works))))
+
+(defun gptel-scope-sandbox-mounts (&optional buffer)
+  "Return the sandbox mounts of BUFFER's scope.
+That is (:read DIRS :write DIRS :hide PATHS), from the module."
+  (gptel-scope-load-module)
+  (gptel-scope-module-sandbox-mounts (gptel-scope--request (or buffer (current-buffer)))))
+
+(defun gptel-scope-sandbox-wrap (argv directory)
+  "Return ARGV to run in DIRECTORY as `gptel-scope-sandbox' asks.
+Called by `gptel-scope-exec-start' in the buffer whose scope applies.
+Signal `gptel-scope-sandbox-error' when the sandbox is required and
+does not work."
+  (cond
+   ((null gptel-scope-sandbox) argv)
+   ((gptel-scope-sandbox-works-p)
+    (gptel-scope-sandbox-argv argv directory (gptel-scope-sandbox-mounts)))
+   ((eq gptel-scope-sandbox 'auto) argv)
+   (t (signal 'gptel-scope-sandbox-error
+              (list (format "gptel-scope-sandbox is `%s' but `%s' %s; nothing ran (install bubblewrap, or set gptel-scope-sandbox to auto or nil)"
+                            gptel-scope-sandbox gptel-scope-sandbox-program
+                            (if (executable-find gptel-scope-sandbox-program)
+                                "cannot create a sandbox here (user namespaces disabled?)"
+                              "is not installed")))))))
+
+(unless gptel-scope-exec-argv-function
+  (setq gptel-scope-exec-argv-function #'gptel-scope-sandbox-wrap))
+
+(provide 'gptel-scope-sandbox)
+;;; gptel-scope-sandbox.el ends here

@@ -1,0 +1,201 @@
+;;; gptel-scope-sandbox-test.el --- Tests of the bubblewrap sandbox  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; The bwrap command line built from a scope's mounts; and, where
+;; bubblewrap works (it needs user namespaces), real commands the
+;; validator allowed that still cannot write outside the write scope,
+;; see outside the read scope, see what the deny patterns hide, reach
+;; the network, or outlive their timeout.  Without bubblewrap those tests
+;; are skipped; `bwrap' then refuses to run anything and `auto' runs
+;; commands as they are.
+
+;;; Code:
+
+(require 'test-helper)
+(require 'gptel-scope-tools)
+(require 'gptel-scope-sandbox)
+(require 'gptel-scope-pty)
+
+(defun gptel-scope-test--bwrap-works-p ()
+  "Return non-nil when bubblewrap runs a command here."
+  (let ((gptel-scope-sandbox-program "bwrap")
+        (gptel-scope-sandbox--works nil))
+    (gptel-scope-sandbox-works-p)))
+
+(defun gptel-scope-test--index (elt list &optional from)
+  "Return the position of ELT in LIST at or after FROM."
+  (let ((i (seq-position (nthcdr (or from 0) list) elt)))
+    (and i (+ i (or from 0)))))
+
+(ert-deftest gptel-scope-test-sandbox-command-line ()
+  "Outermost mounts first, hidden paths last, then the command."
+  (gptel-scope-test-with-project dir nil
+    (let* ((out (expand-file-name "out" dir))
+           (secret (expand-file-name "secret" dir))
+           (key (expand-file-name "out/key.pem" dir))
+           (gptel-scope-sandbox-program "bwrap"))
+      (make-directory out)
+      (make-directory secret)
+      (with-temp-file key (insert "k"))
+      (let* ((argv (gptel-scope-sandbox-argv
+                    '("bash" "-c" "ls") out
+                    (list :read (list "/" (directory-file-name dir)) :write (list out)
+                          :hide (list secret key "/elsewhere/.ssh" (expand-file-name "missing" dir)))))
+             (scope-part (nthcdr (gptel-scope-test--index "--ro-bind-try" argv
+                                                          (gptel-scope-test--index "/dev" argv))
+                                 argv)))
+        (should (equal (seq-take argv 5) '("bwrap" "--die-with-parent" "--unshare-all" "--cap-drop" "ALL")))
+        ;; The root of the read scope comes first, before the private /tmp.
+        (should (equal (seq-take (nthcdr 5 argv) 3) '("--ro-bind-try" "/" "/")))
+        (should (< (gptel-scope-test--index "/" argv) (gptel-scope-test--index "/tmp" argv)))
+        (dolist (system '(("--ro-bind-try" "/usr" "/usr") ("--ro-bind-try" "/etc" "/etc")
+                          ("--tmpfs" "/tmp") ("--proc" "/proc") ("--dev" "/dev")))
+          (should (seq-some (lambda (tail) (equal (seq-take tail (length system)) system))
+                            (cl-maplist #'identity argv))))
+        ;; Then the project, read-only; its out/, writable; what is hidden.
+        (should (equal scope-part
+                       (append (list "--ro-bind-try" (directory-file-name dir) (directory-file-name dir)
+                                     "--bind-try" out out
+                                     "--tmpfs" secret "--remount-ro" secret
+                                     "--ro-bind" "/dev/null" key
+                                     "--remount-ro" "/" "--chdir" out "--" "bash" "-c" "ls"))))))))
+
+(defconst gptel-scope-test--sandbox-scope
+  "paths:
+  read: [\"${project_root}/**\"]
+  write: [\"${project_root}/out/**\"]
+  deny: [\"${project_root}/secret/**\"]
+bash_tools:
+  categories:
+    read_only: [ls, cat, find, sleep]
+    safe_write: [touch, xargs, ./gen.sh]
+  path_arguments: warn
+  timeout: 5
+"
+  "A scope whose commands can write where the validator does not see.")
+
+(defmacro gptel-scope-test-with-sandbox-project (dir outside &rest body)
+  "Bind DIR to a project of the sandbox scope and OUTSIDE to a directory beside it.
+The project has out/, secret/key, out/names naming OUTSIDE/x, and
+out/gen.sh writing OUTSIDE/y.  Run BODY in a chat buffer there."
+  (declare (indent 2))
+  `(gptel-scope-test-with-project ,dir gptel-scope-test--sandbox-scope
+     (let ((,outside (file-name-as-directory (file-truename (make-temp-file "gptel-scope-outside-" t)))))
+       (unwind-protect
+           (progn
+             (make-directory (expand-file-name "out" ,dir))
+             (make-directory (expand-file-name "secret" ,dir))
+             (with-temp-file (expand-file-name "secret/key" ,dir) (insert "k\n"))
+             (with-temp-file (expand-file-name "out/names" ,dir) (insert ,outside "x\n"))
+             (with-temp-file (expand-file-name "out/gen.sh" ,dir)
+               (insert "#!/bin/sh\ntouch " ,outside "y\n"))
+             (set-file-modes (expand-file-name "out/gen.sh" ,dir) #o755)
+             (gptel-scope-test-in-chat ,dir ,@body))
+         (delete-directory ,outside t)))))
+
+(ert-deftest gptel-scope-test-sandbox-validator-allows-what-writes-outside ()
+  "Without the sandbox these allowed commands write outside the scope."
+  (gptel-scope-test-with-sandbox-project dir outside
+    (let ((gptel-scope-sandbox nil))
+      (dolist (command '("xargs touch < names" "./gen.sh"))
+        (should (eq t (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command command "out") :success))))
+      (should (file-exists-p (expand-file-name "x" outside)))
+      (should (file-exists-p (expand-file-name "y" outside))))))
+
+(ert-deftest gptel-scope-test-sandbox-keeps-allowed-commands-in-the-scope ()
+  (skip-unless (gptel-scope-test--bwrap-works-p))
+  (gptel-scope-test-with-sandbox-project dir outside
+    (let ((gptel-scope-sandbox 'bwrap)
+          (gptel-scope-sandbox-program "bwrap")
+          (gptel-scope-sandbox--works nil))
+      ;; Allowed by the validator, stopped by the sandbox: outside does not exist there.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "xargs touch < names" "out")))
+        ;; xargs: the command it ran failed.
+        (should (equal (plist-get r :exit_code) 123))
+        (should (string-match-p (concat "touch: cannot touch '" (regexp-quote outside) "x': No such file or directory")
+                                (plist-get r :output))))
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "./gen.sh" "out")))
+        (should-not (plist-get r :success))
+        (should (string-match-p "No such file or directory" (plist-get r :output))))
+      (should-not (file-exists-p (expand-file-name "x" outside)))
+      (should-not (file-exists-p (expand-file-name "y" outside)))
+      ;; The write scope is writable.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch made" "out")))
+        (should (eq (plist-get r :success) t))
+        (should (file-exists-p (expand-file-name "out/made" dir))))
+      ;; The read scope is read-only, even to a script the validator cannot read.
+      (with-temp-file (expand-file-name "out/names" dir) (insert dir "x\n" "/new-at-root\n"))
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "xargs touch < names" "out")))
+        (should (string-match-p (concat "cannot touch '" (regexp-quote dir) "x': Read-only file system")
+                                (plist-get r :output)))
+        (should (string-match-p "cannot touch '/new-at-root': Read-only file system" (plist-get r :output))))
+      (should-not (file-exists-p (expand-file-name "x" dir)))
+      ;; The deny patterns' directory is empty; the rest of the project is seen.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "find .. -name key -o -name names" "out")))
+        (should (equal (plist-get r :output) "../out/names\n")))
+      ;; Only the system directories and the scope: no home, no /root, no /var.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls /" "out")))
+        (should-not (seq-difference (split-string (plist-get r :output) "\n" t)
+                                    '("bin" "dev" "etc" "lib" "lib32" "lib64" "libx32" "proc" "sbin" "tmp" "usr"))))
+      ;; No network: the only interface is the loopback.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "cat /proc/net/dev" "out")))
+        (should (equal (mapcar (lambda (l) (car (split-string l ":")))
+                               (seq-filter (lambda (l) (string-match-p ":" l))
+                                           (mapcar #'string-trim (split-string (plist-get r :output) "\n" t))))
+                       '("lo")))))))
+
+(ert-deftest gptel-scope-test-sandbox-wraps-terminal-sessions-too ()
+  (skip-unless (gptel-scope-test--bwrap-works-p))
+  (gptel-scope-test-with-sandbox-project dir outside
+    (let ((gptel-scope-sandbox 'bwrap)
+          (gptel-scope-sandbox-program "bwrap")
+          (gptel-scope-sandbox--works nil)
+          (gptel-scope-pty--sessions (make-hash-table)))
+      (unwind-protect
+          (let* ((r (gptel-scope-test-call #'gptel-scope-exec-command "./gen.sh; ls /" "out" 2000)))
+            (should (string-match-p "No such file or directory" (plist-get r :output)))
+            (should-not (string-match-p "\\broot\\b\\|\\bhome\\b" (plist-get r :output)))
+            (should-not (file-exists-p (expand-file-name "y" outside))))
+        (gptel-scope-pty-close-all)))))
+
+(ert-deftest gptel-scope-test-sandbox-timeout-kills-the-sandboxed-command ()
+  (skip-unless (gptel-scope-test--bwrap-works-p))
+  (gptel-scope-test-with-sandbox-project dir _outside
+    (let* ((gptel-scope-sandbox 'bwrap)
+           (gptel-scope-sandbox--works nil)
+           (gptel-scope-kill-grace 0.5)
+           (tag (format "%d.%03d" (+ 50 (random 40)) (random 1000)))
+           (start (float-time))
+           (r (gptel-scope-test-call #'gptel-scope-run-bash-command
+                                     (format "ls; sleep %s & sleep %s" tag tag) "out" 1)))
+      (should (equal (plist-get r :reason) "timeout"))
+      (should (equal (plist-get r :output) "gen.sh\nnames\n"))
+      (should (< (- (float-time) start) 4))
+      (with-timeout (3) (while (seq-some (lambda (pid) (string-match-p (regexp-quote (concat "sleep " tag))
+                                                                       (or (alist-get 'args (process-attributes pid)) "")))
+                                         (list-system-processes))
+                          (accept-process-output nil 0.05)))
+      (should-not (seq-some (lambda (pid) (string-match-p (regexp-quote (concat "sleep " tag))
+                                                          (or (alist-get 'args (process-attributes pid)) "")))
+                            (list-system-processes))))))
+
+(ert-deftest gptel-scope-test-sandbox-required-but-unavailable ()
+  "`bwrap' without bubblewrap runs nothing; `auto' runs without it."
+  (gptel-scope-test-with-sandbox-project dir _outside
+    (let ((gptel-scope-sandbox-program "no-such-bwrap-here")
+          (gptel-scope-sandbox--works nil))
+      (setq gptel-scope--allow-once (list (cons "run_bash_command" "touch granted")))
+      (let* ((gptel-scope-sandbox 'bwrap)
+             (r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch granted" "out")))
+        (should (equal (plist-get r :reason) "sandbox_unavailable"))
+        (should (string-match-p "`no-such-bwrap-here' is not installed; nothing ran" (plist-get r :message)))
+        (should-not (file-exists-p (expand-file-name "out/granted" dir)))
+        (should (equal gptel-scope--allow-once '(("run_bash_command" . "touch granted")))))
+      (let* ((gptel-scope-sandbox 'auto)
+             (r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch granted" "out")))
+        (should (eq (plist-get r :success) t))
+        (should (file-exists-p (expand-file-name "out/granted" dir)))))))
+
+(provide 'gptel-scope-sandbox-test)
+;;; gptel-scope-sandbox-test.el ends here
