@@ -5,6 +5,7 @@
 //! check directories and paths against the scope, then let allow-once grants cover what they
 //! may. Every command is judged, not only the first.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -723,18 +724,13 @@ impl<'a> Judge<'a> {
     fn categorized(&mut self, cat: Category, name: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
         self.directory_scope(cat, cwds, label);
-        let base = basename(name).to_string();
-        match self.semantics(&base).and_then(|s| s.handler.clone()).as_deref() {
+        let base = basename(name);
+        let sem: &'a CommandSemantics = self.semantics(base).unwrap_or_else(|| semantics::empty());
+        match sem.handler.as_deref() {
             Some("sed") => self.sed(args, cwds, label),
             Some("awk") => self.awk(args, cwds, label),
-            Some("tar") => {
-                let sem = self.semantics(&base).cloned().unwrap_or_default();
-                self.tar(&sem, args, cwds, cat, label)
-            }
-            _ => {
-                let sem = self.semantics(&base).cloned().unwrap_or_default();
-                self.effects(&base, &sem, args, cwds, cat, label);
-            }
+            Some("tar") => self.tar(sem, args, cwds, cat, label),
+            _ => self.effects(base, sem, args, cwds, cat, label),
         }
     }
 
@@ -1329,7 +1325,7 @@ impl<'a> Judge<'a> {
 
     /// Effects from the semantics table: options and operands that read, write or run.
     fn effects(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
-        let mut sem = sem.clone();
+        let mut sem: Cow<'_, CommandSemantics> = Cow::Borrowed(sem);
         let mut start = 0;
         if sem.subcommands {
             // Global options first.
@@ -1347,10 +1343,10 @@ impl<'a> Judge<'a> {
                 if let Some(s) = sem.subcommand_semantics.get(sub) {
                     let mut merged = s.clone();
                     merged.deny_options.extend(sem.deny_options.iter().cloned());
-                    sem = merged;
+                    sem = Cow::Owned(merged);
                 } else {
                     let deny = sem.deny_options.clone();
-                    sem = CommandSemantics { deny_options: deny, ..Default::default() };
+                    sem = Cow::Owned(CommandSemantics { deny_options: deny, ..Default::default() });
                 }
                 start = i + 1;
             }

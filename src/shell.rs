@@ -150,10 +150,12 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
             MAX_COMMAND_LEN
         )));
     }
-    if command.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n') {
+    // Only control bytes and the lead bytes of the refused formatting characters (U+200B..,
+    // U+202A.., U+2060.. start with 0xE2; U+FEFF with 0xEF) need a closer look.
+    let Some(first) = command.bytes().position(|b| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f || b == 0xe2 || b == 0xef) else {
         return Ok(());
-    }
-    for (i, c) in command.char_indices() {
+    };
+    for (i, c) in command[first..].char_indices().map(|(i, c)| (i + first, c)) {
         let bad = match c {
             '\0' => Some("a NUL byte"),
             '\r' => Some("a carriage return"),
@@ -705,6 +707,9 @@ impl Flattener {
         if is_plain(raw) {
             return WordInfo::literal(raw);
         }
+        if let Some(info) = quoted_literal(raw) {
+            return info;
+        }
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
         // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
@@ -717,9 +722,8 @@ impl Flattener {
             self.out.commands.truncate(commands);
             self.out.problems.truncate(problems);
             match substitution_extent(&raw, start) {
-                Some(end) => {
-                    let body = raw[start + 2..end].to_string();
-                    self.substitution(&body, cwds);
+                Some((end, program)) => {
+                    self.substitution_program(&program, cwds);
                     raw = format!("{}$(:){}", &raw[..start], &raw[end + 1..]);
                 }
                 None => {
@@ -844,22 +848,47 @@ impl Flattener {
     }
 }
 
-/// The index of the `)` that closes the `$(` at `start`: the first `)` before which the
-/// text is a complete program, not inside a quote, comment or here-document.
-fn substitution_extent(raw: &str, start: usize) -> Option<usize> {
+/// The index of the `)` that closes the `$(` at `start`, with the parsed body: the first `)`
+/// that is an operator token (not inside a quote, comment or here-document) and before
+/// which the text is a complete program.
+///
+/// The text is tokenized once, up to the last `)` that leaves it tokenizable (most often
+/// the very last one), instead of once per `)`: only the operator `)` tokens of that text,
+/// and that last `)` itself, are tried.
+fn substitution_extent(raw: &str, start: usize) -> Option<(usize, ast::Program)> {
     if raw.get(start..start + 2) != Some("$(") {
         return None;
     }
     const END: &str = "__gptel_scope_end__";
     let body_start = start + 2;
-    for (off, _) in raw.get(body_start..)?.match_indices(')') {
-        let end = body_start + off;
-        let candidate = &raw[body_start..end];
-        let Ok(tokens) = brush_parser::tokenize_str(&format!("{candidate}\n{END}")) else { continue };
-        let last_is_end = matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END);
-        if last_is_end && parse_program(candidate).is_ok() {
-            return Some(end);
+    let closes: Vec<usize> = raw.get(body_start..)?.match_indices(')').map(|(off, _)| body_start + off).collect();
+    for &last in closes.iter().rev() {
+        let text = &raw[body_start..last];
+        let Ok(tokens) = brush_parser::tokenize_str(&format!("{text}\n{END}")) else { continue };
+        if !matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END) {
+            continue;
         }
+        // Token positions count characters; map them to byte offsets in `text`.
+        let byte_at = |chars: usize| -> Option<usize> {
+            if text.is_ascii() {
+                Some(chars)
+            } else {
+                text.char_indices().nth(chars).map(|(b, _)| b)
+            }
+        };
+        let operators = tokens.iter().filter_map(|t| match t {
+            brush_parser::Token::Operator(op, span) if op == ")" => byte_at(span.start.index),
+            _ => None,
+        });
+        for end in operators.map(|off| body_start + off).chain(std::iter::once(last)) {
+            if raw.as_bytes().get(end) != Some(&b')') {
+                continue;
+            }
+            if let Ok(program) = parse_program(&raw[body_start..end]) {
+                return Some((end, program));
+            }
+        }
+        return None;
     }
     None
 }
@@ -876,6 +905,50 @@ struct Acc {
 /// A word with nothing for the shell to expand or remove: its value is its text.
 fn is_plain(raw: &str) -> bool {
     !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
+}
+
+/// The value of a word whose only shell syntax is quoting: unquoted text, `'...'`, and
+/// `"..."` holding no `$`, `` ` `` or `\`; no `$`, `` ` ``, `\` or tilde prefix outside quotes.
+/// This is what brush's word parser makes of such a word (one text piece per unquoted run,
+/// globs looked for in those runs), without running it. `None`: the word needs the parser.
+fn quoted_literal(raw: &str) -> Option<WordInfo> {
+    let b = raw.as_bytes();
+    let mut text = String::with_capacity(raw.len());
+    let mut glob = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => {
+                let len = memchr::memchr(b'\'', &b[i + 1..])?;
+                text.push_str(&raw[i + 1..i + 1 + len]);
+                i += len + 2;
+            }
+            b'"' => {
+                let len = memchr::memchr(b'"', &b[i + 1..])?;
+                let inner = &raw[i + 1..i + 1 + len];
+                if memchr::memchr3(b'$', b'`', b'\\', inner.as_bytes()).is_some() {
+                    return None;
+                }
+                text.push_str(inner);
+                i += len + 2;
+            }
+            _ => {
+                let run = i;
+                while i < b.len() && b[i] != b'\'' && b[i] != b'"' {
+                    match b[i] {
+                        b'$' | b'`' | b'\\' => return None,
+                        // A tilde prefix, at the start or (in assignments) after a colon.
+                        b'~' if i == 0 || b[i - 1] == b':' => return None,
+                        _ => i += 1,
+                    }
+                }
+                let t = &raw[run..i];
+                glob |= has_glob(t);
+                text.push_str(t);
+            }
+        }
+    }
+    Some(WordInfo { raw: raw.to_string(), value: Some(text), glob })
 }
 
 fn has_glob(t: &str) -> bool {
@@ -1133,6 +1206,50 @@ mod tests {
         let f = flatten("A=1 B=$(x) cmd", Path::new("/tmp"), None);
         let names: Vec<&str> = f.commands.last().unwrap().assignments.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, vec!["A", "B"]);
+    }
+
+    /// The shortcut for quoted words gives what brush's word parser gives, on every word of
+    /// up to four characters over an alphabet of shell syntax and on every word of the corpora.
+    #[test]
+    fn quoted_literal_matches_the_word_parser() {
+        let alphabet = ["a", "'", "\"", "*", "?", "[", "(", ")", "@", "!", "~", ":", "$", "\\", "`", " ", "{", "é"];
+        let mut words: Vec<String> = vec![String::new()];
+        let mut frontier = words.clone();
+        for _ in 0..4 {
+            frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            words.extend(frontier.iter().cloned());
+        }
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let mut commands: Vec<String> = Vec::new();
+        if let Ok(text) = std::fs::read_to_string(corpus.join("real-commands.jsonl")) {
+            for line in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                commands.push(v["command"].as_str().unwrap().to_string());
+            }
+        }
+        if let Ok(text) = std::fs::read_to_string(corpus.join("attacks.tsv")) {
+            commands.extend(text.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(|c| c.replace("\\n", "\n")));
+        }
+        for c in &commands {
+            if let Ok(tokens) = brush_parser::tokenize_str(c) {
+                words.extend(tokens.into_iter().filter_map(|t| match t {
+                    brush_parser::Token::Word(w, _) => Some(w),
+                    _ => None,
+                }));
+            }
+        }
+        let mut f = Flattener { home: Some(PathBuf::from("/home/u")), out: Flat::default(), depth: 0, seen_dirs: vec![] };
+        let cwds = Some(vec![PathBuf::from("/tmp")]);
+        let mut checked = 0;
+        for raw in &words {
+            let Some(fast) = quoted_literal(raw) else { continue };
+            let (slow, bad) = f.analyze(raw, &cwds, Context::TopLevel);
+            assert_eq!(fast, slow, "{raw:?}");
+            assert_eq!(bad, None, "{raw:?}");
+            assert!(f.out.commands.is_empty() && f.out.problems.is_empty(), "{raw:?}: {:?}", f.out);
+            checked += 1;
+        }
+        assert!(checked > 10_000, "{checked}");
     }
 
     #[test]
