@@ -162,3 +162,13 @@ fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i6
 fn add_to_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&request))
 }
+
+/// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
+/// The reference the speed of a decision is measured against.
+#[defun]
+fn parse(env: &Env, command: String) -> Result<i64> {
+    match crate::shell::bare_parse(&command) {
+        Ok(n) => Ok(n as i64),
+        Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
+    }
+}

@@ -185,6 +185,17 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
         .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
 }
 
+/// Parses `command` with brush-parser and nothing else (no precheck, no flattening): the
+/// reference the decision's speed is measured against. Returns the number of complete
+/// commands.
+pub fn bare_parse(command: &str) -> Result<usize, Problem> {
+    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
+    parser
+        .parse_program()
+        .map(|p| p.complete_commands.len())
+        .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
+}
+
 /// Parses `command` and flattens it, starting in `cwd`.
 pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
     let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()] };
