@@ -106,7 +106,7 @@ bash_tools: {categories: {read_only: [ls, cat, grep, find, head, tail, wc, git, 
    (cl-loop repeat gptel-scope-bench-passes collect (gptel-scope-bench--pass items fn))))
 
 (defun gptel-scope-bench--wait (flag-fn &optional limit)
-  "Wait until FLAG-FN returns non-nil, at most LIMIT seconds (default 60)."
+  "Wait at most LIMIT seconds (default 60) for FLAG-FN to give non-nil."
   (let ((end (+ (float-time) (or limit 60))))
     (while (and (not (funcall flag-fn)) (< (float-time) end))
       (accept-process-output nil 0.001))))
