@@ -199,9 +199,12 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
             })
         }
     };
-    // Validate this document on its own, so errors point into it.
-    if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
-        return Err(invalid(name, &e, line_offset));
+    // Validate this document on its own, so errors point into it: from the parsed value
+    // (fast), and when that fails from the text again, for the error's line.
+    if serde_yaml::from_value::<Scope>(value.clone()).is_err() {
+        if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
+            return Err(invalid(name, &e, line_offset));
+        }
     }
     Ok(value)
 }

@@ -140,6 +140,21 @@ fn options() -> brush_parser::ParserOptions {
     brush_parser::ParserOptions::default()
 }
 
+/// The bytes [`precheck`] looks at closer: control bytes but tab and newline, DEL, and the
+/// lead bytes 0xE2 and 0xEF.
+static SUSPECT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b != 0x09 && b != 0x0a;
+        b += 1;
+    }
+    t[0x7f] = true;
+    t[0xe2] = true;
+    t[0xef] = true;
+    t
+};
+
 /// Rejects text that must not reach a parser: NUL, CR and other control characters,
 /// invisible and bidirectional formatting characters, and over-long input.
 pub fn precheck(command: &str) -> Result<(), Problem> {
@@ -152,7 +167,7 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
     }
     // Only control bytes and the lead bytes of the refused formatting characters (U+200B..,
     // U+202A.., U+2060.. start with 0xE2; U+FEFF with 0xEF) need a closer look.
-    let Some(first) = command.bytes().position(|b| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f || b == 0xe2 || b == 0xef) else {
+    let Some(first) = command.bytes().position(|b| SUSPECT[b as usize]) else {
         return Ok(());
     };
     for (i, c) in command[first..].char_indices().map(|(i, c)| (i + first, c)) {
