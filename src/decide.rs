@@ -178,6 +178,7 @@ impl Category {
 
 /// Decides on a shell command run in `directory` (absolute; resolved here through symlinks).
 pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
+    let _memo = paths::memo();
     let dir = paths::resolve(directory).target;
     let flat = shell::flatten(command, &dir, ctx.home);
     let mut j = Judge::new(ctx, command, &dir);
@@ -187,6 +188,7 @@ pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
 
 /// Decides on an argv-form command (`run_command`): no shell, the words are literal.
 pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, platform: Platform) -> Decision {
+    let _memo = paths::memo();
     let dir = paths::resolve(directory).target;
     let display = std::iter::once(program.to_string())
         .chain(args.iter().map(|a| shell_words::quote(a).into_owned()))
@@ -1501,7 +1503,7 @@ impl<'a> Judge<'a> {
         let looks = candidate.starts_with('/')
             || candidate.starts_with('~')
             || Path::new(candidate).components().any(|c| matches!(c, std::path::Component::ParentDir))
-            || cwds.iter().any(|d| std::fs::symlink_metadata(d.join(candidate)).is_ok() && !candidate.is_empty());
+            || cwds.iter().any(|d| paths::exists(&d.join(candidate)) && !candidate.is_empty());
         if looks {
             self.path_effect(&WordInfo::literal(candidate), Access::Read, cwds, src, false);
         }

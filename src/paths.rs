@@ -1,5 +1,6 @@
 //! Paths: resolution through symlinks, and matching against the scope's patterns.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -29,6 +30,70 @@ pub fn resolve(path: &Path) -> Resolved {
     Resolved { literal, target }
 }
 
+/// What one `lstat` (and `readlink`) of a path found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Probe {
+    Missing,
+    Present,
+    /// A symlink, with its target (`None`: unreadable).
+    Link(Option<PathBuf>),
+}
+
+thread_local! {
+    /// The probes of the decision under way on this thread (see [`memo`]).
+    static PROBES: RefCell<Option<HashMap<PathBuf, Probe>>> = const { RefCell::new(None) };
+}
+
+/// While the returned guard lives, this thread remembers what it found on the file system:
+/// one decision asks about each path once and sees one state of the file system. Nothing
+/// is remembered from one decision to the next.
+pub fn memo() -> Memo {
+    PROBES.with(|p| {
+        let mut p = p.borrow_mut();
+        let outer = p.is_none();
+        if outer {
+            *p = Some(HashMap::new());
+        }
+        Memo { outer }
+    })
+}
+
+/// The guard of [`memo`]; the outermost one forgets on drop.
+pub struct Memo {
+    outer: bool,
+}
+
+impl Drop for Memo {
+    fn drop(&mut self) {
+        if self.outer {
+            PROBES.with(|p| *p.borrow_mut() = None);
+        }
+    }
+}
+
+fn probe(path: &Path) -> Probe {
+    let known = PROBES.with(|p| p.borrow().as_ref().and_then(|m| m.get(path).cloned()));
+    if let Some(k) = known {
+        return k;
+    }
+    let found = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Probe::Link(std::fs::read_link(path).ok()),
+        Ok(_) => Probe::Present,
+        Err(_) => Probe::Missing,
+    };
+    PROBES.with(|p| {
+        if let Some(m) = p.borrow_mut().as_mut() {
+            m.insert(path.to_path_buf(), found.clone());
+        }
+    });
+    found
+}
+
+/// Whether something (a file, directory or symlink, dangling or not) is at `path`.
+pub fn exists(path: &Path) -> bool {
+    probe(path) != Probe::Missing
+}
+
 fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
     let mut out = PathBuf::from("/");
     let mut pending = parts(path);
@@ -38,13 +103,13 @@ fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
             continue;
         }
         let next = out.join(&part);
-        match std::fs::symlink_metadata(&next) {
-            Ok(meta) if meta.file_type().is_symlink() => {
+        match probe(&next) {
+            Probe::Link(link) => {
                 *links += 1;
                 if *links > MAX_LINKS {
                     return None;
                 }
-                let link = std::fs::read_link(&next).ok()?;
+                let link = link?;
                 if link.is_absolute() {
                     out = PathBuf::from("/");
                 }
@@ -380,6 +445,39 @@ mod tests {
         for (input, want) in cases {
             let r = resolve(&real.join(input));
             assert_eq!(r.target, real.join(want), "{input}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod memo_tests {
+    use super::*;
+
+    /// Within one decision a path is looked at once; the next decision looks again, so a
+    /// symlink moved in between is followed to its new target.
+    #[test]
+    fn probes_are_remembered_within_one_decision_only() {
+        let d = std::env::temp_dir().join(format!("gs-memo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("inside")).unwrap();
+        std::fs::create_dir_all(d.join("outside")).unwrap();
+        let d = std::fs::canonicalize(&d).unwrap();
+        std::os::unix::fs::symlink(d.join("inside"), d.join("link")).unwrap();
+        let first = {
+            let _m = memo();
+            let a = resolve(&d.join("link/f")).target;
+            std::fs::remove_file(d.join("link")).unwrap();
+            std::os::unix::fs::symlink(d.join("outside"), d.join("link")).unwrap();
+            // Same decision: the same answer.
+            assert_eq!(resolve(&d.join("link/f")).target, a);
+            a
+        };
+        assert_eq!(first, d.join("inside/f"));
+        assert_eq!(resolve(&d.join("link/f")).target, d.join("outside/f"));
+        {
+            let _m = memo();
+            assert_eq!(resolve(&d.join("link/f")).target, d.join("outside/f"));
         }
         std::fs::remove_dir_all(&d).unwrap();
     }
