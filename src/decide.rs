@@ -291,13 +291,17 @@ impl<'a> Judge<'a> {
 
     /// Judges one simple command: assignments, redirects, then the command itself.
     fn simple(&mut self, c: &SimpleCmd, via: &[String]) {
-        let label = c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
-        for (name, _) in &c.assignments {
-            self.assignment(name, &label);
+        let label = || c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+        if !c.assignments.is_empty() {
+            let label = label();
+            for (name, _) in &c.assignments {
+                self.assignment(name, &label);
+            }
         }
-        let cwds = match &c.cwds {
-            Some(d) => d.clone(),
+        let cwds: &[PathBuf] = match &c.cwds {
+            Some(d) => d,
             None => {
+                let label = label();
                 self.violate(
                     "unsupported_construct",
                     format!("`{label}` runs after a `cd` to a directory that cannot be known before running; use a literal directory"),
@@ -316,7 +320,7 @@ impl<'a> Judge<'a> {
                 RedirKind::Write | RedirKind::Append | RedirKind::ReadWrite => Access::Write,
                 RedirKind::Dup | RedirKind::Data => continue,
             };
-            self.path_effect(target, access, &cwds, "redirect", true);
+            self.path_effect(target, access, cwds, "redirect", true);
         }
         if c.words.is_empty() {
             return;
@@ -327,7 +331,7 @@ impl<'a> Judge<'a> {
             Context::ProcessSubstitution => "process_substitution",
             Context::Script => "script",
         };
-        self.argv(&c.words, &cwds, via, ctx_name, false);
+        self.argv(&c.words, cwds, via, ctx_name, false);
     }
 
     fn assignment(&mut self, name: &str, label: &str) {
@@ -360,7 +364,8 @@ impl<'a> Judge<'a> {
         };
         let before = self.violations.len();
         let slot = self.commands.len();
-        self.commands.push(ev.clone());
+        // Holds the place (commands found inside come after); filled in at the end.
+        self.commands.push(CommandEvidence { name: String::new(), argv: Vec::new(), category: None, rule: None, verdict: "allowed", reason: None, context, via: Vec::new() });
         self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
         if let Some(v) = self.violations[before..].first() {
             ev.verdict = "denied";
