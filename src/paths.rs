@@ -167,7 +167,7 @@ impl Set {
     /// With `shortcuts` false every pattern goes to globset (the reference of the tests).
     fn build(patterns: &[String], home: Option<&Path>, root: Option<&Path>, shortcuts: bool) -> Result<Set, String> {
         let mut b = GlobSetBuilder::new();
-        let mut simple = Simple::default();
+        let mut simple = Simple::with_capacity(patterns.len());
         let mut expanded = Vec::new();
         let mut origin = Vec::new();
         for (i, p) in patterns.iter().enumerate() {
@@ -243,6 +243,17 @@ fn keep_min(map: &mut HashMap<Vec<u8>, usize>, key: &str, i: usize) {
 }
 
 impl Simple {
+    /// Room for `n` patterns of each shape: no table grows while a scope is compiled.
+    fn with_capacity(n: usize) -> Simple {
+        Simple {
+            exact: HashMap::with_capacity(n),
+            below: HashMap::with_capacity(n),
+            name: HashMap::with_capacity(n),
+            under_name: HashMap::with_capacity(n),
+            in_dir: HashMap::with_capacity(n),
+        }
+    }
+
     /// Takes the pattern `v` (number `i`) when it has one of the simple shapes.
     fn add(&mut self, v: &str, i: usize) -> bool {
         if literal(v) {
