@@ -24,10 +24,20 @@ pub struct Resolved {
 /// Resolves an absolute path through symlinks as far as it exists (like `realpath -m`,
 /// but `..` after a symlink goes to the parent of the link's target, as the kernel does).
 pub fn resolve(path: &Path) -> Resolved {
+    let known = RESOLVED.with(|r| r.borrow().as_ref().and_then(|m| m.get(path).cloned()));
+    if let Some(r) = known {
+        return r;
+    }
     let literal = crate::shell::normalize(path);
     let mut links = 0;
     let target = physical(path, &mut links).unwrap_or_else(|| literal.clone());
-    Resolved { literal, target }
+    let r = Resolved { literal, target };
+    RESOLVED.with(|m| {
+        if let Some(m) = m.borrow_mut().as_mut() {
+            m.insert(path.to_path_buf(), r.clone());
+        }
+    });
+    r
 }
 
 /// What one `lstat` (and `readlink`) of a path found.
@@ -42,6 +52,8 @@ enum Probe {
 thread_local! {
     /// The probes of the decision under way on this thread (see [`memo`]).
     static PROBES: RefCell<Option<HashMap<PathBuf, Probe>>> = const { RefCell::new(None) };
+    /// The paths it resolved (the working directory is resolved for every command).
+    static RESOLVED: RefCell<Option<HashMap<PathBuf, Resolved>>> = const { RefCell::new(None) };
 }
 
 /// While the returned guard lives, this thread remembers what it found on the file system:
@@ -53,6 +65,7 @@ pub fn memo() -> Memo {
         let outer = p.is_none();
         if outer {
             *p = Some(HashMap::new());
+            RESOLVED.with(|r| *r.borrow_mut() = Some(HashMap::new()));
         }
         Memo { outer }
     })
@@ -67,6 +80,7 @@ impl Drop for Memo {
     fn drop(&mut self) {
         if self.outer {
             PROBES.with(|p| *p.borrow_mut() = None);
+            RESOLVED.with(|r| *r.borrow_mut() = None);
         }
     }
 }
