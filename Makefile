@@ -45,8 +45,24 @@ check: module
 demo: module
 	@$(BATCH) -l gptel-scope-demo -f gptel-scope-demo-run
 
-bench: bench-engine
-	$(CARGO) bench --bench truncate
+# make bench: every benchmark (Rust engine, truncation, and through Emacs), then one table of
+# their rows; the full reports are in target/bench-*.log.
+BENCH_ROWS = target/bench-engine.log target/bench-truncate.log target/bench-emacs.log
+
+bench: module
+	@mkdir -p target
+	@echo "cargo bench --bench engine   > target/bench-engine.log"
+	@$(CARGO) bench --bench engine > target/bench-engine.log 2>&1 || { cat target/bench-engine.log; exit 1; }
+	@echo "cargo bench --bench truncate > target/bench-truncate.log"
+	@$(CARGO) bench --bench truncate > target/bench-truncate.log 2>&1 || { cat target/bench-truncate.log; exit 1; }
+	@echo "emacs -f gptel-scope-bench-run > target/bench-emacs.log (byte-compiled)"
+	@rm -f lisp/gptel-scope-bench.elc; $(BATCH) -f batch-byte-compile lisp/gptel-scope-bench.el >/dev/null 2>&1; \
+	  $(BATCH) -l gptel-scope-bench -f gptel-scope-bench-run > target/bench-emacs.log 2>&1; \
+	  status=$$?; rm -f lisp/gptel-scope-bench.elc; if [ $$status -ne 0 ]; then cat target/bench-emacs.log; exit $$status; fi
+	@echo; echo "$$(nproc) cores, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1), $$($(EMACS) --version | head -1), $$(rustc --version)"
+	@cat $(BENCH_ROWS) | awk -F'\t' 'BEGIN { printf "%-56s %-20s %-20s %8s %-9s %s\n", "figure", "ours", "reference", "ratio", "target", "pass"; \
+	    printf "%-56s %-20s %-20s %8s %-9s %s\n", "------", "----", "---------", "-----", "------", "----" } \
+	  $$1 == "row" { printf "%-56s %-20s %-20s %8s %-9s %s\n", $$2, $$3, $$4, $$5, $$6, $$7 }'
 
 bench-engine:
 	$(CARGO) bench --bench engine

@@ -1,72 +1,184 @@
-//! `make bench-engine`: decisions per second and median latency over the real corpus, with
-//! the bare brush-parser parse of the same commands measured side by side.
+//! `make bench-engine`: the speed of a decision over the real corpus, measured side by side
+//! with the bare brush-parser parse of the same commands, and the cost of loading a scope.
+//!
+//! Every figure is the median of several passes. Besides the readable report, each figure
+//! is printed as a `row` line (tab-separated: figure, ours, reference, ratio, target, pass)
+//! that `make bench` gathers into one table.
 
-use std::path::Path;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gptel_scope::decide::{self, Ctx};
 use gptel_scope::paths::Matcher;
 use gptel_scope::scope::Scope;
+use gptel_scope::{api, config};
 
-const RUNS: usize = 7;
+const RUNS: usize = 9;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
 
-fn main() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real-commands.jsonl");
-    let text = match std::fs::read_to_string(&corpus) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("cannot read {}: {e}", corpus.display());
-            std::process::exit(1);
-        }
+/// One row of the `make bench` table; `target` reads like `<= 1.5`.
+fn row(figure: &str, ours: &str, reference: &str, ratio: Option<f64>, target: &str, pass: Option<bool>) {
+    let ratio = ratio.map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
+    let pass = match pass {
+        Some(true) => "pass",
+        Some(false) => "MISS",
+        None => "-",
     };
-    let commands: Vec<String> = text
-        .lines()
+    println!("row\t{figure}\t{ours}\t{reference}\t{ratio}\t{target}\t{pass}");
+}
+
+fn corpus() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real-commands.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| v["command"].as_str().map(str::to_string))
-        .collect();
-    let dir = std::env::temp_dir().join(format!("gptel-scope-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let dir = std::fs::canonicalize(&dir).expect("canonical temp dir");
-    let scope: Scope = serde_yaml::from_str(&format!(
+        .collect()
+}
+
+/// Median time of one pass of `f` over the corpus, in ms, and the per-command medians in µs.
+fn passes(commands: &[String], mut f: impl FnMut(&str)) -> (f64, f64) {
+    let mut totals = Vec::new();
+    let mut each = Vec::new();
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        for c in commands {
+            let t1 = Instant::now();
+            f(c);
+            each.push(t1.elapsed().as_secs_f64() * 1e6);
+        }
+        totals.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    (median(&mut totals), median(&mut each))
+}
+
+fn scope_yaml(dir: &Path) -> String {
+    format!(
         "paths: {{read: [\"{0}/**\"], write: [\"{0}/out/**\"], deny: [\"**/.env\"]}}\nbash_tools: {{categories: {{read_only: [ls, cat, grep, find, head, tail, wc, git, sed, awk], safe_write: [mkdir, touch, echo]}}}}\n",
         dir.display()
-    ))
-    .expect("scope");
+    )
+}
+
+/// A scope document with `n` path patterns (read, write and deny) and some commands.
+fn big_scope(dir: &Path, n: usize, salt: usize) -> String {
+    let mut s = format!("# generated, {salt}\npaths:\n  read:\n");
+    for i in 0..n / 2 {
+        s.push_str(&format!("    - \"{}/src/module{i}/**\"\n", dir.display()));
+    }
+    s.push_str("  write:\n");
+    for i in 0..n / 4 {
+        s.push_str(&format!("    - \"{}/out/part{i}/*.txt\"\n", dir.display()));
+    }
+    s.push_str("  deny:\n");
+    for i in 0..n - n / 2 - n / 4 {
+        s.push_str(&format!("    - \"**/secret{i}/**\"\n"));
+    }
+    s.push_str("bash_tools:\n  categories:\n    read_only: [ls, cat, grep, git log, git diff]\n    safe_write: [mkdir, touch]\n");
+    s
+}
+
+fn main() {
+    let commands = corpus();
+    let dir = std::env::temp_dir().join(format!("gptel-scope-bench-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("out")).expect("temp dir");
+    let dir = std::fs::canonicalize(&dir).expect("canonical temp dir");
+    let scope: Scope = serde_yaml::from_str(&scope_yaml(&dir)).expect("scope");
     let matcher = Matcher::new(&scope.paths, Some(&dir), None).expect("matcher");
     let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(&dir), grants: &[], tool: "run_bash_command" };
 
-    let mut decide_us = Vec::new();
-    let mut parse_us = Vec::new();
-    let mut per_call = Vec::new();
-    for _ in 0..RUNS {
-        let t = Instant::now();
-        for c in &commands {
-            let _ = gptel_scope::shell::parse_program(c);
-        }
-        parse_us.push(t.elapsed().as_secs_f64() * 1e6 / commands.len() as f64);
-        let t = Instant::now();
-        for c in &commands {
-            let t1 = Instant::now();
-            let d = decide::decide(&ctx, c, &dir);
-            std::hint::black_box(&d);
-            per_call.push(t1.elapsed().as_secs_f64() * 1e6);
-        }
-        decide_us.push(t.elapsed().as_secs_f64() * 1e6 / commands.len() as f64);
+    // The same scope as a file, for the JSON entry point (loaded once, then cached).
+    let scope_file = dir.join("scope.yml");
+    std::fs::write(&scope_file, scope_yaml(&dir)).expect("scope file");
+    let request = |c: &str| {
+        serde_json::json!({"command": c, "directory": dir, "home": dir, "sources": [{"file": scope_file}], "tool": "run_bash_command"}).to_string()
+    };
+    let requests: Vec<String> = commands.iter().map(|c| request(c)).collect();
+
+    // Warm up every path once.
+    for c in &commands {
+        black_box(gptel_scope::shell::bare_parse(c).ok());
+        black_box(decide::decide(&ctx, c, &dir));
     }
-    let parse = median(&mut parse_us);
-    let mean_decide = median(&mut decide_us);
-    let call_median = median(&mut per_call);
-    println!("corpus: {} commands, {RUNS} runs (medians)", commands.len());
-    println!("{:<44} {:>12}", "figure", "value");
-    println!("{:<44} {:>10.1} µs", "bare brush-parser parse, mean per command", parse);
-    println!("{:<44} {:>10.1} µs", "full decision, mean per command", mean_decide);
-    println!("{:<44} {:>10.1} µs", "full decision, median latency", call_median);
-    println!("{:<44} {:>12.0}", "decisions per second", 1e6 / mean_decide);
-    println!("{:<44} {:>12.2}", "ratio decision / parse (means)", mean_decide / parse);
+
+    let (parse_ms, parse_each) = passes(&commands, |c| {
+        black_box(gptel_scope::shell::bare_parse(black_box(c)).ok());
+    });
+    let (decide_ms, decide_each) = passes(&commands, |c| {
+        black_box(decide::decide(&ctx, black_box(c), &dir));
+    });
+    let mut k = 0;
+    let (api_ms, _) = passes(&requests, |r| {
+        k += 1;
+        black_box(api::check_command(black_box(r)).ok());
+    });
+    let n = commands.len() as f64;
+    println!("corpus: {} commands, {RUNS} passes (medians)", commands.len());
+    println!("{:<52} {:>10.2} ms  ({:.1} µs/command, per-command median {:.1} µs)", "bare brush-parser parse, one pass", parse_ms, parse_ms * 1e3 / n, parse_each);
+    println!("{:<52} {:>10.2} ms  ({:.1} µs/command, per-command median {:.1} µs)", "full decision (decide::decide), one pass", decide_ms, decide_ms * 1e3 / n, decide_each);
+    println!("{:<52} {:>10.2} ms  ({:.1} µs/command)", "JSON request to JSON decision (api), one pass", api_ms, api_ms * 1e3 / n);
+    println!("{:<52} {:>10.1} /s", "decisions per second", n / (decide_ms / 1e3));
+    row(
+        "Rust: decision / bare parse, corpus pass",
+        &format!("{decide_ms:.2} ms"),
+        &format!("{parse_ms:.2} ms"),
+        Some(decide_ms / parse_ms),
+        "<= 1.5",
+        Some(decide_ms / parse_ms <= 1.5),
+    );
+    row(
+        "Rust: JSON request+decision / bare parse",
+        &format!("{api_ms:.2} ms"),
+        &format!("{parse_ms:.2} ms"),
+        Some(api_ms / parse_ms),
+        "(info)",
+        None,
+    );
+
+    // A cached scope document costs no file read; an edited one is read on the next call.
+    let probe = request("ls");
+    black_box(api::check_command(&probe).ok());
+    let before = config::cache_stats();
+    for _ in 0..1000 {
+        black_box(api::check_command(&probe).ok());
+    }
+    let after = config::cache_stats();
+    let reads = after.file_reads - before.file_reads;
+    println!("{:<52} {:>10} file reads, {} cache hits", "1000 decisions with a cached scope.yml", reads, after.hits - before.hits);
+    row("Rust: file reads for 1000 cached decisions", &reads.to_string(), "0", None, "= 0", Some(reads == 0));
+    let deny = |v: &serde_json::Value| v["allowed"] == serde_json::Value::Bool(false);
+    let first = api::check_command(&probe).expect("decision");
+    std::fs::write(&scope_file, scope_yaml(&dir).replace("read_only: [ls, ", "read_only: [")).expect("edit");
+    let edited = api::check_command(&probe).expect("decision");
+    let picked = !deny(&first) && deny(&edited) && config::cache_stats().file_reads == after.file_reads + 1;
+    println!("{:<52} {:>10}", "an edited scope.yml is read on the next call", picked);
+    row("Rust: edited scope picked up on next call", if picked { "yes" } else { "no" }, "yes", None, "yes", Some(picked));
+
+    // Loading (reading, validating, merging, compiling) a 1,000-pattern scope, uncached.
+    let files: Vec<PathBuf> = (0..RUNS * 3)
+        .map(|i| {
+            let f = dir.join(format!("big{i}.yml"));
+            std::fs::write(&f, big_scope(&dir, 1000, i)).expect("big scope");
+            f
+        })
+        .collect();
+    let mut load_ms: Vec<f64> = files
+        .iter()
+        .map(|f| {
+            let req = serde_json::json!({"sources": [{"file": f}], "home": dir}).to_string();
+            let t = Instant::now();
+            let v = api::load_scope(&req).expect("big scope loads");
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            assert_eq!(v["read"].as_array().map(Vec::len), Some(500));
+            ms
+        })
+        .collect();
+    let load = median(&mut load_ms);
+    println!("{:<52} {:>10.3} ms", "load a 1,000-pattern scope.yml (uncached)", load);
+    row("Rust: load 1,000-pattern scope (uncached)", &format!("{load:.3} ms"), "1 ms", Some(load), "< 1", Some(load < 1.0));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -232,9 +232,12 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
             })
         }
     };
-    // Validate this document on its own, so errors point into it.
-    if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
-        return Err(invalid(name, &e, line_offset));
+    // Validate this document on its own, so errors point into it: from the parsed value
+    // (fast), and when that fails from the text again, for the error's line.
+    if <Scope as serde::Deserialize>::deserialize(&value).is_err() {
+        if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
+            return Err(invalid(name, &e, line_offset));
+        }
     }
     Ok(value)
 }
@@ -276,10 +279,10 @@ pub fn merge(into: &mut Value, over: &Value) {
 /// Expands `~`, `${project_root}` and a trailing `/` (meaning `/**`) in a path pattern.
 pub fn expand_pattern(pattern: &str, home: Option<&Path>, project_root: Option<&Path>) -> String {
     let mut p = pattern.to_string();
-    if let Some(root) = project_root {
+    if let Some(root) = project_root.filter(|_| p.contains("${project_root}")) {
         p = p.replace("${project_root}", root.to_string_lossy().trim_end_matches('/'));
     }
-    if let Some(h) = home {
+    if let Some(h) = home.filter(|_| p.starts_with('~')) {
         let h = h.to_string_lossy();
         let h = h.trim_end_matches('/');
         if p == "~" {

@@ -5,6 +5,7 @@
 //! check directories and paths against the scope, then let allow-once grants cover what they
 //! may. Every command is judged, not only the first.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -177,6 +178,7 @@ impl Category {
 
 /// Decides on a shell command run in `directory` (absolute; resolved here through symlinks).
 pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
+    let _memo = paths::memo();
     let dir = paths::resolve(directory).target;
     let flat = shell::flatten(command, &dir, ctx.home);
     let mut j = Judge::new(ctx, command, &dir);
@@ -186,6 +188,7 @@ pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
 
 /// Decides on an argv-form command (`run_command`): no shell, the words are literal.
 pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, platform: Platform) -> Decision {
+    let _memo = paths::memo();
     let dir = paths::resolve(directory).target;
     let display = std::iter::once(program.to_string())
         .chain(args.iter().map(|a| shell_words::quote(a).into_owned()))
@@ -288,13 +291,17 @@ impl<'a> Judge<'a> {
 
     /// Judges one simple command: assignments, redirects, then the command itself.
     fn simple(&mut self, c: &SimpleCmd, via: &[String]) {
-        let label = c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
-        for (name, _) in &c.assignments {
-            self.assignment(name, &label);
+        let label = || c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+        if !c.assignments.is_empty() {
+            let label = label();
+            for (name, _) in &c.assignments {
+                self.assignment(name, &label);
+            }
         }
-        let cwds = match &c.cwds {
-            Some(d) => d.clone(),
+        let cwds: &[PathBuf] = match &c.cwds {
+            Some(d) => d,
             None => {
+                let label = label();
                 self.violate(
                     "unsupported_construct",
                     format!("`{label}` runs after a `cd` to a directory that cannot be known before running; use a literal directory"),
@@ -313,7 +320,7 @@ impl<'a> Judge<'a> {
                 RedirKind::Write | RedirKind::Append | RedirKind::ReadWrite => Access::Write,
                 RedirKind::Dup | RedirKind::Data => continue,
             };
-            self.path_effect(target, access, &cwds, "redirect", true);
+            self.path_effect(target, access, cwds, "redirect", true);
         }
         if c.words.is_empty() {
             return;
@@ -324,7 +331,7 @@ impl<'a> Judge<'a> {
             Context::ProcessSubstitution => "process_substitution",
             Context::Script => "script",
         };
-        self.argv(&c.words, &cwds, via, ctx_name, false);
+        self.argv(&c.words, cwds, via, ctx_name, false);
     }
 
     fn assignment(&mut self, name: &str, label: &str) {
@@ -357,7 +364,8 @@ impl<'a> Judge<'a> {
         };
         let before = self.violations.len();
         let slot = self.commands.len();
-        self.commands.push(ev.clone());
+        // Holds the place (commands found inside come after); filled in at the end.
+        self.commands.push(CommandEvidence { name: String::new(), argv: Vec::new(), category: None, rule: None, verdict: "allowed", reason: None, context, via: Vec::new() });
         self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
         if let Some(v) = self.violations[before..].first() {
             ev.verdict = "denied";
@@ -723,18 +731,13 @@ impl<'a> Judge<'a> {
     fn categorized(&mut self, cat: Category, name: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
         self.directory_scope(cat, cwds, label);
-        let base = basename(name).to_string();
-        match self.semantics(&base).and_then(|s| s.handler.clone()).as_deref() {
+        let base = basename(name);
+        let sem: &'a CommandSemantics = self.semantics(base).unwrap_or_else(|| semantics::empty());
+        match sem.handler.as_deref() {
             Some("sed") => self.sed(args, cwds, label),
             Some("awk") => self.awk(args, cwds, label),
-            Some("tar") => {
-                let sem = self.semantics(&base).cloned().unwrap_or_default();
-                self.tar(&sem, args, cwds, cat, label)
-            }
-            _ => {
-                let sem = self.semantics(&base).cloned().unwrap_or_default();
-                self.effects(&base, &sem, args, cwds, cat, label);
-            }
+            Some("tar") => self.tar(sem, args, cwds, cat, label),
+            _ => self.effects(base, sem, args, cwds, cat, label),
         }
     }
 
@@ -1329,7 +1332,7 @@ impl<'a> Judge<'a> {
 
     /// Effects from the semantics table: options and operands that read, write or run.
     fn effects(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
-        let mut sem = sem.clone();
+        let mut sem: Cow<'_, CommandSemantics> = Cow::Borrowed(sem);
         let mut start = 0;
         if sem.subcommands {
             // Global options first.
@@ -1347,10 +1350,10 @@ impl<'a> Judge<'a> {
                 if let Some(s) = sem.subcommand_semantics.get(sub) {
                     let mut merged = s.clone();
                     merged.deny_options.extend(sem.deny_options.iter().cloned());
-                    sem = merged;
+                    sem = Cow::Owned(merged);
                 } else {
                     let deny = sem.deny_options.clone();
-                    sem = CommandSemantics { deny_options: deny, ..Default::default() };
+                    sem = Cow::Owned(CommandSemantics { deny_options: deny, ..Default::default() });
                 }
                 start = i + 1;
             }
@@ -1505,7 +1508,7 @@ impl<'a> Judge<'a> {
         let looks = candidate.starts_with('/')
             || candidate.starts_with('~')
             || Path::new(candidate).components().any(|c| matches!(c, std::path::Component::ParentDir))
-            || cwds.iter().any(|d| std::fs::symlink_metadata(d.join(candidate)).is_ok() && !candidate.is_empty());
+            || cwds.iter().any(|d| paths::exists(&d.join(candidate)) && !candidate.is_empty());
         if looks {
             self.path_effect(&WordInfo::literal(candidate), Access::Read, cwds, src, false);
         }

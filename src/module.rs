@@ -176,3 +176,13 @@ fn file_tool(_env: &Env, op: String, request: String) -> Result<String> {
 fn sandbox_mounts<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
     reply(env, crate::sandbox::mounts_for_request(&request))
 }
+
+/// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
+/// The reference the speed of a decision is measured against.
+#[defun]
+fn parse(env: &Env, command: String) -> Result<i64> {
+    match crate::shell::bare_parse(&command) {
+        Ok(n) => Ok(n as i64),
+        Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
+    }
+}

@@ -96,6 +96,12 @@ pub fn builtin() -> &'static BTreeMap<String, CommandSemantics> {
     }
 }
 
+/// The entry of a command the table does not know: every field empty.
+pub fn empty() -> &'static CommandSemantics {
+    static EMPTY: Lazy<CommandSemantics> = Lazy::new(CommandSemantics::default);
+    &EMPTY
+}
+
 /// The parse error of the shipped table, if any (tested to be `None`).
 pub fn builtin_table_error() -> Option<&'static str> {
     BUILTIN.as_ref().err().map(String::as_str)

@@ -140,6 +140,44 @@ fn options() -> brush_parser::ParserOptions {
     brush_parser::ParserOptions::default()
 }
 
+/// The bytes [`precheck`] looks at closer: control bytes but tab and newline, DEL, and the
+/// lead bytes 0xE2 and 0xEF.
+static SUSPECT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b != 0x09 && b != 0x0a;
+        b += 1;
+    }
+    t[0x7f] = true;
+    t[0xe2] = true;
+    t[0xef] = true;
+    t
+};
+
+/// The index of the first [`SUSPECT`] byte, eight bytes at a time: a word with no byte below
+/// 0x20 and none equal to 0x7F, 0xE2 or 0xEF is skipped whole.
+fn first_suspect(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+        if below_space || has_zero(x ^ (ONES * 0x7f)) || has_zero(x ^ (ONES * 0xe2)) || has_zero(x ^ (ONES * 0xef)) {
+            if let Some(i) = chunk.iter().position(|&b| SUSPECT[b as usize]) {
+                return Some(base + i);
+            }
+        }
+        base += 8;
+    }
+    chunks.remainder().iter().position(|&b| SUSPECT[b as usize]).map(|i| base + i)
+}
+
 /// Rejects text that must not reach a parser: NUL, CR and other control characters,
 /// invisible and bidirectional formatting characters, and over-long input.
 pub fn precheck(command: &str) -> Result<(), Problem> {
@@ -150,10 +188,12 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
             MAX_COMMAND_LEN
         )));
     }
-    if command.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n') {
+    // Only control bytes and the lead bytes of the refused formatting characters (U+200B..,
+    // U+202A.., U+2060.. start with 0xE2; U+FEFF with 0xEF) need a closer look.
+    let Some(first) = first_suspect(command.as_bytes()) else {
         return Ok(());
-    }
-    for (i, c) in command.char_indices() {
+    };
+    for (i, c) in command[first..].char_indices().map(|(i, c)| (i + first, c)) {
         let bad = match c {
             '\0' => Some("a NUL byte"),
             '\r' => Some("a carriage return"),
@@ -180,6 +220,17 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
     let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
     parser
         .parse_program()
+        .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
+}
+
+/// Parses `command` with brush-parser and nothing else (no precheck, no flattening): the
+/// reference the decision's speed is measured against. Returns the number of complete
+/// commands.
+pub fn bare_parse(command: &str) -> Result<usize, Problem> {
+    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
+    parser
+        .parse_program()
+        .map(|p| p.complete_commands.len())
         .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
 }
 
@@ -705,6 +756,14 @@ impl Flattener {
         if is_plain(raw) {
             return WordInfo::literal(raw);
         }
+        if let Some(info) = quoted_literal(raw) {
+            return info;
+        }
+        if let Some(pieces) = lex_word(raw) {
+            let mut acc = Acc::default();
+            self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
+            return WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob };
+        }
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
         // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
@@ -717,9 +776,8 @@ impl Flattener {
             self.out.commands.truncate(commands);
             self.out.problems.truncate(problems);
             match substitution_extent(&raw, start) {
-                Some(end) => {
-                    let body = raw[start + 2..end].to_string();
-                    self.substitution(&body, cwds);
+                Some((end, program)) => {
+                    self.substitution_program(&program, cwds);
                     raw = format!("{}$(:){}", &raw[..start], &raw[end + 1..]);
                 }
                 None => {
@@ -844,22 +902,47 @@ impl Flattener {
     }
 }
 
-/// The index of the `)` that closes the `$(` at `start`: the first `)` before which the
-/// text is a complete program, not inside a quote, comment or here-document.
-fn substitution_extent(raw: &str, start: usize) -> Option<usize> {
+/// The index of the `)` that closes the `$(` at `start`, with the parsed body: the first `)`
+/// that is an operator token (not inside a quote, comment or here-document) and before
+/// which the text is a complete program.
+///
+/// The text is tokenized once, up to the last `)` that leaves it tokenizable (most often
+/// the very last one), instead of once per `)`: only the operator `)` tokens of that text,
+/// and that last `)` itself, are tried.
+fn substitution_extent(raw: &str, start: usize) -> Option<(usize, ast::Program)> {
     if raw.get(start..start + 2) != Some("$(") {
         return None;
     }
     const END: &str = "__gptel_scope_end__";
     let body_start = start + 2;
-    for (off, _) in raw.get(body_start..)?.match_indices(')') {
-        let end = body_start + off;
-        let candidate = &raw[body_start..end];
-        let Ok(tokens) = brush_parser::tokenize_str(&format!("{candidate}\n{END}")) else { continue };
-        let last_is_end = matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END);
-        if last_is_end && parse_program(candidate).is_ok() {
-            return Some(end);
+    let closes: Vec<usize> = raw.get(body_start..)?.match_indices(')').map(|(off, _)| body_start + off).collect();
+    for &last in closes.iter().rev() {
+        let text = &raw[body_start..last];
+        let Ok(tokens) = brush_parser::tokenize_str(&format!("{text}\n{END}")) else { continue };
+        if !matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END) {
+            continue;
         }
+        // Token positions count characters; map them to byte offsets in `text`.
+        let byte_at = |chars: usize| -> Option<usize> {
+            if text.is_ascii() {
+                Some(chars)
+            } else {
+                text.char_indices().nth(chars).map(|(b, _)| b)
+            }
+        };
+        let operators = tokens.iter().filter_map(|t| match t {
+            brush_parser::Token::Operator(op, span) if op == ")" => byte_at(span.start.index),
+            _ => None,
+        });
+        for end in operators.map(|off| body_start + off).chain(std::iter::once(last)) {
+            if raw.as_bytes().get(end) != Some(&b')') {
+                continue;
+            }
+            if let Ok(program) = parse_program(&raw[body_start..end]) {
+                return Some((end, program));
+            }
+        }
+        return None;
     }
     None
 }
@@ -876,6 +959,163 @@ struct Acc {
 /// A word with nothing for the shell to expand or remove: its value is its text.
 fn is_plain(raw: &str) -> bool {
     !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
+}
+
+/// The value of a word whose only shell syntax is quoting: unquoted text, `'...'`, and
+/// `"..."` holding no `$`, `` ` `` or `\`; no `$`, `` ` ``, `\` or tilde prefix outside quotes.
+/// This is what brush's word parser makes of such a word (one text piece per unquoted run,
+/// globs looked for in those runs), without running it. `None`: the word needs the parser.
+fn quoted_literal(raw: &str) -> Option<WordInfo> {
+    let b = raw.as_bytes();
+    let mut text = String::with_capacity(raw.len());
+    let mut glob = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => {
+                let len = memchr::memchr(b'\'', &b[i + 1..])?;
+                text.push_str(&raw[i + 1..i + 1 + len]);
+                i += len + 2;
+            }
+            b'"' => {
+                let len = memchr::memchr(b'"', &b[i + 1..])?;
+                let inner = &raw[i + 1..i + 1 + len];
+                if memchr::memchr3(b'$', b'`', b'\\', inner.as_bytes()).is_some() {
+                    return None;
+                }
+                text.push_str(inner);
+                i += len + 2;
+            }
+            _ => {
+                let run = i;
+                while i < b.len() && b[i] != b'\'' && b[i] != b'"' {
+                    match b[i] {
+                        b'$' | b'`' | b'\\' => return None,
+                        // A tilde prefix, at the start or (in assignments) after a colon.
+                        b'~' if i == 0 || b[i - 1] == b':' => return None,
+                        _ => i += 1,
+                    }
+                }
+                let t = &raw[run..i];
+                glob |= has_glob(t);
+                text.push_str(t);
+            }
+        }
+    }
+    Some(WordInfo { raw: raw.to_string(), value: Some(text), glob })
+}
+
+/// The pieces brush's word parser makes of a word holding no `$` (nor a tilde prefix):
+/// unquoted text runs, `\c` escapes, `'...'`, `"..."` (text runs, escapes of `$`, `` ` ``,
+/// `"`, `\`, other backslashes kept as text) and backquoted substitutions (`` \` `` a
+/// backquote, `\\` kept doubled). Much faster than the parser on long quoted texts; the
+/// tests hold it to the parser piece for piece. `None`: the word needs the parser.
+fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+    fn piece(piece: WordPiece, start_index: usize, end_index: usize) -> WordPieceWithSource {
+        WordPieceWithSource { piece, start_index, end_index }
+    }
+    /// The body of the backquoted substitution at `start` and the index after it.
+    fn backquote(raw: &str, start: usize) -> Option<(String, usize)> {
+        let b = raw.as_bytes();
+        let mut body = String::new();
+        let mut j = start + 1;
+        loop {
+            let run = j;
+            while j < b.len() && b[j] != b'`' && b[j] != b'\\' {
+                j += 1;
+            }
+            body.push_str(&raw[run..j]);
+            match b.get(j)? {
+                b'`' => return Some((body, j + 1)),
+                _ => match b.get(j + 1) {
+                    Some(b'`') => {
+                        body.push('`');
+                        j += 2;
+                    }
+                    Some(b'\\') => {
+                        body.push_str("\\\\");
+                        j += 2;
+                    }
+                    _ => {
+                        body.push('\\');
+                        j += 1;
+                    }
+                },
+            }
+        }
+    }
+    let b = raw.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'$' => return None,
+            b'\'' => {
+                let len = memchr::memchr(b'\'', &b[i + 1..])?;
+                out.push(piece(WordPiece::SingleQuotedText(raw[i + 1..i + 1 + len].to_string()), i, i + len + 2));
+                i += len + 2;
+            }
+            b'`' => {
+                let (body, end) = backquote(raw, i)?;
+                out.push(piece(WordPiece::BackquotedCommandSubstitution(body), i, end));
+                i = end;
+            }
+            b'\\' => {
+                let c = raw.get(i + 1..)?.chars().next()?;
+                let end = i + 1 + c.len_utf8();
+                out.push(piece(WordPiece::EscapeSequence(raw[i..end].to_string()), i, end));
+                i = end;
+            }
+            b'"' => {
+                let start = i;
+                let mut inner = Vec::new();
+                i += 1;
+                let mut text = i;
+                loop {
+                    let c = *b.get(i)?;
+                    let flush = |inner: &mut Vec<WordPieceWithSource>, text: usize, i: usize| {
+                        if i > text {
+                            inner.push(piece(WordPiece::Text(raw[text..i].to_string()), text, i));
+                        }
+                    };
+                    match c {
+                        b'"' => {
+                            flush(&mut inner, text, i);
+                            i += 1;
+                            break;
+                        }
+                        b'$' => return None,
+                        b'\\' if matches!(b.get(i + 1), Some(b'$' | b'`' | b'"' | b'\\')) => {
+                            flush(&mut inner, text, i);
+                            inner.push(piece(WordPiece::EscapeSequence(raw[i..i + 2].to_string()), i, i + 2));
+                            i += 2;
+                            text = i;
+                        }
+                        b'`' => {
+                            flush(&mut inner, text, i);
+                            let (body, end) = backquote(raw, i)?;
+                            inner.push(piece(WordPiece::BackquotedCommandSubstitution(body), i, end));
+                            i = end;
+                            text = i;
+                        }
+                        _ => i += 1,
+                    }
+                }
+                out.push(piece(WordPiece::DoubleQuotedSequence(inner), start, i));
+            }
+            _ => {
+                let run = i;
+                while i < b.len() && !matches!(b[i], b'\'' | b'"' | b'`' | b'$' | b'\\') {
+                    if b[i] == b'~' && (i == 0 || b[i - 1] == b':') {
+                        return None;
+                    }
+                    i += 1;
+                }
+                out.push(piece(WordPiece::Text(raw[run..i].to_string()), run, i));
+            }
+        }
+    }
+    Some(out)
 }
 
 fn has_glob(t: &str) -> bool {
@@ -1104,6 +1344,34 @@ mod tests {
     }
 
     #[test]
+    fn suspect_bytes_are_found_wherever_they_are() {
+        for bad in [0u8, 1, 8, 0x0b, 0x0d, 0x1f, 0x7f, 0xe2, 0xef] {
+            for len in 0..20 {
+                for at in 0..len {
+                    let mut v = vec![b'a'; len];
+                    v[at] = bad;
+                    assert_eq!(first_suspect(&v), Some(at), "{bad:#x} at {at} of {len}");
+                }
+            }
+        }
+        let fine: Vec<u8> = (0x20..0x7f).chain([b'\t', b'\n', 0x80, 0xc3, 0xa9, 0xe1, 0xf0, 0xff]).collect();
+        assert_eq!(first_suspect(&fine), None);
+        assert_eq!(first_suspect(b"abc\tdef\nghi\x01"), Some(11));
+        // Random texts (a fixed generator): the same answer as a byte-by-byte scan.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            let len = (seed >> 59) as usize + 1;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 56) as u8
+                })
+                .collect();
+            assert_eq!(first_suspect(&text), text.iter().position(|&b| SUSPECT[b as usize]), "{text:?}");
+        }
+    }
+
+    #[test]
     fn parse_errors_fail_closed() {
         for cmd in ["ls 'x", "ls )", "a\0", "a\rb", "a\u{200b}", "a\u{202e}", "a\u{7}"] {
             assert_eq!(problem(cmd), "parse_error", "{cmd:?}");
@@ -1133,6 +1401,68 @@ mod tests {
         let f = flatten("A=1 B=$(x) cmd", Path::new("/tmp"), None);
         let names: Vec<&str> = f.commands.last().unwrap().assignments.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, vec!["A", "B"]);
+    }
+
+    /// The shortcut for quoted words gives what brush's word parser gives, on every word of
+    /// up to four characters over an alphabet of shell syntax and on every word of the corpora.
+    #[test]
+    fn quoted_literal_matches_the_word_parser() {
+        let alphabet = ["a", "'", "\"", "*", "?", "[", "(", ")", "@", "!", "~", ":", "$", "\\", "`", " ", "{", "é"];
+        let mut words: Vec<String> = vec![String::new()];
+        let mut frontier = words.clone();
+        for _ in 0..4 {
+            frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            words.extend(frontier.iter().cloned());
+        }
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let mut commands: Vec<String> = Vec::new();
+        if let Ok(text) = std::fs::read_to_string(corpus.join("real-commands.jsonl")) {
+            for line in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                commands.push(v["command"].as_str().unwrap().to_string());
+            }
+        }
+        if let Ok(text) = std::fs::read_to_string(corpus.join("attacks.tsv")) {
+            commands.extend(text.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(|c| c.replace("\\n", "\n")));
+        }
+        for c in &commands {
+            if let Ok(tokens) = brush_parser::tokenize_str(c) {
+                words.extend(tokens.into_iter().filter_map(|t| match t {
+                    brush_parser::Token::Word(w, _) => Some(w),
+                    _ => None,
+                }));
+            }
+        }
+        let mut f = Flattener { home: Some(PathBuf::from("/home/u")), out: Flat::default(), depth: 0, seen_dirs: vec![] };
+        let cwds = Some(vec![PathBuf::from("/tmp")]);
+        let mut checked = 0;
+        for raw in &words {
+            let Some(fast) = quoted_literal(raw) else { continue };
+            let (slow, bad) = f.analyze(raw, &cwds, Context::TopLevel);
+            assert_eq!(fast, slow, "{raw:?}");
+            assert_eq!(bad, None, "{raw:?}");
+            assert!(f.out.commands.is_empty() && f.out.problems.is_empty(), "{raw:?}: {:?}", f.out);
+            checked += 1;
+        }
+        assert!(checked > 10_000, "{checked}");
+
+        // The lexer for words with escapes and backquotes gives the parser's pieces.
+        let alphabet = ["a", "'", "\"", "`", "\\", "*", "~", ":", "$", " ", "(", "é", "\n"];
+        let mut more: Vec<String> = vec![String::new()];
+        let mut frontier = more.clone();
+        for _ in 0..5 {
+            frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            more.extend(frontier.iter().cloned());
+        }
+        more.extend(words.iter().cloned());
+        let mut lexed = 0;
+        for raw in &more {
+            let Some(fast) = lex_word(raw) else { continue };
+            let slow = brush_parser::word::parse(raw, &options());
+            assert_eq!(format!("{:?}", Some(&fast)), format!("{:?}", slow.as_ref().ok()), "{raw:?}: parser says {slow:?}");
+            lexed += 1;
+        }
+        assert!(lexed > 50_000, "{lexed}");
     }
 
     #[test]

@@ -1,0 +1,307 @@
+;;; gptel-scope-bench.el --- Benchmarks of gptel-scope through Emacs  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The gptel-scope authors
+
+;; Author: The gptel-scope authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, processes
+;; URL: https://github.com/gptel-scope/gptel-scope
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; `make bench' runs `gptel-scope-bench-run' in batch Emacs.  Every figure
+;; is measured from Lisp through the module, side by side with its
+;; reference, and printed as a row (tab-separated: figure, ours,
+;; reference, ratio, target, pass) that the Makefile gathers with the
+;; rows of the Rust benchmarks into one table:
+;;
+;; - a decision on each command of the real corpus against the bare
+;;   brush-parser parse of the same command, and against spawning
+;;   `bash -c true' with `make-process';
+;; - a cached scope document: bytes the process reads while deciding
+;;   (from /proc/self/io), an edited document picked up at once, and
+;;   loading a scope of 1,000 path patterns;
+;; - truncating 100 MB of output in the module;
+;; - run_bash_command on `true' against a bare `make-process';
+;; - `yes' for 10 seconds through run_bash_command: how much the Emacs
+;;   process grows.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'gptel-scope)
+(require 'gptel-scope-tools)
+
+(declare-function gptel-scope-module-parse "gptel-scope-module" (command))
+(declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
+(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
+(declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
+
+(defvar gptel-scope-bench-passes 9
+  "Passes over the corpus; the median pass is reported.")
+
+(defvar gptel-scope-bench-spawns 31
+  "Processes started for each process figure; the median is reported.")
+
+(defvar gptel-scope-bench-flood-seconds 10
+  "How long `yes' runs in the flood figure.")
+
+(defconst gptel-scope-bench--root
+  (file-name-directory (directory-file-name gptel-scope--directory))
+  "The repository root (the parent of lisp/).")
+
+(defun gptel-scope-bench--corpus ()
+  "Return the commands of the real corpus, a list of strings."
+  (let ((file (expand-file-name "../shared/corpus/real-commands.jsonl" gptel-scope-bench--root)))
+    (with-temp-buffer
+      (insert-file-contents file)
+      (let (out)
+        (dolist (line (split-string (buffer-string) "\n" t))
+          (push (gethash "command" (json-parse-string line)) out))
+        (nreverse out)))))
+
+(defun gptel-scope-bench--median (values)
+  "Return the median of the numbers VALUES."
+  (let ((v (sort (copy-sequence values) #'<)))
+    (nth (/ (length v) 2) v)))
+
+(defun gptel-scope-bench--row (figure ours reference ratio target pass)
+  "Print one row: FIGURE, OURS, REFERENCE, RATIO (a number or nil), TARGET, PASS.
+PASS is t, nil, or `info' for a figure with no target."
+  (princ (format "row\t%s\t%s\t%s\t%s\t%s\t%s\n" figure ours reference
+                 (if ratio (format "%.3f" ratio) "-") target
+                 (pcase pass ('info "-") ('nil "MISS") (_ "pass")))))
+
+(defun gptel-scope-bench--write (file text)
+  "Write TEXT to FILE."
+  (let ((coding-system-for-write 'utf-8-unix))
+    (write-region text nil file nil 'silent)))
+
+(defun gptel-scope-bench--scope-text (dir)
+  "Return the scope document of the benchmarks for the project DIR."
+  (format "paths: {read: [\"%s/**\"], write: [\"%s/out/**\"], deny: [\"**/.env\"]}
+bash_tools: {categories: {read_only: [ls, cat, grep, find, head, tail, wc, git, sed, awk, yes], safe_write: [mkdir, touch, echo]}}
+" dir dir))
+
+(defun gptel-scope-bench--request (dir command)
+  "Return the JSON request deciding COMMAND in DIR under DIR's scope.yml."
+  (json-serialize (list :command command :directory dir :home dir
+                        :tool "run_bash_command"
+                        :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
+
+(defvar gptel-scope-bench--without-gc nil
+  "Non-nil: the passes leave out the time spent collecting garbage.")
+
+(defun gptel-scope-bench--pass (items fn)
+  "Return the seconds of one call of FN on each of ITEMS."
+  (garbage-collect)
+  (let ((start (float-time))
+        (gc gc-elapsed))
+    (dolist (i items) (funcall fn i))
+    (- (float-time) start (if gptel-scope-bench--without-gc (- gc-elapsed gc) 0))))
+
+(defun gptel-scope-bench--passes (items fn)
+  "Return the median seconds of `gptel-scope-bench-passes' passes of FN over ITEMS."
+  (gptel-scope-bench--median
+   (cl-loop repeat gptel-scope-bench-passes collect (gptel-scope-bench--pass items fn))))
+
+(defun gptel-scope-bench--wait (flag-fn &optional limit)
+  "Wait at most LIMIT seconds (default 60) for FLAG-FN to give non-nil."
+  (let ((end (+ (float-time) (or limit 60))))
+    (while (and (not (funcall flag-fn)) (< (float-time) end))
+      (accept-process-output nil 0.001))))
+
+(defun gptel-scope-bench--spawn-bare ()
+  "Return the seconds to start `bash -c true' with `make-process' and see it end."
+  (let* ((done nil)
+         (start (float-time)))
+    (make-process :name "bench-bare" :command '("bash" "--noprofile" "--norc" "-c" "true")
+                  :connection-type 'pipe :noquery t
+                  :filter #'ignore
+                  :sentinel (lambda (p _e) (unless (process-live-p p) (setq done t))))
+    (gptel-scope-bench--wait (lambda () done))
+    (- (float-time) start)))
+
+(defun gptel-scope-bench--spawn-tool (command &optional timeout)
+  "Return (SECONDS . RESULT) of run_bash_command on COMMAND with TIMEOUT."
+  (let* ((result nil)
+         (start (float-time)))
+    (gptel-scope-run-bash-command (lambda (r) (setq result r)) command default-directory timeout)
+    (gptel-scope-bench--wait (lambda () result) (+ 60 (or timeout 0)))
+    (cons (- (float-time) start) result)))
+
+(defun gptel-scope-bench--io ()
+  "Return (RCHAR SYSCR) of this process from /proc/self/io."
+  (with-temp-buffer
+    (insert-file-contents "/proc/self/io")
+    (list (progn (goto-char (point-min)) (re-search-forward "^rchar: \\([0-9]+\\)") (string-to-number (match-string 1)))
+          (progn (goto-char (point-min)) (re-search-forward "^syscr: \\([0-9]+\\)") (string-to-number (match-string 1))))))
+
+(defun gptel-scope-bench--rss ()
+  "Return the resident set size of this process in kB (VmRSS)."
+  (with-temp-buffer
+    (insert-file-contents "/proc/self/status")
+    (goto-char (point-min))
+    (re-search-forward "^VmRSS:[ \t]+\\([0-9]+\\)")
+    (string-to-number (match-string 1))))
+
+(defun gptel-scope-bench--decisions (dir)
+  "Measure decisions on the corpus against the bare parse and a spawn, in DIR."
+  (let* ((commands (gptel-scope-bench--corpus))
+         (n (length commands))
+         (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands)))
+    ;; Warm up: load the scope, fill every cache once.
+    (dolist (r requests) (gptel-scope-module-check-command r))
+    (dolist (c commands) (gptel-scope-module-parse c))
+    (let* ((parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
+           (decide (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
+           (full (gptel-scope-bench--passes
+                  commands (lambda (c) (gptel-scope-module-check-command (gptel-scope-bench--request dir c)))))
+           (spawn (gptel-scope-bench--median
+                   (cl-loop repeat gptel-scope-bench-spawns collect (gptel-scope-bench--spawn-bare))))
+           (per (/ decide n)))
+      (gptel-scope-bench--row "Emacs: decision / bare parse, corpus pass"
+                              (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
+                              (/ decide parse) "<= 1.5" (<= (/ decide parse) 1.5))
+      (let* ((gptel-scope-bench--without-gc t)
+             (parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
+             (decide (gptel-scope-bench--passes requests #'gptel-scope-module-check-command)))
+        (gptel-scope-bench--row "Emacs: the same, GC time left out"
+                                (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
+                                (/ decide parse) "(info)" 'info))
+      (gptel-scope-bench--row "Emacs: json-serialize+decision / bare parse"
+                              (format "%.2f ms" (* 1e3 full)) (format "%.2f ms" (* 1e3 parse))
+                              (/ full parse) "(info)" 'info)
+      (gptel-scope-bench--row "Emacs: decision (mean) / spawn bash -c true"
+                              (format "%.1f us" (* 1e6 per)) (format "%.0f us" (* 1e6 spawn))
+                              (/ per spawn) "< 0.02" (< (/ per spawn) 0.02))
+      spawn)))
+
+(defun gptel-scope-bench--scope-cache (dir)
+  "Measure the scope cache and a 1,000-pattern scope through the module, in DIR."
+  (let* ((req (gptel-scope-bench--request dir "ls"))
+         (count 1000))
+    (gptel-scope-module-check-command req)
+    (let* ((io0 (gptel-scope-bench--io))
+           (io1 (gptel-scope-bench--io))
+           (_ (dotimes (_ count) (gptel-scope-module-check-command req)))
+           (io2 (gptel-scope-bench--io))
+           ;; What reading /proc/self/io itself costs is taken out.
+           (bytes (- (- (car io2) (car io1)) (- (car io1) (car io0))))
+           (calls (- (- (cadr io2) (cadr io1)) (- (cadr io1) (cadr io0)))))
+      (gptel-scope-bench--row (format "Emacs: bytes read in %d cached decisions" count)
+                              (format "%d B, %d reads" bytes calls) "0" nil "= 0" (<= bytes 0))))
+  (let ((before (plist-get (gptel-scope-module-check-command (gptel-scope-bench--request dir "ls")) :allowed)))
+    (gptel-scope-bench--write (expand-file-name "scope.yml" dir)
+                              (replace-regexp-in-string "read_only: \\[ls, " "read_only: ["
+                                                        (gptel-scope-bench--scope-text dir)))
+    (let* ((after (plist-get (gptel-scope-module-check-command (gptel-scope-bench--request dir "ls")) :allowed))
+           (ok (and before (not after))))
+      (gptel-scope-bench--row "Emacs: edited scope picked up on next call"
+                              (if ok "yes" "no") "yes" nil "yes" ok))
+    (gptel-scope-bench--write (expand-file-name "scope.yml" dir) (gptel-scope-bench--scope-text dir)))
+  (let ((times nil))
+    (dotimes (i gptel-scope-bench-passes)
+      (let ((file (expand-file-name (format "big%d.yml" i) dir))
+            (text (concat (format "# %d\npaths:\n  read:\n" i)
+                          (mapconcat (lambda (k) (format "    - \"%s/src/module%d/**\"\n" dir k)) (number-sequence 0 499) "")
+                          "  write:\n"
+                          (mapconcat (lambda (k) (format "    - \"%s/out/part%d/*.txt\"\n" dir k)) (number-sequence 0 249) "")
+                          "  deny:\n"
+                          (mapconcat (lambda (k) (format "    - \"**/secret%d/**\"\n" k)) (number-sequence 0 249) ""))))
+        (gptel-scope-bench--write file text)
+        ;; A decision under the new document: read, validated, compiled, then used.
+        (let* ((req (json-serialize (list :command "ls" :directory dir :home dir
+                                          :sources (vector (list :file file)))))
+               (start (float-time)))
+          (gptel-scope-module-check-command req)
+          (push (- (float-time) start) times))))
+    (let ((ms (* 1e3 (gptel-scope-bench--median times))))
+      (gptel-scope-bench--row "Emacs: 1,000-pattern scope, first decision"
+                              (format "%.3f ms" ms) "1 ms" ms "< 1" (< ms 1.0)))))
+
+(defun gptel-scope-bench--truncate ()
+  "Measure truncating 100 MB of text in the module, called from Lisp."
+  (let* ((lines ["2024-05-01T12:00:00Z INFO  request handled in 12ms path=/api/v1/items status=200\n"
+                 "src/main.rs:42:    let résumé = parse(&input)?; // naïve café déjà vu\n"
+                 "warning: unused variable `x` → consider prefixing with an underscore: `_x`\n"
+                 "日本語のテキスト、中文文本、한국어 텍스트 🦀🦀\n"
+                 "drwxr-xr-x  5 user staff   160 May  1 12:00 target\n"])
+         (size (* 100 1024 1024))
+         (text (let ((parts nil) (len 0) (i 0))
+                 (while (< len size)
+                   (let ((l (aref lines (% i 5))))
+                     (push l parts)
+                     (setq len (+ len (string-bytes l)) i (1+ i))))
+                 (apply #'concat (nreverse parts))))
+         (mb (/ (string-bytes text) 1048576.0))
+         (times (cl-loop repeat 5
+                         collect (progn (garbage-collect)
+                                        (let ((start (float-time)))
+                                          (gptel-scope-module-truncate text 20000)
+                                          (- (float-time) start)))))
+         (gbs (/ mb 1024 (gptel-scope-bench--median times))))
+    (gptel-scope-bench--row "Emacs: truncate 100 MB in the module"
+                            (format "%.2f GB/s" gbs) "1 GB/s" gbs ">= 1" (>= gbs 1.0))))
+
+(defun gptel-scope-bench--run-bash (spawn)
+  "Measure run_bash_command on `true' against SPAWN, the bare spawn's seconds."
+  (gptel-scope-bench--spawn-tool "true")
+  (let (bares tools)
+    ;; Interleaved, so that both see the same state of the machine.
+    (dotimes (_ gptel-scope-bench-spawns)
+      (push (gptel-scope-bench--spawn-bare) bares)
+      (push (car (gptel-scope-bench--spawn-tool "true")) tools))
+    (let ((bare (gptel-scope-bench--median (cons spawn bares)))
+          (tool (gptel-scope-bench--median tools)))
+    (gptel-scope-bench--row "Emacs: run_bash_command true / make-process"
+                            (format "%.2f ms" (* 1e3 tool)) (format "%.2f ms" (* 1e3 bare))
+                            (/ tool bare) "<= 1.2" (<= (/ tool bare) 1.2)))))
+
+(defun gptel-scope-bench--flood ()
+  "Run `yes' through run_bash_command for 10 s; report how much Emacs grows."
+  (garbage-collect)
+  (let* ((rss0 (gptel-scope-bench--rss))
+         (peak rss0)
+         (counts0 (memory-use-counts))
+         (timer (run-at-time 0.2 0.2 (lambda () (setq peak (max peak (gptel-scope-bench--rss))))))
+         (run (unwind-protect (gptel-scope-bench--spawn-tool "yes" gptel-scope-bench-flood-seconds)
+                (cancel-timer timer)))
+         (result (json-parse-string (cdr run) :object-type 'plist))
+         (peak (max peak (gptel-scope-bench--rss)))
+         (conses (- (car (memory-use-counts)) (car counts0)))
+         (_ (garbage-collect))
+         (rss1 (gptel-scope-bench--rss))
+         (grow (/ (- peak rss0) 1024.0)))
+    (gptel-scope-bench--row (format "Emacs: yes for %ds via run_bash_command, RSS peak growth"
+                                    gptel-scope-bench-flood-seconds)
+                            (format "%.1f MB" grow) "20 MB" (/ grow 20.0) "< 20 MB" (< grow 20))
+    (gptel-scope-bench--row "Emacs: yes flood, RSS growth after GC / conses"
+                            (format "%.1f MB" (/ (- rss1 rss0) 1024.0))
+                            (format "%d conses" conses) nil
+                            (format "timed out: %s" (plist-get result :timed_out)) 'info)))
+
+(defun gptel-scope-bench-run ()
+  "Run every benchmark and print its rows; for batch Emacs (`make bench')."
+  (gptel-scope-load-module)
+  (let* ((dir (directory-file-name (file-truename (make-temp-file "gptel-scope-bench-" t))))
+         (default-directory (file-name-as-directory dir)))
+    (unwind-protect
+        (with-temp-buffer
+          (setq default-directory (file-name-as-directory dir))
+          (make-directory (expand-file-name "out" dir) t)
+          (gptel-scope-bench--write (expand-file-name "scope.yml" dir) (gptel-scope-bench--scope-text dir))
+          (setq gptel-scope-file (expand-file-name "scope.yml" dir))
+          (let ((spawn (gptel-scope-bench--decisions dir)))
+            (gptel-scope-bench--scope-cache dir)
+            (gptel-scope-bench--truncate)
+            (gptel-scope-bench--run-bash spawn)
+            (gptel-scope-bench--flood)))
+      (delete-directory dir t))))
+
+(provide 'gptel-scope-bench)
+;;; gptel-scope-bench.el ends here
