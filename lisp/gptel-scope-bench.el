@@ -38,6 +38,7 @@
 
 (declare-function gptel-scope-module-parse "gptel-scope-module" (command))
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
+(declare-function gptel-scope-module-decide "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 
@@ -150,29 +151,37 @@ bash_tools: {categories: {read_only: [ls, cat, grep, find, head, tail, wc, git, 
     (string-to-number (match-string 1))))
 
 (defun gptel-scope-bench--decisions (dir)
-  "Measure decisions on the corpus against the bare parse and a spawn, in DIR."
+  "Measure decisions on the corpus against the bare parse and a spawn, in DIR.
+The decision is `gptel-scope-module-decide', what run_bash_command
+calls; the full evidence (`gptel-scope-module-check-command', what
+explain shows) is an info row."
   (let* ((commands (gptel-scope-bench--corpus))
          (n (length commands))
-         (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands)))
+         (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands))
+         (allowed (cl-count-if (lambda (r) (plist-get (gptel-scope-module-decide r) :allowed)) requests)))
     ;; Warm up: load the scope, fill every cache once.
     (dolist (r requests) (gptel-scope-module-check-command r))
     (dolist (c commands) (gptel-scope-module-parse c))
     (let* ((parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-           (decide (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
+           (decide (gptel-scope-bench--passes requests #'gptel-scope-module-decide))
+           (evidence (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
            (full (gptel-scope-bench--passes
-                  commands (lambda (c) (gptel-scope-module-check-command (gptel-scope-bench--request dir c)))))
+                  commands (lambda (c) (gptel-scope-module-decide (gptel-scope-bench--request dir c)))))
            (spawn (gptel-scope-bench--median
                    (cl-loop repeat gptel-scope-bench-spawns collect (gptel-scope-bench--spawn-bare))))
            (per (/ decide n)))
-      (gptel-scope-bench--row "Emacs: decision / bare parse, corpus pass"
+      (gptel-scope-bench--row (format "Emacs: decision / bare parse, corpus (%d of %d allowed)" allowed n)
                               (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
                               (/ decide parse) "<= 1.5" (<= (/ decide parse) 1.5))
       (let* ((gptel-scope-bench--without-gc t)
              (parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-             (decide (gptel-scope-bench--passes requests #'gptel-scope-module-check-command)))
+             (decide (gptel-scope-bench--passes requests #'gptel-scope-module-decide)))
         (gptel-scope-bench--row "Emacs: the same, GC time left out"
                                 (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
                                 (/ decide parse) "(info)" 'info))
+      (gptel-scope-bench--row "Emacs: decision with full evidence / bare parse"
+                              (format "%.2f ms" (* 1e3 evidence)) (format "%.2f ms" (* 1e3 parse))
+                              (/ evidence parse) "(info)" 'info)
       (gptel-scope-bench--row "Emacs: json-serialize+decision / bare parse"
                               (format "%.2f ms" (* 1e3 full)) (format "%.2f ms" (* 1e3 parse))
                               (/ full parse) "(info)" 'info)

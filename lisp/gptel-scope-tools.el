@@ -46,6 +46,7 @@
 (require 'gptel-scope-events)
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
+(declare-function gptel-scope-module-decide "gptel-scope-module" (request))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
@@ -409,16 +410,19 @@ arguments, go into its events."
       ;; The grant is used up by the call it let through (E18).
       (gptel-scope--use-grants buffer (plist-get decision :grants-used)))))
 
-(defun gptel-scope-check-bash-command (command directory &optional buffer)
-  "Return the module's decision on COMMAND run in DIRECTORY under BUFFER's scope."
+(defun gptel-scope-check-bash-command (command directory &optional buffer brief)
+  "Return the module's decision on COMMAND run in DIRECTORY under BUFFER's scope.
+With BRIEF, an allowed command comes back with only what running it
+takes (directory, timeout, output limit, warnings, grants used), which
+spares Emacs the evidence; a refusal always comes in full."
   (let ((buffer (or buffer (current-buffer))))
     (gptel-scope-load-module)
     (with-current-buffer buffer
-      (gptel-scope-module-check-command
-       (gptel-scope--request buffer
-                             :command (gptel-scope--string-arg "command" command)
-                             :directory (gptel-scope--directory-arg directory)
-                             :tool "run_bash_command")))))
+      (funcall (if brief #'gptel-scope-module-decide #'gptel-scope-module-check-command)
+               (gptel-scope--request buffer
+                                     :command (gptel-scope--string-arg "command" command)
+                                     :directory (gptel-scope--directory-arg directory)
+                                     :tool "run_bash_command")))))
 
 (defun gptel-scope-run-bash-command (callback command directory &optional timeout)
   "Judge the shell COMMAND in DIRECTORY and run it if allowed.
@@ -430,7 +434,7 @@ seconds, overrides the scope's for this call (capped by
         (args (list :command command :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_bash_command"
       (gptel-scope--with-error-event "run_bash_command" args
-        (let ((d (gptel-scope-check-bash-command command directory buffer)))
+        (let ((d (gptel-scope-check-bash-command command directory buffer t)))
           (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
                             (lambda ()
                               (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
@@ -497,7 +501,7 @@ the calls that need write scope, `never' none."
                                              :args (vconcat (cdr command))
                                              :directory (gptel-scope--directory-arg directory)
                                              :tool tool))
-                    (gptel-scope-check-bash-command command directory))))
+                    (gptel-scope-check-bash-command command directory nil t))))
            (or (equal (plist-get d :required-scope) "write")
                (equal (plist-get d :category) "dangerous"))))))))
 

@@ -203,20 +203,49 @@ fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
     v
 }
 
+/// A decision as the tools need it: an allowed call in brief (what running it takes), a
+/// refusal or an error in full, as [`check_command`] gives it.
+pub enum Judged {
+    Allowed { decision: Decision, timeout: u64, max_output_chars: usize },
+    Full(Value),
+}
+
 /// Parses a command request, loads its scope and decides with `judge`; a missing or bad
 /// directory and scope errors come back as denials.
-fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Value> {
+fn judge_request_with(
+    json: &str,
+    default_tool: &str,
+    judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>,
+    brief: bool,
+) -> Result<Judged> {
     let req = Request::parse(json)?;
     let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
     let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
     let prepared = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
         Ok(x) => x,
-        Err(e) => return Ok(error_decision(&req, &tool, &e)),
+        Err(e) => return Ok(Judged::Full(error_decision(&req, &tool, &e))),
     };
     let (dir, prepared) = prepared;
     let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool };
     let d = judge(&req, &ctx, &command, &dir)?;
-    Ok(decision_value(&d, &prepared))
+    if brief && d.allowed {
+        let bt = &prepared.loaded.scope.bash_tools;
+        return Ok(Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision: d });
+    }
+    Ok(Judged::Full(decision_value(&d, &prepared)))
+}
+
+fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Value> {
+    match judge_request_with(json, default_tool, judge, false)? {
+        Judged::Full(v) => Ok(v),
+        // Not reached: only a brief request answers in brief.
+        Judged::Allowed { decision, .. } => serde_json::to_value(&decision).map_err(|e| ScopeError::InvalidArgument(e.to_string())),
+    }
+}
+
+/// `run_bash_command` as the tool runs it: an allowed command in brief, the rest in full.
+pub fn decide_command(json: &str) -> Result<Judged> {
+    judge_request_with(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)), true)
 }
 
 /// `run_bash_command`: judges a shell command.

@@ -94,6 +94,49 @@ fn check_command<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
     reply(env, api::check_command(&request))
 }
 
+/// Judge a shell command as run_bash_command does before running it: an allowed command
+/// comes back in brief, (:allowed t :tool :directory :timeout :max-output-chars :warnings
+/// :grants-used :required-scope :category), which is all running it takes; a refusal comes
+/// back in full, as from `gptel-scope-module-check-command'.
+#[defun]
+fn decide<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
+    match api::decide_command(&request) {
+        Ok(api::Judged::Full(v)) => to_lisp(env, &v),
+        Ok(api::Judged::Allowed { decision: d, timeout, max_output_chars }) => {
+            let warnings = d.warnings.iter().map(|w| w.as_str().into_lisp(env)).collect::<Result<Vec<_>>>()?;
+            let mut grants = Vec::with_capacity(d.grants_used.len());
+            for g in &d.grants_used {
+                grants.push(env.list(&[env.intern(":tool")?, g.tool.as_str().into_lisp(env)?, env.intern(":resource")?, g.resource.as_str().into_lisp(env)?])?);
+            }
+            let nil = env.intern("nil")?;
+            env.list(&[
+                env.intern(":allowed")?,
+                env.intern("t")?,
+                env.intern(":tool")?,
+                d.tool.as_str().into_lisp(env)?,
+                env.intern(":directory")?,
+                d.directory.as_str().into_lisp(env)?,
+                env.intern(":timeout")?,
+                (timeout as i64).into_lisp(env)?,
+                env.intern(":max-output-chars")?,
+                (max_output_chars as i64).into_lisp(env)?,
+                env.intern(":warnings")?,
+                if warnings.is_empty() { nil } else { env.list(&warnings[..])? },
+                env.intern(":grants-used")?,
+                if grants.is_empty() { nil } else { env.list(&grants[..])? },
+                env.intern(":required-scope")?,
+                d.required_scope.into_lisp(env)?,
+                env.intern(":category")?,
+                match &d.category {
+                    Some(c) => c.as_str().into_lisp(env)?,
+                    None => nil,
+                },
+            ])
+        }
+        Err(e) => signal(env, e),
+    }
+}
+
 /// Judge a shell command; returns the decision as a JSON string (snake_case keys).
 #[defun]
 fn check_command_json(env: &Env, request: String) -> Result<String> {

@@ -213,7 +213,7 @@ The directory goes after the decision, before the runner looks, and
 again in the instant between the runner's look and the process start."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (let ((sub (expand-file-name "gone" dir))
-          (check (symbol-function 'gptel-scope-module-check-command))
+          (check (symbol-function 'gptel-scope-module-decide))
           (accessible (symbol-function 'file-accessible-directory-p)))
       (gptel-scope-test-in-chat dir
         (setq gptel-scope--allow-once (list (cons "run_bash_command" "rm x")))
@@ -225,7 +225,7 @@ again in the instant between the runner's look and the process start."
           (dolist (command '("ls" "rm x"))
             (ert-info ((format "%s %s" when command))
               (make-directory sub)
-              (cl-letf (((symbol-function 'gptel-scope-module-check-command)
+              (cl-letf (((symbol-function 'gptel-scope-module-decide)
                          (lambda (request)
                            (prog1 (funcall check request) (delete-directory sub t))))
                         ((symbol-function 'file-accessible-directory-p)
@@ -248,11 +248,11 @@ again in the instant between the runner's look and the process start."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (let ((sub (expand-file-name "out/sub" dir))
           (outside (file-name-as-directory (file-truename (make-temp-file "gptel-scope-outside-" t))))
-          (check (symbol-function 'gptel-scope-module-check-command)))
+          (check (symbol-function 'gptel-scope-module-decide)))
       (unwind-protect
           (gptel-scope-test-in-chat dir
             (make-directory sub t)
-            (cl-letf (((symbol-function 'gptel-scope-module-check-command)
+            (cl-letf (((symbol-function 'gptel-scope-module-decide)
                        (lambda (request)
                          (prog1 (funcall check request)
                            (delete-directory sub)

@@ -267,7 +267,7 @@ bash_tools:
           (should (equal (plist-get r :reason) "invalid_argument"))
           (should (equal (plist-get r :tool) "run_bash_command"))))
       ;; An unexpected error inside the module, and a program that is missing.
-      (cl-letf (((symbol-function 'gptel-scope-module-check-command)
+      (cl-letf (((symbol-function 'gptel-scope-module-decide)
                  (lambda (_) (error "Boom"))))
         (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls" dir)))
           (should (equal (plist-get r :reason) "error"))
