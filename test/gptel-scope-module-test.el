@@ -126,5 +126,21 @@
       (should (equal (mapcar (lambda (o) (plist-get o :allowed)) objs) '(t nil nil)))
       (should (equal (mapcar (lambda (o) (plist-get o :reason)) objs) '(:null "denied" "invalid_input"))))))
 
+(ert-deftest gptel-scope-test-brief-decision-for-the-tools ()
+  "An allowed command comes back in brief, a refusal in full."
+  (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}, timeout: 7}\n"
+    (let ((d (gptel-scope-module-decide
+              (json-serialize (list :command "ls" :directory (directory-file-name dir)
+                                    :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
+      (should (equal d (list :allowed t :tool "run_bash_command" :directory (directory-file-name dir)
+                             :timeout 7 :max-output-chars 20000 :warnings nil :grants-used nil
+                             :required-scope "read" :category "read_only"))))
+    (let* ((req (json-serialize (list :command "ls; rm x" :directory (directory-file-name dir)
+                                      :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
+           (d (gptel-scope-module-decide req)))
+      (should (equal d (gptel-scope-module-check-command req)))
+      (should (equal (plist-get d :reason) "command_not_allowed"))
+      (should (stringp (plist-get d :response))))))
+
 (provide 'gptel-scope-module-test)
 ;;; gptel-scope-module-test.el ends here
