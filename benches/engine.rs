@@ -82,6 +82,12 @@ fn big_scope(dir: &Path, n: usize, salt: usize) -> String {
     s
 }
 
+/// Sets a file's modification time ten seconds back.
+fn backdate(path: &std::path::Path) {
+    let f = std::fs::File::options().write(true).open(path).expect("open to backdate");
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10)).expect("backdate");
+}
+
 fn main() {
     let commands = corpus();
     let dir = std::env::temp_dir().join(format!("gptel-scope-bench-{}", std::process::id()));
@@ -94,6 +100,9 @@ fn main() {
     // The same scope as a file, for the JSON entry point (loaded once, then cached).
     let scope_file = dir.join("scope.yml");
     std::fs::write(&scope_file, scope_yaml(&dir)).expect("scope file");
+    // A document written in the last two seconds is read again on every call (a second
+    // write in the same clock tick could go unseen); a scope.yml in use is older than that.
+    backdate(&scope_file);
     let request = |c: &str| {
         serde_json::json!({"command": c, "directory": dir, "home": dir, "sources": [{"file": scope_file}], "tool": "run_bash_command"}).to_string()
     };
