@@ -131,6 +131,11 @@ const DANGEROUS_VARS: &[&str] = &[
     "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
     "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "MAKEFLAGS",
     "TAR_OPTIONS", "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "SHELL",
+    // Loaders and tool hooks that name a program, library or startup file.
+    "GCONV_PATH", "LOCPATH", "NLSPATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC",
+    "GOFLAGS", "CC", "CXX", "VIMINIT", "EXINIT", "MYVIMRC", "BASH_XTRACEFD", "BASH_LOADABLES_PATH",
+    "LESS", "LESSKEY", "LESSKEYIN", "PYTHONBREAKPOINT", "PERL5DB", "HISTFILE", "INPUTRC",
 ];
 const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG", "NPM_CONFIG_"];
 /// `GIT_*` variables that only label commits.
@@ -558,6 +563,29 @@ impl<'a> Judge<'a> {
         // Declarations: their NAME=VALUE arguments are assignments.
         if matches!(base.as_str(), "export" | "declare" | "typeset" | "local" | "readonly") {
             for a in args {
+                // `-n` makes a name reference: later assignments then set whatever it names.
+                if matches!(base.as_str(), "declare" | "typeset" | "local")
+                    && a.exact().is_some_and(|v| v.starts_with('-') && !v.starts_with("--") && v.contains('n'))
+                {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`{label}`: a name reference (-n) lets a later assignment set any variable; it is not allowed"),
+                        Some(label.to_string()),
+                        base.clone(),
+                        "command",
+                        None,
+                    );
+                }
+                if a.exact().is_some_and(|v| v.split_once('=').map_or(v, |(n, _)| n).contains(['[', '`', '$'])) {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`{label}`: a declared name with a subscript or expansion is evaluated by the shell; it is not allowed"),
+                        Some(label.to_string()),
+                        base.clone(),
+                        "command",
+                        None,
+                    );
+                }
                 match a.exact() {
                     Some(v) if v.contains('=') && !v.starts_with('-') => {
                         let (name, value) = v.split_once('=').unwrap_or((v, ""));
@@ -591,6 +619,19 @@ impl<'a> Judge<'a> {
         }
         // An ordinary command.
         if INERT_BUILTINS.contains(&base.as_str()) {
+            // `test -v NAME`, `unset NAME` evaluate array subscripts: `test -v 'a[$(cmd)]'` runs cmd.
+            if matches!(base.as_str(), "test" | "[" | "unset")
+                && args.iter().any(|a| a.value.as_deref().is_some_and(crate::shell::holds_substitution_text))
+            {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}`: {base} evaluates subscripts, and an argument holds command-substitution syntax"),
+                    Some(label.to_string()),
+                    base.clone(),
+                    "command",
+                    None,
+                );
+            }
             ev.category = Some("read_only".into());
             ev.rule = Some(format!("builtin: {base}"));
             self.directory_scope(Category::Builtin, cwds, label);
@@ -1369,6 +1410,23 @@ impl<'a> Judge<'a> {
                 i += 1;
                 continue;
             }
+            if !opts_done && w.value.is_none() && may_be_option(&w.raw) && has_path_options(&sem) {
+                if w.raw.starts_with('-') {
+                    // `--output=$HOME/x`: the option is known, its value is not.
+                    i += self.option(base, &sem, rest, i, cwds, cat, label);
+                } else {
+                    self.violate(
+                        "dynamic_command",
+                        format!("`{}` is built at run time and could be an option of {base} that reads, writes or runs programs; write it literally", w.raw),
+                        Some(label.to_string()),
+                        w.raw.clone(),
+                        "command",
+                        None,
+                    );
+                    i += 1;
+                }
+                continue;
+            }
             if !opts_done && s.starts_with('-') && s != "-" && w.value.is_some() {
                 let (opt, _) = s.split_once('=').unwrap_or((&s, ""));
                 if has_opt(&sem.write_mode_options, opt) {
@@ -1464,6 +1522,8 @@ impl<'a> Judge<'a> {
             .iter()
             .any(|l| has_opt(l, &opt));
         let value = match &inline {
+            // A word built at run time gives a value built at run time.
+            Some(v) if w.value.is_none() => Some(WordInfo { raw: v.clone(), value: None, glob: false }),
             Some(v) => Some(WordInfo::literal(v)),
             None if takes => args.get(i + 1).cloned(),
             None => None,
@@ -1690,6 +1750,23 @@ fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option<&Path>) ->
         return Path::new(&v.resource).starts_with(&gp);
     }
     false
+}
+
+/// Whether a word built at run time could expand to an option (`-x`, `--x=...`): it does
+/// not start with a literal character other than `-`.
+fn may_be_option(raw: &str) -> bool {
+    let t = raw.trim_start_matches('"');
+    t.starts_with(['-', '$', '`'])
+}
+
+/// Whether a command has options that touch paths or run programs.
+fn has_path_options(sem: &CommandSemantics) -> bool {
+    !(sem.read_options.is_empty()
+        && sem.write_options.is_empty()
+        && sem.deny_options.is_empty()
+        && sem.directory_options.is_empty()
+        && sem.write_mode_options.is_empty()
+        && sem.cwd_write_options.is_empty())
 }
 
 /// The directory part of a glob before its first wildcard component.

@@ -153,15 +153,19 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
     if command.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n') {
         return Ok(());
     }
+    let mut prev = ' ';
     for (i, c) in command.char_indices() {
+        // A variation selector after a non-ASCII character picks an emoji's presentation
+        // (`⚠️` in a commit message); after ASCII it only hides itself.
+        let emoji_variation = matches!(c, '\u{fe0e}' | '\u{fe0f}') && !prev.is_ascii();
+        prev = c;
         let bad = match c {
             '\0' => Some("a NUL byte"),
             '\r' => Some("a carriage return"),
             '\t' | '\n' => None,
             c if (c as u32) < 0x20 || c == '\u{7f}' => Some("a control character"),
-            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' => {
-                Some("an invisible or bidirectional formatting character")
-            }
+            c if invisible(c) && !emoji_variation => Some("an invisible or bidirectional formatting character"),
+            '\u{2028}' | '\u{2029}' => Some("a Unicode line or paragraph separator"),
             _ => None,
         };
         if let Some(what) = bad {
@@ -172,6 +176,18 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// Characters that render as nothing (or reorder text) yet change what runs: zero-width and
+/// bidirectional controls, soft hyphen, fillers, variation selectors, Unicode tags (the
+/// Default_Ignorable_Code_Point set, plus the Arabic letter mark).
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}'
+        | '\u{fff0}'..='\u{fff8}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e0fff}')
 }
 
 /// Parses a whole program.
@@ -349,11 +365,23 @@ impl Flattener {
                 self.extended_test(a, cwds, ctx)
             }
             ast::ExtendedTestExpr::UnaryTest(_, w) => {
-                self.word(&w.value, cwds, ctx);
+                self.test_operand(&w.value, cwds, ctx);
             }
             ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
-                self.word(&a.value, cwds, ctx);
-                self.word(&b.value, cwds, ctx);
+                self.test_operand(&a.value, cwds, ctx);
+                self.test_operand(&b.value, cwds, ctx);
+            }
+        }
+    }
+
+    /// An operand of `[[ ]]`: `-v` and the arithmetic comparisons evaluate subscripts, so
+    /// quoted substitution text in it would run (`[[ -v 'a[$(cmd)]' ]]`).
+    fn test_operand(&mut self, raw: &str, cwds: &Cwds, ctx: Context) {
+        for w in self.word(raw, cwds, ctx) {
+            if w.value.as_deref().is_some_and(holds_substitution_text) {
+                self.problem(Problem::Unsupported(format!(
+                    "the test operand `{raw}` holds command-substitution syntax that the test would evaluate"
+                )));
             }
         }
     }
@@ -576,7 +604,7 @@ impl Flattener {
     fn assignment_value(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
         let info = self.single_word(raw, cwds, ctx);
         if let Some(v) = &info.value {
-            if v.contains("$(") || v.contains('`') || v.contains("<(") || v.contains(">(") {
+            if holds_substitution_text(v) {
                 self.problem(Problem::Unsupported(format!(
                     "the value `{v}` holds command-substitution syntax that a later expansion could run; \
                      pass the text another way (a file, or an argument)"
@@ -763,17 +791,19 @@ impl Flattener {
                         if has_glob(t) {
                             acc.glob = true;
                         }
+                        if ["@(", "!(", "+(", "*(", "?("].iter().any(|p| t.contains(p)) {
+                            self.problem(Problem::Unsupported(format!(
+                                "the extended glob in `{source}` cannot be matched statically; list the files"
+                            )));
+                        }
                     }
                     acc.text.push_str(t);
                 }
                 WordPiece::SingleQuotedText(t) => acc.text.push_str(t),
-                WordPiece::AnsiCQuotedText(t) => {
-                    if t.contains('\\') {
-                        acc.dynamic = true;
-                    } else {
-                        acc.text.push_str(t);
-                    }
-                }
+                WordPiece::AnsiCQuotedText(t) => match ansi_c_decode(t) {
+                    Some(v) => acc.text.push_str(&v),
+                    None => acc.dynamic = true,
+                },
                 WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(raw, inner, true, cwds, ctx, acc)
                 }
@@ -871,6 +901,68 @@ struct Acc {
     glob: bool,
     /// A `$(` whose body, as the word parser cut it, does not parse.
     bad_substitution: Option<usize>,
+}
+
+/// Text that would run a command if an arithmetic or subscript evaluation met it again.
+pub fn holds_substitution_text(v: &str) -> bool {
+    v.contains("$(") || v.contains('`') || v.contains("<(") || v.contains(">(")
+}
+
+/// The value of `$'...'` for the escapes whose meaning is certain (`\xHH`, `\NNN`, `\n`,
+/// `\t`, `\\`, `\'`, `\"`) when it is printable ASCII; `None` (dynamic) otherwise.
+fn ansi_c_decode(t: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut it = t.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let d = match it.next()? {
+            'n' => '\n',
+            't' => '\t',
+            e @ ('\\' | '\'' | '"') => e,
+            'x' => {
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < 2 {
+                    match it.peek().and_then(|h| h.to_digit(16)) {
+                        Some(h) => {
+                            v = v * 16 + h;
+                            it.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if n == 0 {
+                    return None;
+                }
+                char::from_u32(v)?
+            }
+            o @ '0'..='7' => {
+                let mut v = o.to_digit(8)?;
+                let mut n = 1;
+                while n < 3 {
+                    match it.peek().and_then(|h| h.to_digit(8)) {
+                        Some(h) => {
+                            v = v * 8 + h;
+                            it.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                char::from_u32(v)?
+            }
+            _ => return None,
+        };
+        if !(d == '\n' || d == '\t' || (' '..='~').contains(&d)) {
+            return None;
+        }
+        out.push(d);
+    }
+    Some(out)
 }
 
 /// A word with nothing for the shell to expand or remove: its value is its text.
@@ -1059,11 +1151,11 @@ mod tests {
 
     #[test]
     fn quote_removal_and_static_names() {
-        for (cmd, want) in [("r''m", "rm"), ("'r'\"m\"", "rm"), ("r\\m", "rm"), ("\\rm", "rm"), ("r\\\nm", "rm"), ("$'rm'", "rm")] {
+        for (cmd, want) in [("r''m", "rm"), ("'r'\"m\"", "rm"), ("r\\m", "rm"), ("\\rm", "rm"), ("r\\\nm", "rm"), ("$'rm'", "rm"), ("$'\\x72m'", "rm")] {
             let f = flatten(cmd, Path::new("/tmp"), None);
             assert_eq!(f.commands[0].words[0].exact(), Some(want), "{cmd}");
         }
-        for cmd in ["$x", "${x:-rm}", "$'\\x72m'", "/???/r?", "/bin/r[m]", "$(echo rm)", "~root/bin/x"] {
+        for cmd in ["$x", "${x:-rm}", "$'\\u0072m'", "/???/r?", "/bin/r[m]", "$(echo rm)", "~root/bin/x"] {
             let f = flatten(cmd, Path::new("/tmp"), None);
             assert_eq!(f.commands.last().and_then(|c| c.words[0].exact()), None, "{cmd}");
         }
@@ -1139,6 +1231,43 @@ mod tests {
     fn normalize_removes_dots() {
         for (p, want) in [("/a/./b/../c", "/a/c"), ("/a/..", "/"), ("/../a", "/a")] {
             assert_eq!(normalize(Path::new(p)), PathBuf::from(want), "{p}");
+        }
+    }
+
+    #[test]
+    fn ansi_c_quotes_decode_only_certain_escapes() {
+        for (t, want) in [
+            ("rm", Some("rm")),
+            ("\\x72m", Some("rm")),
+            ("\\x3b", Some(";")),
+            ("\\162\\155", Some("rm")),
+            ("a\\tb\\n", Some("a\tb\n")),
+            ("\\'q\\\"", Some("'q\"")),
+            ("\\u0072m", None),
+            ("\\cm", None),
+            ("\\x", None),
+            ("\\0", None),
+            ("\\x1b[0m", None),
+            ("\\xe9", None),
+            ("trailing\\", None),
+        ] {
+            assert_eq!(ansi_c_decode(t).as_deref(), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn invisible_characters_are_refused_but_emoji_variation_is_not() {
+        for (cmd, ok) in [
+            ("ls \u{00ad}", false),
+            ("ls \u{061c}", false),
+            ("ls \u{e0072}", false),
+            ("ls \u{3164}", false),
+            ("ls a\u{2028}rm", false),
+            ("ls \u{fe0f}", false),
+            ("git commit -m '\u{26a0}\u{fe0f} note'", true),
+            ("grep -n 'caf\u{e9}' x", true),
+        ] {
+            assert_eq!(precheck(cmd).is_ok(), ok, "{cmd:?}");
         }
     }
 }
