@@ -653,7 +653,44 @@ impl<'a> Judge<'a> {
             self.dangerous(&bare, label);
         }
         self.rules(&name, args, label);
+        if base == "git" {
+            self.git_denied_paths(args, cwds);
+        }
         self.categorized(cat, &name, args, cwds, label);
+    }
+
+    /// Git prints files from its object store: `REV:PATH` and pathspecs after `--` must not
+    /// name a denied path (`git show HEAD:.env`). Only deny patterns apply here: the history
+    /// of an in-scope repository is readable like its files.
+    fn git_denied_paths(&mut self, args: &[WordInfo], cwds: &[PathBuf]) {
+        let mut after_dd = false;
+        for w in args {
+            let Some(v) = w.exact() else { continue };
+            let path = if after_dd {
+                Some(v)
+            } else if v == "--" {
+                after_dd = true;
+                None
+            } else if !v.starts_with('-') {
+                v.split_once(':').map(|(_, p)| p.split_once(':').filter(|(n, _)| n.len() == 1).map_or(p, |(_, q)| q))
+            } else {
+                None
+            };
+            let Some(path) = path.filter(|p| !p.is_empty()) else { continue };
+            for d in cwds {
+                let r = paths::resolve(&d.join(path.trim_start_matches(":/")));
+                if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
+                    self.violate(
+                        "path_denied",
+                        format!("`{v}` (git path) names {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),
+                        None,
+                        r.target.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Read),
+                    );
+                }
+            }
+        }
     }
 
     fn not_allowed(&mut self, name: &str, sub_words: &[String], label: &str, ev: &mut CommandEvidence) {

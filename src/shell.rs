@@ -542,7 +542,12 @@ impl Flattener {
             .iter()
             .filter(|w| !matches!(w.exact(), Some(s) if s.starts_with('-') && s != "-"))
             .collect();
-        if name == "popd" || operands.first().and_then(|w| w.exact()) == Some("-") {
+        if operands.first().and_then(|w| w.exact()) == Some("-") {
+            // `cd -` goes to $OLDPWD, which may come from the caller's environment (or from
+            // before a `cd` in a subshell): unknown.
+            return Post { ok: None, fail: cwds.clone() };
+        }
+        if name == "popd" {
             let all = union(cwds, &Some(self.seen_dirs.clone()));
             return Post { ok: all, fail: cwds.clone() };
         }
