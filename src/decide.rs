@@ -990,7 +990,7 @@ impl<'a> Judge<'a> {
             if opt == "-p" || opt == "--interactive" || opt == "-o" || opt == "--open-tty" {
                 self.violate("flag_not_allowed", format!("`xargs {opt}` needs a terminal; it is not allowed"), Some(label.to_string()), "xargs".into(), "command", None);
             }
-            let attached = s.len() > 2 && !s.starts_with("--") && value_opts.contains(&&s[..2]);
+            let attached = s.len() > 2 && !s.starts_with("--") && s.get(..2).is_some_and(|h| value_opts.contains(&h));
             if value_opts.contains(&opt) && !s.contains('=') && !attached {
                 i += 2;
             } else {
@@ -1052,7 +1052,7 @@ impl<'a> Judge<'a> {
                 ev.category = Some(cat.as_str().into());
                 ev.rule = Some(e);
                 self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
-                self.categorized(cat, name, &args[i..], cwds, label);
+                self.categorized(cat, name, args.get(i..).unwrap_or(&[]), cwds, label);
                 return;
             }
             self.violate(
@@ -1433,7 +1433,8 @@ impl<'a> Judge<'a> {
                 start = i + 1;
             }
         }
-        let rest = &args[start..];
+        // A global option's value may be missing (`git -C`): `start` can pass the end.
+        let rest = args.get(start..).unwrap_or(&[]);
         // Options.
         let mut operands: Vec<&WordInfo> = Vec::new();
         let mut write_mode = false;
@@ -1530,7 +1531,7 @@ impl<'a> Judge<'a> {
             _ => (s.clone(), None),
         };
         // Short options with an attached value: `-ofile`, `-C/dir`, `-ccore.pager=x`.
-        let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 {
+        let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 && opt.is_char_boundary(2) {
             let head = &opt[..2];
             let all = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.deny_options, &sem.directory_options, &sem.global_value_options];
             if all.iter().any(|l| l.iter().any(|o| o == head)) {
