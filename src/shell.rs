@@ -18,6 +18,13 @@ use brush_parser::word::{
 pub const MAX_COMMAND_LEN: usize = 64 * 1024;
 /// Deepest nesting of substitutions and `sh -c` scripts.
 pub const MAX_DEPTH: usize = 12;
+/// Most `{` in one word that brace expansion will parse.
+const MAX_BRACES_PER_WORD: usize = 32;
+/// Longest run of digits accepted: the parser's numbers (brace sequences, `~+N`, the fd of
+/// `N>`) overflow beyond it.
+const MAX_DIGITS: usize = 18;
+/// Longest run of digits accepted right before `<` or `>` (a file descriptor, 32 bits).
+const MAX_FD_DIGITS: usize = 9;
 /// Most words one brace expansion may produce.
 const MAX_BRACE_WORDS: usize = 256;
 
@@ -150,6 +157,7 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
             MAX_COMMAND_LEN
         )));
     }
+    digit_runs(command)?;
     if command.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n') {
         return Ok(());
     }
@@ -172,6 +180,29 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
             return Err(Problem::Parse(format!(
                 "the command holds {what} (U+{:04X}) at byte {i}; send plain text with lines separated by LF only",
                 c as u32
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses runs of digits that overflow the parser's numbers (it would panic on them).
+fn digit_runs(command: &str) -> Result<(), Problem> {
+    let b = command.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let n = i - start;
+        if n > MAX_DIGITS || (n > MAX_FD_DIGITS && matches!(b.get(i), Some(b'<' | b'>'))) {
+            return Err(Problem::Parse(format!(
+                "the command holds a number of {n} digits at byte {start}; numbers that long cannot be judged"
             )));
         }
     }
@@ -985,6 +1016,10 @@ pub fn brace_expand(raw: &str) -> Result<Vec<String>, String> {
     if !raw.contains('{') {
         return Ok(vec![raw.to_string()]);
     }
+    // The brace grammar backtracks: many braces in one word take seconds to parse.
+    if raw.matches('{').count() > MAX_BRACES_PER_WORD {
+        return Err(format!("the word `{raw}` holds more than {MAX_BRACES_PER_WORD} braces; quote it or split it"));
+    }
     let parsed = brush_parser::word::parse_brace_expansions(raw, &options())
         .map_err(|e| format!("the word `{raw}` has a brace expansion that does not parse: {e}"))?;
     let Some(parts) = parsed else {
@@ -1274,5 +1309,21 @@ mod tests {
         ] {
             assert_eq!(precheck(cmd).is_ok(), ok, "{cmd:?}");
         }
+    }
+
+    #[test]
+    fn long_numbers_and_brace_heavy_words_fail_closed() {
+        for (cmd, ok) in [
+            ("echo {1..99999999999999999999}", false),
+            ("ls ${44444444444444444444}", false),
+            ("cat 99999999999>x", false),
+            ("cat ~+99999999999999999999", false),
+            ("git log -n 20 --since=1700000000", true),
+            ("ls 2>/dev/null", true),
+        ] {
+            assert_eq!(precheck(cmd).is_ok(), ok, "{cmd}");
+        }
+        assert!(brace_expand(&"{".repeat(40)).is_err());
+        assert_eq!(brace_expand("{a,b}").unwrap(), vec!["a", "b"]);
     }
 }
