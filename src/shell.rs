@@ -18,8 +18,11 @@ use brush_parser::word::{
 pub const MAX_COMMAND_LEN: usize = 64 * 1024;
 /// Deepest nesting of substitutions and `sh -c` scripts.
 pub const MAX_DEPTH: usize = 12;
-/// Most `{` in one word that brace expansion will parse.
-const MAX_BRACES_PER_WORD: usize = 32;
+/// Most unquoted `{` in one word that brace expansion will parse, and their deepest nesting.
+const MAX_BRACES_PER_WORD: usize = 16;
+const MAX_BRACE_DEPTH: usize = 4;
+/// Longest run of `(` (spaces between allowed): the grammar backtracks on deep nesting.
+const MAX_OPEN_PARENS: usize = 8;
 /// Longest run of digits accepted: the parser's numbers (brace sequences, `~+N`, the fd of
 /// `N>`) overflow beyond it.
 const MAX_DIGITS: usize = 18;
@@ -158,6 +161,7 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
         )));
     }
     digit_runs(command)?;
+    paren_runs(command)?;
     if command.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n') {
         return Ok(());
     }
@@ -181,6 +185,51 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
                 "the command holds {what} (U+{:04X}) at byte {i}; send plain text with lines separated by LF only",
                 c as u32
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the unquoted braces of a word are few, shallow and matched.
+fn braces_are_tame(raw: &str) -> bool {
+    let (mut depth, mut max, mut count) = (0usize, 0usize, 0usize);
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for c in raw.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '{' if !single && !double => {
+                depth += 1;
+                count += 1;
+                max = max.max(depth);
+            }
+            '}' if !single && !double => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth == 0 && max <= MAX_BRACE_DEPTH && count <= MAX_BRACES_PER_WORD
+}
+
+/// Refuses long runs of `(`: the grammar backtracks on them for seconds.
+fn paren_runs(command: &str) -> Result<(), Problem> {
+    let mut run = 0;
+    for c in command.chars() {
+        match c {
+            '(' => {
+                run += 1;
+                if run > MAX_OPEN_PARENS {
+                    return Err(Problem::Parse(format!(
+                        "the command opens more than {MAX_OPEN_PARENS} parentheses in a row; it cannot be judged"
+                    )));
+                }
+            }
+            ' ' | '\t' | '\n' => {}
+            _ => run = 0,
         }
     }
     Ok(())
@@ -1016,9 +1065,11 @@ pub fn brace_expand(raw: &str) -> Result<Vec<String>, String> {
     if !raw.contains('{') {
         return Ok(vec![raw.to_string()]);
     }
-    // The brace grammar backtracks: many braces in one word take seconds to parse.
-    if raw.matches('{').count() > MAX_BRACES_PER_WORD {
-        return Err(format!("the word `{raw}` holds more than {MAX_BRACES_PER_WORD} braces; quote it or split it"));
+    // The brace grammar backtracks: unmatched, deep or many braces take seconds to parse.
+    if !braces_are_tame(raw) {
+        return Err(format!(
+            "the word `{raw}` has unmatched, deeply nested or more than {MAX_BRACES_PER_WORD} unquoted braces; quote them or split the word"
+        ));
     }
     let parsed = brush_parser::word::parse_brace_expansions(raw, &options())
         .map_err(|e| format!("the word `{raw}` has a brace expansion that does not parse: {e}"))?;
@@ -1324,6 +1375,12 @@ mod tests {
             assert_eq!(precheck(cmd).is_ok(), ok, "{cmd}");
         }
         assert!(brace_expand(&"{".repeat(40)).is_err());
+        assert!(brace_expand("a{b").is_err());
+        assert!(brace_expand("{{{{{a}}}}}").is_err());
+        assert_eq!(brace_expand("'{{{{{'{x,y}").unwrap(), vec!["'{{{{{'x", "'{{{{{'y"]);
+        assert_eq!(brace_expand("{}").unwrap(), vec!["{}"]);
+        assert!(precheck("(((((((((x)))))))))").is_err());
+        assert!(precheck("echo $(( (1+2) * (3) ))").is_ok());
         assert_eq!(brace_expand("{a,b}").unwrap(), vec!["a", "b"]);
     }
 }

@@ -27,8 +27,12 @@ use gptel_scope::scope::Scope;
 
 /// The longest one decision may take: 100 ms in optimized builds (the fuzzer), looser in
 /// unoptimized test builds.
+#[allow(unexpected_cfgs)]
 pub fn time_limit() -> Duration {
-    if cfg!(debug_assertions) {
+    // cargo-fuzz builds optimized, with debug assertions and `--cfg fuzzing`.
+    if cfg!(fuzzing) {
+        Duration::from_millis(100)
+    } else if cfg!(debug_assertions) {
         Duration::from_millis(2000)
     } else {
         Duration::from_millis(100)
@@ -123,7 +127,9 @@ pub fn check_bytes(data: &[u8]) -> Vec<String> {
         Some(i) => (String::from_utf8_lossy(&data[..i]).into_owned(), String::from_utf8_lossy(&data[i + 1..]).into_owned()),
         None => (DEFAULT_SCOPE.to_string(), String::from_utf8_lossy(data).into_owned()),
     };
-    let scope = load_scope(&scope_text).or_else(|| load_scope(DEFAULT_SCOPE));
+    static DEFAULT: OnceLock<Option<Scope>> = OnceLock::new();
+    let default = || DEFAULT.get_or_init(|| load_scope(DEFAULT_SCOPE)).clone();
+    let scope = if scope_text == DEFAULT_SCOPE { default() } else { load_scope(&scope_text).or_else(default) };
     match scope {
         Some(s) => check(&s, &cmd),
         None => vec!["the default scope does not load".into()],
@@ -231,7 +237,8 @@ impl Walker {
     }
 
     fn arithmetic(&mut self, text: &str) {
-        if text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(") {
+        // Process substitution does not happen in arithmetic; `$(` and backquotes do.
+        if text.contains("$(") || text.contains('`') {
             self.opaque(format!("a substitution inside arithmetic `{text}`"));
         }
     }
@@ -624,6 +631,20 @@ fn denied(scope: &Scope, name: &str, rest: &[Option<String>]) -> bool {
         })
 }
 
+/// A wrapper's options that take the next word as their value.
+fn wrapper_value_options(name: &str) -> &'static [&'static str] {
+    match name {
+        "exec" => &["-a"],
+        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
+        "nice" => &["-n", "--adjustment"],
+        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
+        "time" => &["-f", "--format", "-o", "--output"],
+        "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+        "xargs" => &["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+        _ => &[],
+    }
+}
+
 /// Whether a word before the wrapped command can be a wrapper's option or value.
 fn wrapper_token(s: &str) -> bool {
     s.starts_with('-')
@@ -663,15 +684,25 @@ fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &
             return Ok(());
         }
         let mut skip_next = false;
+        // `timeout DURATION CMD`: the first word after the options is the duration.
+        let mut duration = name == "timeout";
         for (i, a) in rest.iter().enumerate() {
-            let Some(s) = a.as_deref() else {
-                return Err(format!("`{name}` wraps a word that is not static"));
-            };
             if skip_next {
                 skip_next = false;
                 continue;
             }
-            if name == "exec" && s == "-a" {
+            let Some(s) = a.as_deref() else {
+                if duration {
+                    duration = false;
+                    continue;
+                }
+                return Err(format!("`{name}` wraps a word that is not static"));
+            };
+            if duration && !s.starts_with('-') {
+                duration = false;
+                continue;
+            }
+            if wrapper_value_options(name).contains(&s) {
                 skip_next = true;
                 continue;
             }
