@@ -21,6 +21,8 @@ pub const MAX_DEPTH: usize = 12;
 /// Most unquoted `{` in one word that brace expansion will parse, and their deepest nesting.
 const MAX_BRACES_PER_WORD: usize = 16;
 const MAX_BRACE_DEPTH: usize = 4;
+/// Most directories a command may be in after `cd`s on different branches.
+const MAX_CWDS: usize = 32;
 /// Longest run of `(` (spaces between allowed): the grammar backtracks on deep nesting.
 const MAX_OPEN_PARENS: usize = 8;
 /// Longest run of digits accepted: the parser's numbers (brace sequences, `~+N`, the fd of
@@ -325,6 +327,11 @@ fn union(a: &Cwds, b: &Cwds) -> Cwds {
                 if !v.contains(d) {
                     v.push(d.clone());
                 }
+            }
+            // Past a few dozen possible directories, treat the directory as unknown: the
+            // judgement of every later command grows with this set.
+            if v.len() > MAX_CWDS {
+                return None;
             }
             Some(v)
         }
