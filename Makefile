@@ -11,7 +11,7 @@ LIB     := target/release/libgptel_scope$(if $(filter .dylib,$(MODULE_SUFFIX)),.
 ELISP   := $(filter-out lisp/gptel-scope-module%,$(wildcard lisp/*.el))
 BATCH   := $(EMACS) -Q --batch -L lisp -L test
 
-.PHONY: all module test test-rust test-elisp lint check demo bench bench-engine clean
+.PHONY: all module test test-rust test-elisp lint check demo bench bench-engine clean fuzz fuzz-smoke fuzz-seeds
 
 all: module
 
@@ -50,6 +50,29 @@ bench: bench-engine
 
 bench-engine:
 	$(CARGO) bench --bench engine
+
+# Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
+# flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= decide
+FUZZ_FLAGS   ?= -s none
+
+fuzz-seeds:
+	@mkdir -p fuzz/corpus/decide
+	@if [ -z "$$(ls -A fuzz/corpus/decide)" ]; then \
+	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/decide/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
+	    tests/corpus/attacks-extra.tsv $(wildcard ../shared/corpus/attacks.tsv); fi
+
+fuzz: fuzz-seeds
+	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	@cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  dict=$$(test -f $$t.dict && echo -dict=$$t.dict); \
+	  RUSTC_BOOTSTRAP=1 RUST_BACKTRACE=0 $(CARGO) fuzz run $(FUZZ_FLAGS) $$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 $$dict || exit 1; \
+	done
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=10
 
 clean:
 	$(CARGO) clean

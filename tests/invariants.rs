@@ -77,7 +77,7 @@ fn invariant_checker_catches_an_unlisted_command() {
         let found = unlisted_commands(&scope, cmd);
         assert!(found.iter().any(|f| f == want), "{cmd:?}: {found:?}");
     }
-    for cmd in ["ls -la", "git log -1 | head", "find . -name '*.c' -exec grep -l x {} +", "env ls", "{ls,-la}", "cat <<'EOF'\n$(uname)\nEOF", "sh -c 'ls src'", "$'ls' -la"] {
+    for cmd in ["ls -la", "git log -1 | head", "find . -name '*.c' -exec grep -l x {} +", "env ls", "{ls,-la}", "cat <<'EOF'\n$(uname)\nEOF", "sh -c 'ls src'", "$'ls' -la", "timeout -s KILL 5 ls", "timeout -s \u{fffd}KILL 5 ls", "timeout -s KILL ~ ls"] {
         assert_eq!(unlisted_commands(&scope, cmd), Vec::<String>::new(), "{cmd:?}");
     }
 }
@@ -99,4 +99,20 @@ fn regression_inputs_get_a_decision_without_panicking() {
         assert!(!d.command.is_empty(), "{cmd}");
         assert!(check(s, cmd).is_empty(), "{cmd}: {:?}", check(s, cmd));
     }
+}
+
+/// Times the engine and the independent walk on one input file (`GPTEL_SCOPE_PROBE=path
+/// cargo test --test invariants probe -- --ignored --nocapture`), to triage fuzz artifacts.
+#[test]
+#[ignore]
+fn probe() {
+    let Ok(p) = std::env::var("GPTEL_SCOPE_PROBE") else { return };
+    let data = std::fs::read(p).unwrap();
+    let cmd = String::from_utf8_lossy(&data).into_owned();
+    let scope = load_scope(DEFAULT_SCOPE).unwrap();
+    let (d, took) = decide_timed(&scope, &cmd).unwrap();
+    eprintln!("engine: {took:?} allowed={} reason={:?}", d.allowed, d.reason);
+    let t = std::time::Instant::now();
+    let u = unlisted_commands(&scope, &cmd);
+    eprintln!("walk: {:?} {u:?}", t.elapsed());
 }
