@@ -695,7 +695,12 @@ impl Flattener {
     /// command if a later expansion evaluated it again (`x='a[$(cmd)]'; echo $((x))`).
     fn assignment_value(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
         let info = self.single_word(raw, cwds, ctx);
-        if let Some(v) = &info.value {
+        // A value built at run time still carries its quoted text (`x='a[$(cmd)]'$y`).
+        let literal = match &info.value {
+            Some(v) => Some(v.clone()),
+            None => brush_parser::word::parse(raw, &options()).ok().map(|p| literal_text(&p)),
+        };
+        if let Some(v) = &literal {
             if holds_substitution_text(v) {
                 self.problem(Problem::Unsupported(format!(
                     "the value `{v}` holds command-substitution syntax that a later expansion could run; \
@@ -993,6 +998,22 @@ struct Acc {
     glob: bool,
     /// A `$(` whose body, as the word parser cut it, does not parse.
     bad_substitution: Option<usize>,
+}
+
+/// The literal (quoted or plain) text of a word's pieces, without its expansions.
+fn literal_text(pieces: &[WordPieceWithSource]) -> String {
+    let mut out = String::new();
+    for p in pieces {
+        match &p.piece {
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => out.push_str(t),
+            WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
+            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                out.push_str(&literal_text(inner))
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Text that would run a command if an arithmetic or subscript evaluation met it again.
