@@ -7,7 +7,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 432;
+const N_EXTRA: usize = 434;
 use common::*;
 
 /// Judges every case of the extra corpus whose id starts with `prefix`; returns the misses.

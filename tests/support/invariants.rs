@@ -26,9 +26,14 @@ use gptel_scope::paths::Matcher;
 use gptel_scope::scope::Scope;
 
 /// The longest one decision may take: 100 ms in optimized builds (the fuzzer), looser in
-/// unoptimized test builds.
+/// unoptimized test builds, or `GPTEL_SCOPE_TIME_LIMIT_MS`.
 #[allow(unexpected_cfgs)]
 pub fn time_limit() -> Duration {
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    // GPTEL_SCOPE_TIME_LIMIT_MS overrides (CI smoke runs on slow shared machines).
+    if let Some(ms) = *LIMIT.get_or_init(|| std::env::var("GPTEL_SCOPE_TIME_LIMIT_MS").ok().and_then(|v| v.parse().ok())) {
+        return Duration::from_millis(ms);
+    }
     // cargo-fuzz builds optimized, with debug assertions and `--cfg fuzzing`.
     if cfg!(fuzzing) {
         Duration::from_millis(100)
@@ -417,9 +422,13 @@ impl Walker {
                     self.pieces(inner, raw, true, out)
                 }
                 WordPiece::TildeExpansion(_) => *out = None,
-                WordPiece::ParameterExpansion(_) => {
+                WordPiece::ParameterExpansion(expr) => {
                     *out = None;
-                    if source.contains("$(") || source.contains('`') || source.contains("<(") || source.contains(">(") || source.contains("@P}") {
+                    let prompt = matches!(
+                        expr,
+                        brush_parser::word::ParameterExpr::Transform { op: brush_parser::word::ParameterTransformOp::PromptExpand, .. }
+                    );
+                    if prompt || source.contains("$(") || source.contains('`') || source.contains("<(") || source.contains(">(") {
                         self.opaque(format!("a parameter expansion that can run commands: `{source}`"));
                     }
                 }
