@@ -11,7 +11,7 @@ LIB     := target/release/libgptel_scope$(if $(filter .dylib,$(MODULE_SUFFIX)),.
 ELISP   := $(filter-out lisp/gptel-scope-module%,$(wildcard lisp/*.el))
 BATCH   := $(EMACS) -Q --batch -L lisp -L test
 
-.PHONY: all module test test-rust test-elisp lint check demo bench bench-engine clean
+.PHONY: all module test test-rust test-elisp lint check demo bench bench-engine clean fuzz fuzz-smoke fuzz-seeds
 
 all: module
 
@@ -66,6 +66,34 @@ bench: module
 
 bench-engine:
 	$(CARGO) bench --bench engine
+
+# Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
+# flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= decide patch
+FUZZ_FLAGS   ?= -s none
+
+fuzz-seeds:
+	@mkdir -p fuzz/corpus/decide fuzz/corpus/patch
+	@if [ -z "$$(ls -A fuzz/corpus/decide)" ]; then \
+	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/decide/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
+	    tests/corpus/attacks-extra.tsv $(wildcard ../shared/corpus/attacks.tsv); fi
+	@if [ -z "$$(ls -A fuzz/corpus/patch)" ]; then \
+	  printf -- '--- a/src/a\n+++ b/src/a\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' > fuzz/corpus/patch/unified; \
+	  printf -- '*** Begin Patch\n*** Add File: src/n\n+new\n*** Update File: src/x\n*** Move to: src/y\n@@\n-x\n+X\n*** End of File\n*** Delete File: src/a\n*** End Patch\n' > fuzz/corpus/patch/envelope; \
+	  printf -- '--- /dev/null\n+++ b/../outside/z\n@@ -0,0 +1 @@\n+z\n\\ No newline at end of file\n' > fuzz/corpus/patch/escape; fi
+
+fuzz: fuzz-seeds
+	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	@cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  dict=$$(test -f $$t.dict && echo -dict=$$t.dict); \
+	  RUSTC_BOOTSTRAP=1 RUST_BACKTRACE=0 $(CARGO) fuzz run $(FUZZ_FLAGS) $$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 $$dict || exit 1; \
+	done
+
+# CI: 10 s per target; a decision may take up to 1 s there (shared machines).
+fuzz-smoke:
+	GPTEL_SCOPE_TIME_LIMIT_MS=1000 $(MAKE) fuzz FUZZ_SECONDS=10
 
 clean:
 	$(CARGO) clean

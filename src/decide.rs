@@ -132,6 +132,11 @@ const DANGEROUS_VARS: &[&str] = &[
     "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
     "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "MAKEFLAGS",
     "TAR_OPTIONS", "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "SHELL",
+    // Loaders and tool hooks that name a program, library or startup file.
+    "GCONV_PATH", "LOCPATH", "NLSPATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC",
+    "GOFLAGS", "CC", "CXX", "VIMINIT", "EXINIT", "MYVIMRC", "BASH_XTRACEFD", "BASH_LOADABLES_PATH",
+    "LESS", "LESSKEY", "LESSKEYIN", "PYTHONBREAKPOINT", "PERL5DB", "HISTFILE", "INPUTRC",
 ];
 const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG", "NPM_CONFIG_"];
 /// `GIT_*` variables that only label commits.
@@ -566,6 +571,29 @@ impl<'a> Judge<'a> {
         // Declarations: their NAME=VALUE arguments are assignments.
         if matches!(base.as_str(), "export" | "declare" | "typeset" | "local" | "readonly") {
             for a in args {
+                // `-n` makes a name reference: later assignments then set whatever it names.
+                if matches!(base.as_str(), "declare" | "typeset" | "local")
+                    && a.exact().is_some_and(|v| v.starts_with('-') && !v.starts_with("--") && v.contains('n'))
+                {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`{label}`: a name reference (-n) lets a later assignment set any variable; it is not allowed"),
+                        Some(label.to_string()),
+                        base.clone(),
+                        "command",
+                        None,
+                    );
+                }
+                if a.exact().is_some_and(|v| v.split_once('=').map_or(v, |(n, _)| n).contains(['[', '`', '$'])) {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`{label}`: a declared name with a subscript or expansion is evaluated by the shell; it is not allowed"),
+                        Some(label.to_string()),
+                        base.clone(),
+                        "command",
+                        None,
+                    );
+                }
                 match a.exact() {
                     Some(v) if v.contains('=') && !v.starts_with('-') => {
                         let (name, value) = v.split_once('=').unwrap_or((v, ""));
@@ -599,6 +627,19 @@ impl<'a> Judge<'a> {
         }
         // An ordinary command.
         if INERT_BUILTINS.contains(&base.as_str()) {
+            // `test -v NAME`, `unset NAME` evaluate array subscripts: `test -v 'a[$(cmd)]'` runs cmd.
+            if matches!(base.as_str(), "test" | "[" | "unset")
+                && args.iter().any(|a| a.value.as_deref().is_some_and(crate::shell::holds_substitution_text))
+            {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}`: {base} evaluates subscripts, and an argument holds command-substitution syntax"),
+                    Some(label.to_string()),
+                    base.clone(),
+                    "command",
+                    None,
+                );
+            }
             ev.category = Some("read_only".into());
             ev.rule = Some(format!("builtin: {base}"));
             self.directory_scope(Category::Builtin, cwds, label);
@@ -620,7 +661,44 @@ impl<'a> Judge<'a> {
             self.dangerous(&bare, label);
         }
         self.rules(&name, args, label);
+        if base == "git" {
+            self.git_denied_paths(args, cwds);
+        }
         self.categorized(cat, &name, args, cwds, label);
+    }
+
+    /// Git prints files from its object store: `REV:PATH` and pathspecs after `--` must not
+    /// name a denied path (`git show HEAD:.env`). Only deny patterns apply here: the history
+    /// of an in-scope repository is readable like its files.
+    fn git_denied_paths(&mut self, args: &[WordInfo], cwds: &[PathBuf]) {
+        let mut after_dd = false;
+        for w in args {
+            let Some(v) = w.exact() else { continue };
+            let path = if after_dd {
+                Some(v)
+            } else if v == "--" {
+                after_dd = true;
+                None
+            } else if !v.starts_with('-') {
+                v.split_once(':').map(|(_, p)| p.split_once(':').filter(|(n, _)| n.len() == 1).map_or(p, |(_, q)| q))
+            } else {
+                None
+            };
+            let Some(path) = path.filter(|p| !p.is_empty()) else { continue };
+            for d in cwds {
+                let r = paths::resolve(&d.join(path.trim_start_matches(":/")));
+                if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
+                    self.violate(
+                        "path_denied",
+                        format!("`{v}` (git path) names {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),
+                        None,
+                        r.target.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Read),
+                    );
+                }
+            }
+        }
     }
 
     fn not_allowed(&mut self, name: &str, sub_words: &[String], label: &str, ev: &mut CommandEvidence) {
@@ -915,7 +993,7 @@ impl<'a> Judge<'a> {
             if opt == "-p" || opt == "--interactive" || opt == "-o" || opt == "--open-tty" {
                 self.violate("flag_not_allowed", format!("`xargs {opt}` needs a terminal; it is not allowed"), Some(label.to_string()), "xargs".into(), "command", None);
             }
-            let attached = s.len() > 2 && !s.starts_with("--") && value_opts.contains(&&s[..2]);
+            let attached = s.len() > 2 && !s.starts_with("--") && s.get(..2).is_some_and(|h| value_opts.contains(&h));
             if value_opts.contains(&opt) && !s.contains('=') && !attached {
                 i += 2;
             } else {
@@ -977,7 +1055,7 @@ impl<'a> Judge<'a> {
                 ev.category = Some(cat.as_str().into());
                 ev.rule = Some(e);
                 self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
-                self.categorized(cat, name, &args[i..], cwds, label);
+                self.categorized(cat, name, args.get(i..).unwrap_or(&[]), cwds, label);
                 return;
             }
             self.violate(
@@ -1358,7 +1436,8 @@ impl<'a> Judge<'a> {
                 start = i + 1;
             }
         }
-        let rest = &args[start..];
+        // A global option's value may be missing (`git -C`): `start` can pass the end.
+        let rest = args.get(start..).unwrap_or(&[]);
         // Options.
         let mut operands: Vec<&WordInfo> = Vec::new();
         let mut write_mode = false;
@@ -1370,6 +1449,23 @@ impl<'a> Judge<'a> {
             if !opts_done && s == "--" {
                 opts_done = true;
                 i += 1;
+                continue;
+            }
+            if !opts_done && w.value.is_none() && may_be_option(&w.raw) && has_path_options(&sem) {
+                if w.raw.starts_with('-') {
+                    // `--output=$HOME/x`: the option is known, its value is not.
+                    i += self.option(base, &sem, rest, i, cwds, cat, label);
+                } else {
+                    self.violate(
+                        "dynamic_command",
+                        format!("`{}` is built at run time and could be an option of {base} that reads, writes or runs programs; write it literally", w.raw),
+                        Some(label.to_string()),
+                        w.raw.clone(),
+                        "command",
+                        None,
+                    );
+                    i += 1;
+                }
                 continue;
             }
             if !opts_done && s.starts_with('-') && s != "-" && w.value.is_some() {
@@ -1438,7 +1534,7 @@ impl<'a> Judge<'a> {
             _ => (s.clone(), None),
         };
         // Short options with an attached value: `-ofile`, `-C/dir`, `-ccore.pager=x`.
-        let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 {
+        let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 && opt.is_char_boundary(2) {
             let head = &opt[..2];
             let all = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.deny_options, &sem.directory_options, &sem.global_value_options];
             if all.iter().any(|l| l.iter().any(|o| o == head)) {
@@ -1467,6 +1563,8 @@ impl<'a> Judge<'a> {
             .iter()
             .any(|l| has_opt(l, &opt));
         let value = match &inline {
+            // A word built at run time gives a value built at run time.
+            Some(v) if w.value.is_none() => Some(WordInfo { raw: v.clone(), value: None, glob: false }),
             Some(v) => Some(WordInfo::literal(v)),
             None if takes => args.get(i + 1).cloned(),
             None => None,
@@ -1693,6 +1791,23 @@ fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option<&Path>) ->
         return Path::new(&v.resource).starts_with(&gp);
     }
     false
+}
+
+/// Whether a word built at run time could expand to an option (`-x`, `--x=...`): it does
+/// not start with a literal character other than `-`.
+fn may_be_option(raw: &str) -> bool {
+    let t = raw.trim_start_matches('"');
+    t.starts_with(['-', '$', '`'])
+}
+
+/// Whether a command has options that touch paths or run programs.
+fn has_path_options(sem: &CommandSemantics) -> bool {
+    !(sem.read_options.is_empty()
+        && sem.write_options.is_empty()
+        && sem.deny_options.is_empty()
+        && sem.directory_options.is_empty()
+        && sem.write_mode_options.is_empty()
+        && sem.cwd_write_options.is_empty())
 }
 
 /// The directory part of a glob before its first wildcard component.

@@ -4,7 +4,8 @@
 
 ;; The attack corpus judged through the real path (elisp request, module,
 ;; scope loader over the defaults): no attack allowed, no benign command
-;; denied.  Every miss is reported with its id.
+;; denied.  Every miss is reported with its id.  The same for the
+;; project's own corpus, tests/corpus/attacks-extra.tsv.
 
 ;;; Code:
 
@@ -37,8 +38,16 @@
     (make-symbolic-link (expand-file-name "home" root) (expand-file-name "repo/link_to_home" root))
     root))
 
-(ert-deftest gptel-scope-test-attack-corpus-through-the-module ()
-  (skip-unless (file-exists-p (expand-file-name "attacks.tsv" gptel-scope-test--corpus)))
+;; The project's own corpus.
+(defconst gptel-scope-test--extra-corpus
+  (expand-file-name "tests/corpus/attacks-extra.tsv" gptel-scope-test-root)
+  "The project's attack corpus (same columns as attacks.tsv).")
+
+(defun gptel-scope-test--corpus-misses (tsv)
+  "Judge every case of the attack corpus TSV through the module.
+Return (COUNT . MISSES), MISSES being one string per miss, in file order.
+A `gap' case (a documented limitation) is a miss when it is denied, so
+that closing the gap forces the case to become `deny'."
   (let* ((root (gptel-scope-test--attack-fixture))
          (rootname (directory-file-name root))
          (scope-text (with-temp-buffer
@@ -54,7 +63,7 @@
             (insert (replace-regexp-in-string "write: \\[\\]" (format "write: [\"%s/repo/**\"]" rootname)
                                               scope-text t t)))
           (with-temp-buffer
-            (insert-file-contents (expand-file-name "attacks.tsv" gptel-scope-test--corpus))
+            (insert-file-contents tsv)
             (forward-line 1)
             (while (not (eobp))
               (let ((fields (split-string (buffer-substring (point) (line-end-position)) "\t")))
@@ -74,16 +83,29 @@
                     (pcase expected
                       ("allow" (unless (plist-get d :allowed) (push (format "%s over-blocked: %s" id (plist-get d :reason)) misses)))
                       ("deny" (when (plist-get d :allowed) (push (format "%s allowed" id) misses)))
+                      ("gap" (unless (plist-get d :allowed) (push (format "%s gap now denied: mark it deny" id) misses)))
                       ("needs_write"
                        (unless (and (not (plist-get d :allowed))
                                     (member (plist-get d :reason) '("directory_not_in_scope" "path_not_in_scope")))
                          (push (format "%s read-only: %s" id (plist-get d :reason)) misses))
                        (unless (plist-get (funcall judge rw) :allowed)
-                         (push (format "%s denied with write scope" id) misses)))))))
+                         (push (format "%s denied with write scope" id) misses)))
+                      (_ (push (format "%s unknown expectation %s" id expected) misses))))))
               (forward-line 1))))
       (delete-directory root t))
-    (should (equal count 226))
-    (should (equal (nreverse misses) nil))))
+    (cons count (nreverse misses))))
+
+(ert-deftest gptel-scope-test-attack-corpus-through-the-module ()
+  (skip-unless (file-exists-p (expand-file-name "attacks.tsv" gptel-scope-test--corpus)))
+  (let ((r (gptel-scope-test--corpus-misses (expand-file-name "attacks.tsv" gptel-scope-test--corpus))))
+    (should (equal (car r) 226))
+    (should (equal (cdr r) nil))))
+
+(ert-deftest gptel-scope-test-extra-attack-corpus-through-the-module ()
+  (skip-unless (file-exists-p (expand-file-name "attacks-scope.yml" gptel-scope-test--corpus)))
+  (let ((r (gptel-scope-test--corpus-misses gptel-scope-test--extra-corpus)))
+    (should (equal (car r) 434))
+    (should (equal (cdr r) nil))))
 
 (provide 'gptel-scope-corpus-test)
 ;;; gptel-scope-corpus-test.el ends here

@@ -269,12 +269,17 @@ fn f05_patch_failing_on_third_file_leaves_first_two_untouched() {
     let good = "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- a/src/b.txt\n+++ b/src/b.txt\n@@ -2 +2 @@\n-beta\n+BETA\n";
     // The third file fails in four ways: a hunk that does not match, a target outside the
     // write scope, one outside the boundary, and one that cannot be written (its parent is a file).
+    let long = "n".repeat(300);
     for (third, want) in [
         ("--- a/src/c.txt\n+++ b/src/c.txt\n@@ -1 +1 @@\n-nope\n+NOPE\n", "patch_apply_error"),
         ("--- a/docs/readme.md\n+++ b/docs/readme.md\n@@ -1 +1 @@\n-# Title\n+# T\n", "path_not_in_scope"),
         ("--- /dev/null\n+++ b/../outside/x\n@@ -0,0 +1 @@\n+x\n", "boundary_violation"),
         ("--- /dev/null\n+++ b/src/a.txt/x\n@@ -0,0 +1 @@\n+x\n", "patch_apply_error"),
+        // Found by the patch fuzz target: directories made before a name that is too long
+        // must go again.
+        ("--- /dev/null\n+++ b/src/new/deeper/LONG/x\n@@ -0,0 +1 @@\n+x\n", "patch_apply_error"),
     ] {
+        let third = third.replace("LONG", &long);
         let before = t.snapshot();
         let v = t.call("apply_patch", json!({"patch": format!("{good}{third}")}));
         assert_eq!(reason(&v), want, "{third}: {v}");
@@ -324,6 +329,8 @@ fn f13_distinct_error_kinds() {
         ("apply_patch", json!({"patch": "garbage"}), "patch_parse_error"),
         ("apply_patch", json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-zzz\n+y\n"}), "patch_apply_error"),
         ("apply_patch", json!({}), "invalid_argument"),
+        // Found by the patch fuzz target: an insertion after a line past the end (it panicked).
+        ("apply_patch", json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -4,0 +5 @@\n+z\n"}), "patch_apply_error"),
         ("read_file", json!({"path": "../outside/passwd"}), "boundary_violation"),
         ("read_file", json!({"path": "src/a.txt", "bogus": 1}), "invalid_argument"),
         ("frobnicate", json!({}), "invalid_argument"),

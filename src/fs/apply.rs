@@ -105,6 +105,12 @@ fn apply_hunks(file: &str, old: &Text, hunks: &[Hunk]) -> Result<(Text, usize, u
                 if at < cursor {
                     return Err(apply_err(file, format!("hunk {} (patch line {}) overlaps or precedes the hunk before it", n + 1, h.line)));
                 }
+                if at > old.lines.len() {
+                    return Err(apply_err(
+                        file,
+                        format!("hunk {} (patch line {}) starts at line {}, past the end of the file ({} lines)", n + 1, h.line, at + 1, old.lines.len()),
+                    ));
+                }
                 let here: Vec<&str> = old.lines.iter().skip(at).take(want.len()).map(String::as_str).collect();
                 if here != want {
                     return Err(apply_err(
@@ -287,8 +293,10 @@ fn stage(target: &Path, bytes: &[u8], mode: u32, n: usize, created_dirs: &mut Ve
                 break;
             }
         }
-        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;
+        // Recorded before they are made: a creation that fails halfway leaves some of them,
+        // and the caller's cleanup removes those too.
         created_dirs.extend(missing.into_iter().rev());
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;
     }
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.gptel-scope-{}-{n}.tmp", std::process::id()));

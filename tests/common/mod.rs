@@ -122,7 +122,17 @@ pub struct AttackCase {
 }
 
 pub fn attack_cases() -> Vec<AttackCase> {
-    let text = std::fs::read_to_string(corpus_dir().join("attacks.tsv")).unwrap();
+    attack_cases_from(&corpus_dir().join("attacks.tsv"))
+}
+
+/// The project's own corpus (`tests/corpus/attacks-extra.tsv`), same columns as attacks.tsv.
+pub fn extra_corpus_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/attacks-extra.tsv")
+}
+
+/// Reads an attack corpus file in the attacks.tsv format.
+pub fn attack_cases_from(path: &Path) -> Vec<AttackCase> {
+    let text = std::fs::read_to_string(path).unwrap();
     text.lines()
         .skip(1)
         .filter(|l| !l.trim().is_empty())

@@ -1,0 +1,100 @@
+//! The project's own attack corpus (tests/corpus/attacks-extra.tsv), judged like the shared
+//! one: no attack allowed, no benign command denied, `needs_write` cases refused for scope in
+//! the read-only scope and allowed with write scope. Every miss is reported with its id.
+//! `gap` rows are attacks the engine is known to allow (documented in SECURITY.md): they
+//! must still be allowed, so that closing a gap forces the row to become `deny`.
+
+mod common;
+
+/// Rows of tests/corpus/attacks-extra.tsv.
+const N_EXTRA: usize = 434;
+use common::*;
+
+/// Judges every case of the extra corpus whose id starts with `prefix`; returns the misses.
+fn misses(prefix: &str) -> (usize, Vec<String>) {
+    let fx = AttackFixture::new();
+    let ro = scope(&fx.scope_text(false));
+    let rw = scope(&fx.scope_text(true));
+    let home = fx.home();
+    let mut misses = Vec::new();
+    let mut n = 0;
+    for c in attack_cases_from(&extra_corpus_path()).iter().filter(|c| c.id.starts_with(prefix)) {
+        n += 1;
+        let text = c.command.replace("@ROOT@", &fx.root().to_string_lossy());
+        let d = decide_in(&ro, &fx.repo(), Some(&home), None, &[], &text);
+        match c.expected.as_str() {
+            "allow" if !d.allowed => misses.push(format!("{} over-blocked: {:?} {}", c.id, d.reason, d.message)),
+            "deny" if d.allowed => misses.push(format!("{} allowed: {:?}", c.id, text)),
+            "needs_write" => {
+                if d.allowed || !matches!(d.reason, Some("directory_not_in_scope") | Some("path_not_in_scope")) {
+                    misses.push(format!("{} read-only: allowed={} reason={:?} {}", c.id, d.allowed, d.reason, d.message));
+                }
+                let w = decide_in(&rw, &fx.repo(), Some(&home), None, &[], &text);
+                if !w.allowed {
+                    misses.push(format!("{} with write scope: {:?} {}", c.id, w.reason, w.message));
+                }
+            }
+            "gap" if !d.allowed => misses.push(format!("{} is a documented gap but is now denied ({:?}): mark it deny", c.id, d.reason)),
+            "allow" | "deny" | "gap" => {}
+            other => misses.push(format!("{}: unknown expectation {other}", c.id)),
+        }
+    }
+    (n, misses)
+}
+
+macro_rules! family {
+    ($($name:ident => $prefix:literal),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let (n, m) = misses($prefix);
+            assert!(n > 0, "no case with prefix {}", $prefix);
+            assert!(m.is_empty(), "{} of {} cases missed:\n{}", m.len(), n, m.join("\n"));
+        }
+    )*};
+}
+
+family! {
+    extra_benign_read_only_allowed => "XBEN-",
+    extra_benign_writes_need_write_scope => "XBENW-",
+    extra_chaining => "XCHN-",
+    extra_substitution => "XSUB-",
+    extra_redirects => "XRED-",
+    extra_here_documents => "XHDOC-",
+    extra_wrappers => "XWRP-",
+    extra_interpreters_and_shell_escapes => "XINT-",
+    extra_git_code_execution => "XGIT-",
+    extra_environment_poisoning => "XENV-",
+    extra_path_escapes => "XPATH-",
+    extra_quoting => "XQUO-",
+    extra_unicode => "XUNI-",
+    extra_brace_expansion => "XBRC-",
+    extra_globs => "XGLOB-",
+    extra_arithmetic => "XARI-",
+    extra_variables => "XVAR-",
+    extra_traps_coproc_exec => "XTRAP-",
+    extra_working_directory => "XCWD-",
+    extra_leaks_through_allowed_commands => "XLEAK-",
+}
+
+/// Every row has the five columns, a known expectation, a source, and a unique id.
+#[test]
+fn extra_corpus_is_well_formed() {
+    let text = std::fs::read_to_string(extra_corpus_path()).unwrap();
+    let mut ids = std::collections::HashSet::new();
+    let mut bad = Vec::new();
+    for (i, l) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = l.split('\t').collect();
+        if f.len() != 5 || !matches!(f[3], "allow" | "deny" | "needs_write" | "gap") || f[4].trim().is_empty() || !ids.insert(f[0].to_string()) {
+            bad.push(format!("line {}: {l}", i + 1));
+        }
+    }
+    assert!(bad.is_empty(), "malformed rows:\n{}", bad.join("\n"));
+    assert_eq!(text.lines().next(), Some("id\tcommand\tattack\texpected\tsource"));
+}
+
+#[test]
+fn extra_corpus_zero_misses() {
+    let (n, m) = misses("");
+    assert_eq!(n, N_EXTRA);
+    assert!(m.is_empty(), "{} misses:\n{}", m.len(), m.join("\n"));
+}
