@@ -11,7 +11,7 @@ LIB     := target/release/libgptel_scope$(if $(filter .dylib,$(MODULE_SUFFIX)),.
 ELISP   := $(filter-out lisp/gptel-scope-module%,$(wildcard lisp/*.el))
 BATCH   := $(EMACS) -Q --batch -L lisp -L test
 
-.PHONY: all module test test-rust test-elisp lint check demo bench bench-engine clean fuzz fuzz-smoke fuzz-seeds
+.PHONY: all module test test-rust test-elisp test-fuzz lint check demo bench bench-engine clean fuzz fuzz-smoke fuzz-seeds
 
 all: module
 
@@ -21,7 +21,7 @@ $(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs data/*.yml)
 	$(CARGO) build --release --lib
 	cp $(LIB) $(MODULE).new && mv -f $(MODULE).new $(MODULE)
 
-test: test-rust test-elisp
+test: test-rust test-elisp test-fuzz
 
 test-rust:
 	$(CARGO) test --quiet
@@ -90,6 +90,11 @@ fuzz: fuzz-seeds
 	  RUSTC_BOOTSTRAP=1 RUST_BACKTRACE=0 $(CARGO) fuzz run $(FUZZ_FLAGS) $$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 $$dict || exit 1; \
 	done
+
+# Part of `make test`: 10 s per target when cargo-fuzz is installed (CI installs it).
+test-fuzz:
+	@if command -v cargo-fuzz >/dev/null 2>&1; then $(MAKE) --no-print-directory fuzz-smoke; \
+	else echo "fuzz smoke test skipped: cargo-fuzz is not installed (cargo install cargo-fuzz)"; fi
 
 # CI: 10 s per target; a decision may take up to 1 s there (shared machines).
 fuzz-smoke:
