@@ -183,6 +183,18 @@ bash_tools:
     (should (string-match-p (regexp-quote needle) gptel-scope-run-bash-command-description)))
   (should (string-match-p "without a shell" gptel-scope-run-command-description)))
 
+(ert-deftest gptel-scope-test-f14-non-zero-exit-keeps-its-output ()
+  (gptel-scope-test-with-project dir gptel-scope-test--tools-scope
+    (gptel-scope-test-in-chat dir
+      (with-temp-file (expand-file-name "a.txt" dir) (insert "one\ntwo\n"))
+      ;; The first cat prints, the second fails: the output and the exit code both come back.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "cat a.txt; cat missing.txt" dir)))
+        (should (eq (plist-get r :success) nil))
+        (should (equal (plist-get r :exit_code) 1))
+        (should (equal (plist-get r :output)
+                       "one\ntwo\ncat: missing.txt: No such file or directory\n"))
+        (should (equal (plist-get r :message) "The command failed with exit code 1; its output is shown."))))))
+
 (ert-deftest gptel-scope-test-s08-timeout-from-scope-and-per-call ()
   (gptel-scope-test-with-project dir (gptel-scope-test--scope-with '("timeout: 5" . "timeout: 1"))
     (gptel-scope-test-in-chat dir
