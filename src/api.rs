@@ -19,7 +19,7 @@ use crate::scope::Platform;
 use crate::{Result, ScopeError};
 
 /// One scope source of a request.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
     pub file: Option<String>,
@@ -210,42 +210,44 @@ pub enum Judged {
     Full(Value),
 }
 
+/// A judged request: the decision under its scope, or the error as a refusal.
+enum Judging {
+    Decided(Decision, Prepared),
+    Refused(Value),
+}
+
 /// Parses a command request, loads its scope and decides with `judge`; a missing or bad
-/// directory and scope errors come back as denials.
-fn judge_request_with(
-    json: &str,
-    default_tool: &str,
-    judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>,
-    brief: bool,
-) -> Result<Judged> {
+/// directory and scope errors come back as refusals.
+fn judging(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
     let req = Request::parse(json)?;
     let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
     let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
-    let prepared = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
+    let (dir, prepared) = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
         Ok(x) => x,
-        Err(e) => return Ok(Judged::Full(error_decision(&req, &tool, &e))),
+        Err(e) => return Ok(Judging::Refused(error_decision(&req, &tool, &e))),
     };
-    let (dir, prepared) = prepared;
     let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool };
     let d = judge(&req, &ctx, &command, &dir)?;
-    if brief && d.allowed {
-        let bt = &prepared.loaded.scope.bash_tools;
-        return Ok(Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision: d });
-    }
-    Ok(Judged::Full(decision_value(&d, &prepared)))
+    Ok(Judging::Decided(d, prepared))
 }
 
 fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Value> {
-    match judge_request_with(json, default_tool, judge, false)? {
-        Judged::Full(v) => Ok(v),
-        // Not reached: only a brief request answers in brief.
-        Judged::Allowed { decision, .. } => serde_json::to_value(&decision).map_err(|e| ScopeError::InvalidArgument(e.to_string())),
-    }
+    Ok(match judging(json, default_tool, judge)? {
+        Judging::Decided(d, prepared) => decision_value(&d, &prepared),
+        Judging::Refused(v) => v,
+    })
 }
 
 /// `run_bash_command` as the tool runs it: an allowed command in brief, the rest in full.
 pub fn decide_command(json: &str) -> Result<Judged> {
-    judge_request_with(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)), true)
+    Ok(match judging(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))? {
+        Judging::Decided(decision, prepared) if decision.allowed => {
+            let bt = &prepared.loaded.scope.bash_tools;
+            Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision }
+        }
+        Judging::Decided(d, prepared) => Judged::Full(decision_value(&d, &prepared)),
+        Judging::Refused(v) => Judged::Full(v),
+    })
 }
 
 /// `run_bash_command`: judges a shell command.

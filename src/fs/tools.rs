@@ -107,7 +107,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
         return Err(FsError::InvalidArgument(format!("unknown file tool `{op}` (one of {})", TOOLS.join(", "))));
     }
     let areq = api::Request {
-        sources: req.sources.iter().map(|s| SourceSpec { file: s.file.clone(), profile: s.profile.clone(), inline: s.inline.clone(), name: s.name.clone() }).collect(),
+        sources: req.sources.clone(),
         home: req.home.clone(),
         project_root: req.project_root.clone(),
         directory: req.directory.clone(),
