@@ -77,25 +77,27 @@ is off for tools whose calls gptel-scope judges itself."
       (setq args (cddr args)))
     (nreverse out)))
 
-(defun gptel-scope-fs-call (op args &optional buffer)
+(defun gptel-scope-fs-call (op args &optional buffer tool)
   "Run the module's file tool OP with ARGS, a plist, under BUFFER's scope.
+TOOL, default OP, is the tool the result and the grants are for.
 Return the tool's JSON result, a string."
   (gptel-scope-load-module)
   (let ((buffer (or buffer (current-buffer))))
     (gptel-scope-module-file-tool
-     op (apply #'gptel-scope--request buffer :tool op (gptel-scope-fs--keys args)))))
+     op (apply #'gptel-scope--request buffer :tool (or tool op) (gptel-scope-fs--keys args)))))
 
 (defun gptel-scope-fs--emit (type tool args &rest props)
   "Emit the event TYPE of TOOL called with ARGS, with PROPS."
   (apply #'gptel-scope--emit type tool args props))
 
-(defun gptel-scope-fs--decision (op result json)
+(defun gptel-scope-fs--decision (op result json &optional access)
   "Return the refusal RESULT of OP, a parsed plist, as a decision plist.
-JSON is the result as sent to the model."
+JSON is the result as sent to the model.  ACCESS, \"read\" or \"write\",
+is what was refused; by default what OP needs."
   (list :allowed nil :tool op
         :resource (plist-get result :resource)
         :validation-type (plist-get result :validation_type)
-        :required-scope (if (equal op "apply_patch") "write" "read")
+        :required-scope (or access (if (equal op "apply_patch") "write" "read"))
         :reason (plist-get result :reason)
         :message (plist-get result :message)
         :command (or (plist-get result :path) (plist-get result :resource))
@@ -247,19 +249,20 @@ else the refusal's JSON for the model.  BUFFER holds the scope."
         (let ((v (plist-get args (car arg))))
           (dolist (path (if (or (vectorp v) (consp v)) (append v nil) (list v)))
             (when (and (stringp path) (not (string-empty-p path)))
-              (let* ((json (gptel-scope-fs-call
+              (let* ((access (symbol-name (cdr arg)))
+                     (json (gptel-scope-fs-call
                             "check_path"
-                            (list :path path :access (symbol-name (cdr arg))
+                            (list :path path :access access
                                   :directory (directory-file-name (expand-file-name default-directory)))
-                            buffer))
-                     (r (json-parse-string json :object-type 'plist :null-object nil :false-object nil)))
+                            buffer name))
+                     (r (json-parse-string json :object-type 'plist :array-type 'list
+                                           :null-object nil :false-object nil)))
+                ;; A grant that let the path through is used up by the call.
+                (gptel-scope--use-grants (or buffer (current-buffer)) (plist-get r :grants_used))
                 (unless (plist-get r :success)
-                  (gptel-scope--remember-denial
-                   (or buffer (current-buffer))
-                   (append (list :tool name) (cddr (gptel-scope-fs--decision name r json))))
-                  (throw 'refused (replace-regexp-in-string "\"tool\":\"check_path\""
-                                                            (format "\"tool\":%s" (json-serialize name))
-                                                            json t t))))))))
+                  (gptel-scope--remember-denial (or buffer (current-buffer))
+                                                (gptel-scope-fs--decision name r json access))
+                  (throw 'refused json)))))))
       nil)))
 
 (defun gptel-scope-guard-tool-call (call)

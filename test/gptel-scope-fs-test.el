@@ -170,7 +170,13 @@ project, ../outside.txt."
       (let* ((blocked (gptel-scope-guard-tool-call '(:name "mcp_write" :args (:path "docs/readme.md"))))
              (r (gptel-scope-test-parse (plist-get blocked :block))))
         (should (equal (plist-get r :reason) "path_not_in_scope"))
-        (should (plist-get (gptel-scope-denial "mcp_write" (expand-file-name "docs/readme.md" dir)) :message))))))
+        (should (plist-get (gptel-scope-denial "mcp_write" (expand-file-name "docs/readme.md" dir)) :message))
+        ;; Remembered as a write, and an allow-once grant for that tool lets it through.
+        (should (equal (plist-get (gptel-scope-denial "mcp_write" (expand-file-name "docs/readme.md" dir)) :access)
+                       "write"))
+        (setq gptel-scope--allow-once (list (cons "mcp_write" (expand-file-name "docs/readme.md" dir))))
+        (should-not (gptel-scope-guard-tool-call '(:name "mcp_write" :args (:path "docs/readme.md"))))
+        (should-not gptel-scope--allow-once)))))
 
 (ert-deftest gptel-scope-test-f12-file-tools-emit-events ()
   (gptel-scope-test-with-tree dir

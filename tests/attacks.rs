@@ -7,33 +7,7 @@ use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
 fn misses(prefix: &str) -> (usize, Vec<String>) {
-    let fx = AttackFixture::new();
-    let ro = scope(&fx.scope_text(false));
-    let rw = scope(&fx.scope_text(true));
-    let home = fx.home();
-    let mut misses = Vec::new();
-    let mut n = 0;
-    for c in attack_cases().iter().filter(|c| c.id.starts_with(prefix)) {
-        n += 1;
-        let text = c.command.replace("@ROOT@", &fx.root().to_string_lossy());
-        let d = decide_in(&ro, &fx.repo(), Some(&home), None, &[], &text);
-        match c.expected.as_str() {
-            "allow" if !d.allowed => misses.push(format!("{} over-blocked: {:?} {}", c.id, d.reason, d.message)),
-            "deny" if d.allowed => misses.push(format!("{} allowed: {}", c.id, text)),
-            "needs_write" => {
-                if d.allowed || !matches!(d.reason, Some("directory_not_in_scope") | Some("path_not_in_scope")) {
-                    misses.push(format!("{} read-only: allowed={} reason={:?} {}", c.id, d.allowed, d.reason, d.message));
-                }
-                let w = decide_in(&rw, &fx.repo(), Some(&home), None, &[], &text);
-                if !w.allowed {
-                    misses.push(format!("{} with write scope: {:?} {}", c.id, w.reason, w.message));
-                }
-            }
-            "allow" | "deny" => {}
-            other => misses.push(format!("{}: unknown expectation {other}", c.id)),
-        }
-    }
-    (n, misses)
+    attack_misses(&attack_cases(), prefix)
 }
 
 macro_rules! family {

@@ -142,3 +142,38 @@ pub fn attack_cases_from(path: &Path) -> Vec<AttackCase> {
         })
         .collect()
 }
+
+/// Judges `cases` whose id starts with `prefix` (all when empty) under the attack fixture's
+/// read-only scope (and, for `needs_write`, its write scope); returns their number and the
+/// misses. `gap` rows (attacks known to pass, documented in SECURITY.md) must still be
+/// allowed, so that closing a gap forces the row to become `deny`.
+pub fn attack_misses(cases: &[AttackCase], prefix: &str) -> (usize, Vec<String>) {
+    let fx = AttackFixture::new();
+    let ro = scope(&fx.scope_text(false));
+    let rw = scope(&fx.scope_text(true));
+    let home = fx.home();
+    let mut misses = Vec::new();
+    let mut n = 0;
+    for c in cases.iter().filter(|c| c.id.starts_with(prefix)) {
+        n += 1;
+        let text = c.command.replace("@ROOT@", &fx.root().to_string_lossy());
+        let d = decide_in(&ro, &fx.repo(), Some(&home), None, &[], &text);
+        match c.expected.as_str() {
+            "allow" if !d.allowed => misses.push(format!("{} over-blocked: {:?} {}", c.id, d.reason, d.message)),
+            "deny" if d.allowed => misses.push(format!("{} allowed: {:?}", c.id, text)),
+            "needs_write" => {
+                if d.allowed || !matches!(d.reason, Some("directory_not_in_scope") | Some("path_not_in_scope")) {
+                    misses.push(format!("{} read-only: allowed={} reason={:?} {}", c.id, d.allowed, d.reason, d.message));
+                }
+                let w = decide_in(&rw, &fx.repo(), Some(&home), None, &[], &text);
+                if !w.allowed {
+                    misses.push(format!("{} with write scope: {:?} {}", c.id, w.reason, w.message));
+                }
+            }
+            "gap" if !d.allowed => misses.push(format!("{} is a documented gap but is now denied ({:?}): mark it deny", c.id, d.reason)),
+            "allow" | "deny" | "gap" => {}
+            other => misses.push(format!("{}: unknown expectation {other}", c.id)),
+        }
+    }
+    (n, misses)
+}
