@@ -377,6 +377,15 @@ and prints one line per addition: OK or ERR."
                   (should (string-suffix-p "  timeout: 5\n" text))
                   (cl-incf snapshots))
                 (accept-process-output nil 0.005)))
+            ;; A process that exited may still have output in its pipe: wait for its
+            ;; sentinel (the default one notes the end in the buffer), which runs only
+            ;; once the output is all read.
+            (dolist (p procs)
+              (with-timeout (10 (error "No end noted for %s" p))
+                (while (not (with-current-buffer (process-buffer p)
+                              (save-excursion (goto-char (point-min))
+                                              (re-search-forward "^Process adder-[a-z]+ finished" nil t))))
+                  (accept-process-output p 0.05))))
             (dolist (p procs)
               (should (eq (process-exit-status p) 0))
               (let ((out (with-current-buffer (process-buffer p) (buffer-string))))
