@@ -117,6 +117,9 @@ fn main() {
     let (parse_ms, parse_each) = passes(&commands, |c| {
         black_box(gptel_scope::shell::bare_parse(black_box(c)).ok());
     });
+    let (ours_ms, ours_each) = passes(&commands, |c| {
+        black_box(gptel_scope::shell::parse_program(black_box(c)).ok());
+    });
     let (decide_ms, decide_each) = passes(&commands, |c| {
         black_box(decide::decide(&ctx, black_box(c), &dir));
     });
@@ -128,6 +131,7 @@ fn main() {
     let n = commands.len() as f64;
     println!("corpus: {} commands, {RUNS} passes (medians)", commands.len());
     println!("{:<52} {:>10.2} ms  ({:.1} µs/command, per-command median {:.1} µs)", "bare brush-parser parse, one pass", parse_ms, parse_ms * 1e3 / n, parse_each);
+    println!("{:<52} {:>10.2} ms  ({:.1} µs/command, per-command median {:.1} µs)", "our parse (precheck, fast path or brush)", ours_ms, ours_ms * 1e3 / n, ours_each);
     println!("{:<52} {:>10.2} ms  ({:.1} µs/command, per-command median {:.1} µs)", "full decision (decide::decide), one pass", decide_ms, decide_ms * 1e3 / n, decide_each);
     println!("{:<52} {:>10.2} ms  ({:.1} µs/command)", "JSON request to JSON decision (api), one pass", api_ms, api_ms * 1e3 / n);
     println!("{:<52} {:>10.1} /s", "decisions per second", n / (decide_ms / 1e3));

@@ -10,6 +10,7 @@ pub use error::{Result, ScopeError};
 pub mod config;
 pub mod paths;
 pub mod shell;
+pub mod fastparse;
 pub mod rules;
 pub mod decide;
 pub mod api;

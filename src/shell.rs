@@ -309,9 +309,30 @@ fn invisible(c: char) -> bool {
         | '\u{e0000}'..='\u{e0fff}')
 }
 
-/// Parses a whole program.
+thread_local! {
+    /// Whether [`parse_program`] may take the fast path (tests turn it off to compare).
+    static FAST_PATH: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Runs `f` with every parse done by brush-parser alone: the reference the fast path is
+/// held to.
+#[doc(hidden)]
+pub fn without_fast_path<T>(f: impl FnOnce() -> T) -> T {
+    let before = FAST_PATH.with(|c| c.replace(false));
+    let out = f();
+    FAST_PATH.with(|c| c.set(before));
+    out
+}
+
+/// Parses a whole program: by [`crate::fastparse`] when the text is in its subset, else
+/// by brush-parser.
 pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
     precheck(command)?;
+    if FAST_PATH.with(std::cell::Cell::get) {
+        if let Some(program) = crate::fastparse::parse(command) {
+            return Ok(program);
+        }
+    }
     let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
     parser
         .parse_program()
@@ -881,11 +902,6 @@ impl Flattener {
         if let Some(info) = quoted_literal(raw) {
             return info;
         }
-        if let Some(pieces) = lex_word(raw) {
-            let mut acc = Acc::default();
-            self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
-            return WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob };
-        }
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
         // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
@@ -914,7 +930,11 @@ impl Flattener {
 
     /// Analyzes a word; also returns where a `$(` sits whose body did not parse as cut.
     fn analyze(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> (WordInfo, Option<usize>) {
-        match brush_parser::word::parse(raw, &options()) {
+        let pieces = match lex_word(raw) {
+            Some(pieces) => Ok(pieces),
+            None => brush_parser::word::parse(raw, &options()),
+        };
+        match pieces {
             Ok(pieces) => {
                 let mut acc = Acc::default();
                 self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
@@ -1208,14 +1228,52 @@ fn quoted_literal(raw: &str) -> Option<WordInfo> {
     Some(WordInfo { raw: raw.to_string(), value: Some(text), glob })
 }
 
-/// The pieces brush's word parser makes of a word holding no `$` (nor a tilde prefix):
-/// unquoted text runs, `\c` escapes, `'...'`, `"..."` (text runs, escapes of `$`, `` ` ``,
-/// `"`, `\`, other backslashes kept as text) and backquoted substitutions (`` \` `` a
-/// backquote, `\\` kept doubled). Much faster than the parser on long quoted texts; the
+/// The pieces brush's word parser makes of a word with no tilde prefix: unquoted text
+/// runs, `\c` escapes, `'...'`, `"..."` (text runs, escapes of `$`, `` ` ``, `"`, `\`,
+/// other backslashes kept as text), backquoted substitutions (`` \` `` a backquote, `\\`
+/// kept doubled), `$NAME`, `${NAME}` and `$(...)` (whose end is found by balancing
+/// parentheses and quotes; bodies with comments, backquotes, here-documents or `case` are
+/// left to the parser). Much faster than the parser, which is a backtracking grammar; the
 /// tests hold it to the parser piece for piece. `None`: the word needs the parser.
 fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
     fn piece(piece: WordPiece, start_index: usize, end_index: usize) -> WordPieceWithSource {
         WordPieceWithSource { piece, start_index, end_index }
+    }
+    fn named(name: &str) -> WordPiece {
+        WordPiece::ParameterExpansion(brush_parser::word::ParameterExpr::Parameter {
+            parameter: brush_parser::word::Parameter::Named(name.to_string()),
+            indirect: false,
+        })
+    }
+    /// The piece a `$` at `start` begins, and the index after it.
+    fn dollar(raw: &str, start: usize) -> Option<(WordPiece, usize)> {
+        let b = raw.as_bytes();
+        let ident = |from: usize| {
+            let mut j = from;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            j
+        };
+        match *b.get(start + 1)? {
+            b'(' => {
+                let end = crate::fastparse::substitution_end(raw, start + 2)?;
+                Some((WordPiece::CommandSubstitution(raw[start + 2..end - 1].to_string()), end))
+            }
+            b'{' => {
+                let first = *b.get(start + 2)?;
+                if !(first.is_ascii_alphabetic() || first == b'_') {
+                    return None;
+                }
+                let end = ident(start + 2);
+                (b.get(end) == Some(&b'}')).then(|| (named(&raw[start + 2..end]), end + 1))
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let end = ident(start + 1);
+                Some((named(&raw[start + 1..end]), end))
+            }
+            _ => None,
+        }
     }
     /// The body of the backquoted substitution at `start` and the index after it.
     fn backquote(raw: &str, start: usize) -> Option<(String, usize)> {
@@ -1252,7 +1310,11 @@ fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'$' => return None,
+            b'$' => {
+                let (p, end) = dollar(raw, i)?;
+                out.push(piece(p, i, end));
+                i = end;
+            }
             b'\'' => {
                 let len = memchr::memchr(b'\'', &b[i + 1..])?;
                 out.push(piece(WordPiece::SingleQuotedText(raw[i + 1..i + 1 + len].to_string()), i, i + len + 2));
@@ -1287,7 +1349,13 @@ fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
                             i += 1;
                             break;
                         }
-                        b'$' => return None,
+                        b'$' => {
+                            flush(&mut inner, text, i);
+                            let (p, end) = dollar(raw, i)?;
+                            inner.push(piece(p, i, end));
+                            i = end;
+                            text = i;
+                        }
                         b'\\' if matches!(b.get(i + 1), Some(b'$' | b'`' | b'"' | b'\\')) => {
                             flush(&mut inner, text, i);
                             inner.push(piece(WordPiece::EscapeSequence(raw[i..i + 2].to_string()), i, i + 2));
@@ -1656,7 +1724,7 @@ mod tests {
         assert!(checked > 10_000, "{checked}");
 
         // The lexer for words with escapes and backquotes gives the parser's pieces.
-        let alphabet = ["a", "'", "\"", "`", "\\", "*", "~", ":", "$", " ", "(", "é", "\n"];
+        let alphabet = ["a", "'", "\"", "`", "\\", "*", "~", ":", "$", " ", "(", ")", "{", "}", "é", "\n"];
         let mut more: Vec<String> = vec![String::new()];
         let mut frontier = more.clone();
         for _ in 0..5 {
@@ -1664,6 +1732,16 @@ mod tests {
             more.extend(frontier.iter().cloned());
         }
         more.extend(words.iter().cloned());
+        // Parameters and command substitutions, alone and in quotes.
+        let pieces = ["$x", "${x}", "$(a b)", "$(a \")\")", "$(a $(b) c)", "${x:-y}", "$1", "$", "\"$y\"", "a", "\\$", "$'a'"];
+        for a in pieces {
+            for b in pieces {
+                for c in ["", "x", "\"", "'", "$(", ")", "}"] {
+                    more.push(format!("{a}{c}{b}"));
+                    more.push(format!("\"{a}{c}{b}\""));
+                }
+            }
+        }
         let mut lexed = 0;
         for raw in &more {
             let Some(fast) = lex_word(raw) else { continue };
