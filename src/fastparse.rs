@@ -24,18 +24,22 @@ const RESERVED: &[&str] = &[
 
 /// Parses `src` if it is a list of simple commands brush-parser would parse the same way.
 pub fn parse(src: &str) -> Option<ast::Program> {
-    let mut p = Parser { b: src.as_bytes(), src, i: 0 };
-    p.program()
+    Parser::new(src).program()
 }
 
 /// Where the `$(` body starting at `body_start` of `text` ends: the index just after its
 /// `)`, found the way the fast parser finds it; `None` where it would leave the text to
 /// brush-parser (`$((`, comments, backquotes, here-documents, `case`, ...).
-pub(crate) fn substitution_end(text: &str, body_start: usize) -> Option<usize> {
+///
+/// With `heredocs`, a body may hold here-documents whose delimiter line holds nothing
+/// else that needs a closer look (`$(cat <<'EOF'` and a newline).
+pub(crate) fn substitution_end(text: &str, body_start: usize, heredocs: bool) -> Option<usize> {
     if text.as_bytes().get(body_start) == Some(&b'(') {
         return None;
     }
-    let mut p = Parser { b: text.as_bytes(), src: text, i: body_start };
+    let mut p = Parser::new(text);
+    p.i = body_start;
+    p.heredocs_in_substitutions = heredocs;
     p.substitution_body()?;
     Some(p.i)
 }
@@ -69,6 +73,8 @@ enum Tok<'a> {
     Word(&'a str),
     /// A redirection with the file descriptor written right before it (`2>`).
     Redirect(Option<ast::IoFd>, Redir),
+    /// `<<` (`true`: `<<-`, which strips leading tabs).
+    HereDoc(Option<ast::IoFd>, bool),
     Op(Op),
     Eof,
 }
@@ -77,6 +83,50 @@ struct Parser<'a> {
     src: &'a str,
     b: &'a [u8],
     i: usize,
+    /// Here-documents whose body starts after the next newline: delimiter, strip tabs.
+    pending: Vec<(&'a str, bool)>,
+    /// Bodies read, in order, not yet put in the tree.
+    docs: Vec<String>,
+    heredocs_in_substitutions: bool,
+}
+
+/// A here-document delimiter of the shapes taken: `WORD`, `'WORD'`, `"WORD"` with WORD
+/// of letters, digits and `_`. Returns WORD and whether the body is expanded.
+fn delimiter(raw: &str) -> Option<(&str, bool)> {
+    let plain = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    let quoted = raw
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .or_else(|| raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')));
+    match quoted {
+        Some(w) if raw.len() >= 2 && plain(w) => Some((w, false)),
+        None if plain(raw) => Some((raw, true)),
+        _ => None,
+    }
+}
+
+/// The body of a here-document that starts at `start` in `text`, and the index just after
+/// its delimiter line (`None` when the text ends first).
+fn heredoc_body(text: &str, start: usize, delim: &str, strip_tabs: bool) -> Option<(String, usize)> {
+    let mut body = String::new();
+    let mut i = start;
+    loop {
+        if i >= text.len() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &text.as_bytes()[i..]).map_or(text.len(), |n| i + n);
+        let mut line = &text[i..end];
+        if strip_tabs {
+            line = line.trim_start_matches('\t');
+        }
+        let next = (end + 1).min(text.len());
+        if line == delim {
+            return Some((body, next));
+        }
+        body.push_str(line);
+        body.push('\n');
+        i = next;
+    }
 }
 
 /// Bytes that end an unquoted word.
@@ -89,6 +139,20 @@ fn word(value: &str) -> ast::Word {
 }
 
 impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Self {
+        Parser { src, b: src.as_bytes(), i: 0, pending: Vec::new(), docs: Vec::new(), heredocs_in_substitutions: true }
+    }
+
+    /// After a newline: the bodies of the here-documents begun on the line before.
+    fn read_heredocs(&mut self) -> Option<()> {
+        for (delim, strip) in std::mem::take(&mut self.pending) {
+            let (body, next) = heredoc_body(self.src, self.i, delim, strip)?;
+            self.docs.push(body);
+            self.i = next;
+        }
+        Some(())
+    }
+
     fn peek(&self, off: usize) -> Option<u8> {
         self.b.get(self.i + off).copied()
     }
@@ -123,9 +187,16 @@ impl<'a> Parser<'a> {
     /// The next token; `None` when the text leaves the subset.
     fn token(&mut self) -> Option<Tok<'a>> {
         self.skip_blanks()?;
-        let Some(c) = self.peek(0) else { return Some(Tok::Eof) };
+        let Some(c) = self.peek(0) else {
+            // A here-document never ended.
+            return self.pending.is_empty().then_some(Tok::Eof);
+        };
         let (len, tok) = match (c, self.peek(1), self.peek(2)) {
-            (b'\n', _, _) => (1, Tok::Op(Op::Newline)),
+            (b'\n', _, _) => {
+                self.i += 1;
+                self.read_heredocs()?;
+                return Some(Tok::Op(Op::Newline));
+            }
             (b'&', Some(b'&'), _) => (2, Tok::Op(Op::And)),
             (b'&', Some(b'>'), Some(b'>')) => (3, Tok::Redirect(None, Redir::OutErrAppend)),
             (b'&', Some(b'>'), _) => (2, Tok::Redirect(None, Redir::OutErr)),
@@ -161,8 +232,16 @@ impl<'a> Parser<'a> {
     fn redirect(&mut self, fd: Option<ast::IoFd>) -> Option<Tok<'a>> {
         let (len, kind) = match (self.peek(0)?, self.peek(1), self.peek(2)) {
             (b'<', Some(b'<'), Some(b'<')) => (3, Redir::HereString),
-            // Here-documents, and process substitutions.
-            (b'<', Some(b'<' | b'('), _) | (b'>', Some(b'('), _) => return None,
+            (b'<', Some(b'<'), Some(b'-')) => {
+                self.i += 3;
+                return Some(Tok::HereDoc(fd, true));
+            }
+            (b'<', Some(b'<'), _) => {
+                self.i += 2;
+                return Some(Tok::HereDoc(fd, false));
+            }
+            // Process substitutions.
+            (b'<', Some(b'('), _) | (b'>', Some(b'('), _) => return None,
             (b'<', Some(b'&'), _) => (2, Redir::DupIn),
             (b'<', Some(b'>'), _) => (2, Redir::ReadWrite),
             (b'<', _, _) => (1, Redir::Read),
@@ -276,8 +355,8 @@ impl<'a> Parser<'a> {
                             self.i += 1;
                             return Some(());
                         }
-                        b'\'' | b'"' | b'$' | b'`' | b'{' | b'\\' | b'\n' | b'(' | b')' => return None,
-                        _ => self.i += 1,
+                        c if c.is_ascii_alphanumeric() || b"_#%:-+=?/.,^*@![]".contains(&c) => self.i += 1,
+                        _ => return None,
                     }
                 }
             }
@@ -331,12 +410,45 @@ impl<'a> Parser<'a> {
                 b'\\' => self.escape()?,
                 b'$' if matches!(self.peek(1), Some(b'{' | b'\'')) => self.dollar(false)?,
                 b'#' | b'`' => return None,
-                b'<' if self.peek(1) == Some(b'<') => return None,
+                b'<' if self.peek(1) == Some(b'<') && self.peek(2) != Some(b'<') => {
+                    if !self.heredocs_in_substitutions {
+                        return None;
+                    }
+                    self.skip_heredoc_in_substitution()?;
+                }
+                b'<' if self.peek(1) == Some(b'<') => self.i += 3,
                 b'c' if self.b.get(self.i..self.i + 4) == Some(b"case") => return None,
                 c if c >= 0x80 => return None,
                 _ => self.i += 1,
             }
         }
+    }
+
+    /// At `<<` inside `$(...)`: moves past the operator, the delimiter, the rest of its
+    /// line (which must hold no quote, escape, parenthesis, substitution or further
+    /// redirection) and the body.
+    fn skip_heredoc_in_substitution(&mut self) -> Option<()> {
+        self.i += 2;
+        let strip = self.peek(0) == Some(b'-');
+        if strip {
+            self.i += 1;
+        }
+        while matches!(self.peek(0), Some(b' ' | b'\t')) {
+            self.i += 1;
+        }
+        let start = self.i;
+        while !matches!(self.peek(0), None | Some(b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')')) {
+            self.i += 1;
+        }
+        let (delim, _) = delimiter(&self.src[start..self.i])?;
+        let line_end = self.i + memchr::memchr(b'\n', self.b.get(self.i..)?)?;
+        let rest = &self.b[self.i..line_end];
+        if rest.iter().any(|c| matches!(c, b'\'' | b'"' | b'\\' | b'`' | b'$' | b'(' | b')' | b'<' | b'#') || *c >= 0x80) {
+            return None;
+        }
+        let (_, next) = heredoc_body(self.src, line_end + 1, delim, strip)?;
+        self.i = next;
+        Some(())
     }
 
     fn program(&mut self) -> Option<ast::Program> {
@@ -345,7 +457,17 @@ impl<'a> Parser<'a> {
             match self.token()? {
                 Tok::Eof => return Some(ast::Program { complete_commands }),
                 Tok::Op(Op::Newline) => continue,
-                first => complete_commands.push(self.complete_command(first)?),
+                first => {
+                    let mut list = self.complete_command(first)?;
+                    // The command ended at a newline (which read the bodies of its
+                    // here-documents) or at the end (where none may be pending).
+                    let mut docs = std::mem::take(&mut self.docs).into_iter();
+                    fill_heredocs(&mut list, &mut docs)?;
+                    if docs.next().is_some() {
+                        return None;
+                    }
+                    complete_commands.push(list);
+                }
             }
         }
     }
@@ -436,6 +558,21 @@ impl<'a> Parser<'a> {
                     let Tok::Word(target) = self.token()? else { return None };
                     ast::CommandPrefixOrSuffixItem::IoRedirect(redirect(fd, kind, target))
                 }
+                Tok::HereDoc(fd, strip) => {
+                    let Tok::Word(raw) = self.token()? else { return None };
+                    let (delim, expand) = delimiter(raw)?;
+                    self.pending.push((delim, strip));
+                    ast::CommandPrefixOrSuffixItem::IoRedirect(ast::IoRedirect::HereDocument(
+                        fd,
+                        ast::IoHereDocument {
+                            remove_tabs: strip,
+                            requires_expansion: expand,
+                            here_end: word(raw),
+                            // Filled in when the body has been read.
+                            doc: word(""),
+                        },
+                    ))
+                }
                 Tok::Op(_) | Tok::Eof => break,
             };
             if name.is_none() {
@@ -455,6 +592,36 @@ impl<'a> Parser<'a> {
         };
         Some((cmd, tok))
     }
+}
+
+/// Puts the bodies read into the here-documents of `list`, in order.
+fn fill_heredocs(list: &mut ast::CompoundList, docs: &mut impl Iterator<Item = String>) -> Option<()> {
+    for item in &mut list.0 {
+        let and_or = &mut item.0;
+        let pipelines = std::iter::once(&mut and_or.first).chain(and_or.additional.iter_mut().map(|a| match a {
+            ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
+        }));
+        for pipeline in pipelines {
+            for cmd in &mut pipeline.seq {
+                let ast::Command::Simple(simple) = cmd else { continue };
+                let prefix = simple.prefix.iter_mut().flat_map(|p| p.0.iter_mut());
+                let suffix = simple.suffix.iter_mut().flat_map(|p| p.0.iter_mut());
+                for it in prefix.chain(suffix) {
+                    if let ast::CommandPrefixOrSuffixItem::IoRedirect(ast::IoRedirect::HereDocument(_, doc)) = it {
+                        let body = docs.next()?;
+                        // An expanded body is read again for expansions; keep those whose
+                        // backslashes (line continuations) the tokenizer would have handled
+                        // for the full parser.
+                        if doc.requires_expansion && body.contains('\\') {
+                            return None;
+                        }
+                        doc.doc = word(&body);
+                    }
+                }
+            }
+        }
+    }
+    Some(())
 }
 
 /// `NAME=value` or `NAME+=value` as brush-parser reads it, `Some(None)` for an ordinary

@@ -905,32 +905,38 @@ impl Flattener {
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
         // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
-        // by an inert `$(:)`; then the word is analyzed again.
+        // by an inert parameter (dynamic, like the substitution, and running nothing);
+        // then the word is analyzed again.
+        // The evidence shows the word as written, not with the inert parameter in it.
+        let written = raw;
         let mut raw = raw.to_string();
         for _ in 0..32 {
             let (commands, problems) = (self.out.commands.len(), self.out.problems.len());
-            let info = self.analyze(&raw, cwds, ctx);
-            let Some(start) = info.1 else { return info.0 };
+            let (mut info, bad) = self.analyze(&raw, cwds, ctx);
+            let Some(start) = bad else {
+                info.raw = written.to_string();
+                return info;
+            };
             self.out.commands.truncate(commands);
             self.out.problems.truncate(problems);
             match substitution_extent(&raw, start) {
                 Some((end, program)) => {
                     self.substitution_program(&program, cwds);
-                    raw = format!("{}$(:){}", &raw[..start], &raw[end + 1..]);
+                    raw = format!("{}${{gptel_scope_substituted}}{}", &raw[..start], &raw[end + 1..]);
                 }
                 None => {
                     self.problem(Problem::Parse(format!("a command substitution in `{raw}` does not parse")));
-                    return WordInfo { raw, value: None, glob: false };
+                    return WordInfo { raw: written.to_string(), value: None, glob: false };
                 }
             }
         }
         self.problem(Problem::Unsupported("too many command substitutions in one word".into()));
-        WordInfo { raw, value: None, glob: false }
+        WordInfo { raw: written.to_string(), value: None, glob: false }
     }
 
     /// Analyzes a word; also returns where a `$(` sits whose body did not parse as cut.
     fn analyze(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> (WordInfo, Option<usize>) {
-        let pieces = match lex_word(raw) {
+        let pieces = match lex_word(raw, FAST_PATH.with(std::cell::Cell::get)) {
             Some(pieces) => Ok(pieces),
             None => brush_parser::word::parse(raw, &options()),
         };
@@ -1233,9 +1239,15 @@ fn quoted_literal(raw: &str) -> Option<WordInfo> {
 /// other backslashes kept as text), backquoted substitutions (`` \` `` a backquote, `\\`
 /// kept doubled), `$NAME`, `${NAME}` and `$(...)` (whose end is found by balancing
 /// parentheses and quotes; bodies with comments, backquotes, here-documents or `case` are
-/// left to the parser). Much faster than the parser, which is a backtracking grammar; the
-/// tests hold it to the parser piece for piece. `None`: the word needs the parser.
-fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+/// left to the parser), a `$` that starts none of these, and `~` or `~/` at the start.
+/// Much faster than the parser, which is a backtracking grammar; the tests hold it to the
+/// parser piece for piece. `None`: the word needs the parser.
+///
+/// With `heredocs`, a `$(...)` body may hold here-documents (`"$(cat <<'EOF' ... EOF )"`,
+/// how commit messages are written). brush's word parser cuts such a body at a `)` or
+/// apostrophe inside the document; the engine then finds the body again with the
+/// tokenizer (see [`Flattener::expand_one`]), which is what this gives directly.
+fn lex_word(raw: &str, heredocs: bool) -> Option<Vec<WordPieceWithSource>> {
     fn piece(piece: WordPiece, start_index: usize, end_index: usize) -> WordPieceWithSource {
         WordPieceWithSource { piece, start_index, end_index }
     }
@@ -1246,7 +1258,7 @@ fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
         })
     }
     /// The piece a `$` at `start` begins, and the index after it.
-    fn dollar(raw: &str, start: usize) -> Option<(WordPiece, usize)> {
+    fn dollar(raw: &str, start: usize, heredocs: bool, quoted: bool) -> Option<(WordPiece, usize)> {
         let b = raw.as_bytes();
         let ident = |from: usize| {
             let mut j = from;
@@ -1255,9 +1267,14 @@ fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
             }
             j
         };
-        match *b.get(start + 1)? {
+        let literal = || Some((WordPiece::Text("$".to_string()), start + 1));
+        let Some(&next) = b.get(start + 1) else { return literal() };
+        match next {
+            // A `$` followed by nothing it could expand is a text piece of its own.
+            b' ' | b'\t' | b'\n' | b'/' | b'.' | b',' | b':' | b'=' | b'%' | b'+' | b'^' => literal(),
+            b'"' if quoted => literal(),
             b'(' => {
-                let end = crate::fastparse::substitution_end(raw, start + 2)?;
+                let end = crate::fastparse::substitution_end(raw, start + 2, heredocs)?;
                 Some((WordPiece::CommandSubstitution(raw[start + 2..end - 1].to_string()), end))
             }
             b'{' => {
@@ -1311,9 +1328,13 @@ fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
     while i < b.len() {
         match b[i] {
             b'$' => {
-                let (p, end) = dollar(raw, i)?;
+                let (p, end) = dollar(raw, i, heredocs, false)?;
                 out.push(piece(p, i, end));
                 i = end;
+            }
+            b'~' if i == 0 && matches!(b.get(1), None | Some(b'/')) => {
+                out.push(piece(WordPiece::TildeExpansion(TildeExpr::Home), 0, 1));
+                i = 1;
             }
             b'\'' => {
                 let len = memchr::memchr(b'\'', &b[i + 1..])?;
@@ -1351,7 +1372,7 @@ fn lex_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
                         }
                         b'$' => {
                             flush(&mut inner, text, i);
-                            let (p, end) = dollar(raw, i)?;
+                            let (p, end) = dollar(raw, i, heredocs, true)?;
                             inner.push(piece(p, i, end));
                             i = end;
                             text = i;
@@ -1733,7 +1754,7 @@ mod tests {
         }
         more.extend(words.iter().cloned());
         // Parameters and command substitutions, alone and in quotes.
-        let pieces = ["$x", "${x}", "$(a b)", "$(a \")\")", "$(a $(b) c)", "${x:-y}", "$1", "$", "\"$y\"", "a", "\\$", "$'a'"];
+        let pieces = ["$x", "${x}", "$(a b)", "~", "~/", "$/", "$.", "$ ", "$:", "$=", "$%", "$+", "$^", "$\"", "$,", "$(a \")\")", "$(a $(b) c)", "${x:-y}", "$1", "$", "\"$y\"", "a", "\\$", "$'a'"];
         for a in pieces {
             for b in pieces {
                 for c in ["", "x", "\"", "'", "$(", ")", "}"] {
@@ -1744,7 +1765,9 @@ mod tests {
         }
         let mut lexed = 0;
         for raw in &more {
-            let Some(fast) = lex_word(raw) else { continue };
+            // Here-documents in substitutions are cut where brush's word parser cuts
+            // them wrong; `tests/fast_parser.rs` holds those to the engine's own fallback.
+            let Some(fast) = lex_word(raw, false) else { continue };
             let slow = brush_parser::word::parse(raw, &options());
             assert_eq!(format!("{:?}", Some(&fast)), format!("{:?}", slow.as_ref().ok()), "{raw:?}: parser says {slow:?}");
             lexed += 1;

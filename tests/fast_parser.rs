@@ -78,6 +78,21 @@ fn fast_parser_table() {
         ("a=1", true),
         ("echo {a,b} } {", true),
         ("echo if then", true),
+        ("cat <<'EOF' > f\na 'b' (c)\nEOF\necho done", true),
+        ("cat <<EOF | x\n$y\nEOF", true),
+        ("cat <<-\"E\"\n\tt\n\tE", true),
+        ("a <<A <<B && c\n1\nA\n2\nB\nd", true),
+        ("git commit -m \"$(cat <<'EOF'\nmsg it's (x)\nEOF\n)\" && git log", true),
+        ("echo \"$(cat <<EOF\n$(date)\nEOF\n)\"", true),
+        ("cat <<EOF # note\nx\nEOF", true),
+        ("cat <<EOF\nunterminated", false),
+        ("cat <<EOF", false),
+        ("cat <<E\\OF\nx\nE\\OF", false),
+        ("cat <<EOF\na \\\nb\nEOF", false),
+        ("echo \"$(cat <<EOF 'x'\nbody\nEOF\n)\"", false),
+        ("cat <<$x\nb\n$x", false),
+        ("echo ${<<EOF}", false),
+        ("echo ${a b}", false),
         // Left to brush-parser.
         ("if true; then echo; fi", false),
         ("for f in *; do echo $f; done", false),
@@ -86,7 +101,6 @@ fn fast_parser_table() {
         ("{ a; }", false),
         ("(a)", false),
         ("f() { a; }", false),
-        ("cat <<EOF\nx\nEOF", false),
         ("diff <(a) b", false),
         ("a |& b", false),
         ("echo $((1+2))", false),
@@ -166,6 +180,7 @@ const PIECES: &[&str] = &[
     ")", "\\", "=", "+=", "\"$'x'\"", "$'\"'", "`a\\`b`", "$(`a`)", "${a:-b}", "${a%\"x\"}", "\"${a}\"", "$(\"$(x)\")",
     " ", " ", " ", "\t", ";", " ; ", "&&", "||", "|", "&", "\n", ">", ">>", "2>&1", "<", "<<<", "&>", "&>>", ">&", "<&",
     "<>", ">|", "<<", "<(", ">(", "|&", ";;", "2>", " # c\n", "1", "-", ">&-", "in", "time", "[[", "]]", "case", "$(case",
+    "<<EOF", "<<'EOF'", "<<-E", "EOF", "\tE", "E", "\nEOF\n", "$(cat <<EOF\n", "\"$(cat <<'EOF'\n", "it's )", "\nEOF\n)\"",
 ];
 
 /// A small deterministic generator (xorshift), so a failure names a reproducible case.
@@ -227,8 +242,11 @@ fn decisions_are_the_same_with_and_without_the_fast_path() {
             let text = c.replace("@ROOT@", &fx.root().to_string_lossy());
             let fast = decide_in(s, &fx.repo(), Some(&home), None, &[], &text);
             let reference = shell::without_fast_path(|| decide_in(s, &fx.repo(), Some(&home), None, &[], &text));
-            if format!("{fast:?}") != format!("{reference:?}") {
-                differ.push(format!("{text:?}\n  fast: {fast:?}\n brush: {reference:?}"));
+            let (a, b) = (format!("{fast:?}"), format!("{reference:?}"));
+            if a != b {
+                let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count().saturating_sub(80);
+                let tail = |s: &str| s.get(at..).unwrap_or("").chars().take(400).collect::<String>();
+                differ.push(format!("{text:?}\n  fast: ...{}\n brush: ...{}", tail(&a), tail(&b)));
             }
         }
     }
