@@ -197,19 +197,23 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
             MAX_COMMAND_LEN
         )));
     }
-    digit_runs(command)?;
-    paren_runs(command)?;
-    // Only control bytes and non-ASCII text need a closer look; the text before the first
-    // of them is printable ASCII, so that byte starts a character.
-    let Some(first) = first_suspect(command.as_bytes()) else {
-        return Ok(());
-    };
-    let mut prev = command[..first].chars().next_back().unwrap_or(' ');
-    for (i, c) in command[first..].char_indices().map(|(i, c)| (i + first, c)) {
+    runs(command)?;
+    // Only control bytes and non-ASCII characters need a closer look. Hop from one to the
+    // next: the bytes between are printable ASCII, so each hop lands on a character's
+    // first byte.
+    let bytes = command.as_bytes();
+    let mut at = 0;
+    // The character before `at`, when it is not ASCII.
+    let mut prev_wide: Option<(usize, char)> = None;
+    while let Some(off) = first_suspect(&bytes[at..]) {
+        let i = at + off;
+        let Some(c) = command.get(i..).and_then(|t| t.chars().next()) else { break };
+        at = i + c.len_utf8();
         // A variation selector after a non-ASCII character picks an emoji's presentation
         // (`⚠️` in a commit message); after ASCII it only hides itself.
-        let emoji_variation = matches!(c, '\u{fe0e}' | '\u{fe0f}') && !prev.is_ascii();
-        prev = c;
+        let after_wide = matches!(prev_wide, Some((end, _)) if end == i);
+        let emoji_variation = matches!(c, '\u{fe0e}' | '\u{fe0f}') && after_wide;
+        prev_wide = (!c.is_ascii()).then_some((at, c));
         let bad = match c {
             '\0' => Some("a NUL byte"),
             '\r' => Some("a carriage return"),
@@ -227,6 +231,30 @@ pub fn precheck(command: &str) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// Whether a word has a `{` that brace expansion could start at: outside quotes, not
+/// escaped. (brush's grammar also expands `${a,b}`, which bash leaves alone; such words
+/// still go to it, so both fail closed the same way.) Words without one (`'{print $1}'`,
+/// `"${x}"`, JSON in quotes) skip brush's brace grammar; a test holds this to it.
+fn unquoted_brace(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if memchr::memchr(b'{', b).is_none() {
+        return false;
+    }
+    let (mut single, mut double) = (false, false);
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if !single => i += 1,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'{' if !single && !double => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Whether the unquoted braces of a word are few, shallow and matched.
@@ -254,12 +282,49 @@ fn braces_are_tame(raw: &str) -> bool {
     depth == 0 && max <= MAX_BRACE_DEPTH && count <= MAX_BRACES_PER_WORD
 }
 
+/// Refuses long runs of `(` and of digits, in one pass over the bytes.
+fn runs(command: &str) -> Result<(), Problem> {
+    let b = command.as_bytes();
+    let (mut parens, mut digits) = (0usize, 0usize);
+    // On a finding, the separate passes give the message (digits first, as before).
+    let found = || digit_runs(command).and_then(|()| paren_runs(command));
+    for &c in b {
+        if c.is_ascii_digit() {
+            digits += 1;
+            parens = 0;
+            continue;
+        }
+        if digits > 0 {
+            if digits > MAX_DIGITS || (digits > MAX_FD_DIGITS && matches!(c, b'<' | b'>')) {
+                return found();
+            }
+            digits = 0;
+        }
+        match c {
+            b'(' => {
+                parens += 1;
+                if parens > MAX_OPEN_PARENS {
+                    return found();
+                }
+            }
+            b' ' | b'\t' | b'\n' => {}
+            _ => parens = 0,
+        }
+    }
+    if digits > MAX_DIGITS {
+        return found();
+    }
+    Ok(())
+}
+
 /// Refuses long runs of `(`: the grammar backtracks on them for seconds.
 fn paren_runs(command: &str) -> Result<(), Problem> {
+    // Bytes, not characters: `(` and blanks are ASCII, and every byte of a non-ASCII
+    // character ends a run as the character would.
     let mut run = 0;
-    for c in command.chars() {
+    for c in command.bytes() {
         match c {
-            '(' => {
+            b'(' => {
                 run += 1;
                 if run > MAX_OPEN_PARENS {
                     return Err(Problem::Parse(format!(
@@ -267,7 +332,7 @@ fn paren_runs(command: &str) -> Result<(), Problem> {
                     )));
                 }
             }
-            ' ' | '\t' | '\n' => {}
+            b' ' | b'\t' | b'\n' => {}
             _ => run = 0,
         }
     }
@@ -1417,7 +1482,7 @@ fn has_glob(t: &str) -> bool {
 
 /// Brace expansion of one word: `a{b,c}` → `ab`, `ac`. Quoted braces stay as they are.
 pub fn brace_expand(raw: &str) -> Result<Vec<String>, String> {
-    if !raw.contains('{') {
+    if !unquoted_brace(raw) {
         return Ok(vec![raw.to_string()]);
     }
     // The brace grammar backtracks: unmatched, deep or many braces take seconds to parse.
@@ -1773,6 +1838,35 @@ mod tests {
             lexed += 1;
         }
         assert!(lexed > 50_000, "{lexed}");
+    }
+
+    /// Words the brace shortcut passes over expand to themselves in brush's brace grammar.
+    #[test]
+    fn brace_shortcut_matches_the_brace_parser() {
+        let alphabet = ["a", ",", "{", "}", "$", "'", "\"", "\\", "..", "1"];
+        let mut words: Vec<String> = vec![String::new()];
+        let mut frontier = words.clone();
+        for _ in 0..6 {
+            frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            words.extend(frontier.iter().cloned());
+        }
+        let mut skipped = 0;
+        for raw in &words {
+            if unquoted_brace(raw) || !raw.contains('{') || !braces_are_tame(raw) {
+                continue;
+            }
+            skipped += 1;
+            let parsed = brush_parser::word::parse_brace_expansions(raw, &options());
+            let same = match &parsed {
+                Ok(None) | Err(_) => true,
+                Ok(Some(parts)) => {
+                    let mut out = vec![String::new()];
+                    expand_parts(parts, &mut out).is_ok() && out == vec![raw.clone()]
+                }
+            };
+            assert!(same, "{raw:?}: the brace parser gives {parsed:?}");
+        }
+        assert!(skipped > 10_000, "{skipped}");
     }
 
     #[test]
