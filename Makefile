@@ -70,11 +70,15 @@ bench-engine:
 # Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
 # flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= decide patch
+FUZZ_TARGETS ?= decide patch fastparse
 FUZZ_FLAGS   ?= -s none
 
 fuzz-seeds:
-	@mkdir -p fuzz/corpus/decide fuzz/corpus/patch
+	@mkdir -p fuzz/corpus/decide fuzz/corpus/patch fuzz/corpus/fastparse
+	@if [ -z "$$(ls -A fuzz/corpus/fastparse)" ]; then \
+	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/fastparse/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
+	    tests/corpus/attacks-extra.tsv $(wildcard ../shared/corpus/attacks.tsv); \
+	  printf 'git commit -m "$$(cat <<'"'"'EOF'"'"'\nmsg it'"'"'s (x)\nEOF\n)" && git log -1 2>&1 | tail -n 3\n' > fuzz/corpus/fastparse/heredoc; fi
 	@if [ -z "$$(ls -A fuzz/corpus/decide)" ]; then \
 	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/decide/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
 	    tests/corpus/attacks-extra.tsv $(wildcard ../shared/corpus/attacks.tsv); fi

@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -24,7 +25,7 @@ pub struct Resolved {
 /// Resolves an absolute path through symlinks as far as it exists (like `realpath -m`,
 /// but `..` after a symlink goes to the parent of the link's target, as the kernel does).
 pub fn resolve(path: &Path) -> Resolved {
-    let known = RESOLVED.with(|r| r.borrow().as_ref().and_then(|m| m.get(path).cloned()));
+    let known = RESOLVED.with(|r| r.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
     if let Some(r) = known {
         return r;
     }
@@ -34,7 +35,7 @@ pub fn resolve(path: &Path) -> Resolved {
     let r = Resolved { literal, target };
     RESOLVED.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
-            m.insert(path.to_path_buf(), r.clone());
+            m.insert(key(path).to_vec(), r.clone());
         }
     });
     r
@@ -49,11 +50,39 @@ enum Probe {
     Link(Option<PathBuf>),
 }
 
+/// rustc's Fx hash, for the memo tables of one decision: a few dozen paths, hashed on every
+/// probe, where SipHash and `Path`'s component-wise hashing cost more than the lookups save.
+/// (A command is at most 64 KiB, so crafted collisions can only slow one decision.)
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A memo table keyed by a path's bytes (two spellings of one path are two entries: a
+/// second probe, never a wrong answer).
+type PathMemo<V> = HashMap<Vec<u8>, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+fn key(path: &Path) -> &[u8] {
+    path.as_os_str().as_bytes()
+}
+
 thread_local! {
     /// The probes of the decision under way on this thread (see [`memo`]).
-    static PROBES: RefCell<Option<HashMap<PathBuf, Probe>>> = const { RefCell::new(None) };
+    static PROBES: RefCell<Option<PathMemo<Probe>>> = const { RefCell::new(None) };
     /// The paths it resolved (the working directory is resolved for every command).
-    static RESOLVED: RefCell<Option<HashMap<PathBuf, Resolved>>> = const { RefCell::new(None) };
+    static RESOLVED: RefCell<Option<PathMemo<Resolved>>> = const { RefCell::new(None) };
 }
 
 /// While the returned guard lives, this thread remembers what it found on the file system:
@@ -64,8 +93,8 @@ pub fn memo() -> Memo {
         let mut p = p.borrow_mut();
         let outer = p.is_none();
         if outer {
-            *p = Some(HashMap::new());
-            RESOLVED.with(|r| *r.borrow_mut() = Some(HashMap::new()));
+            *p = Some(PathMemo::default());
+            RESOLVED.with(|r| *r.borrow_mut() = Some(PathMemo::default()));
         }
         Memo { outer }
     })
@@ -86,7 +115,7 @@ impl Drop for Memo {
 }
 
 fn probe(path: &Path) -> Probe {
-    let known = PROBES.with(|p| p.borrow().as_ref().and_then(|m| m.get(path).cloned()));
+    let known = PROBES.with(|p| p.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
     if let Some(k) = known {
         return k;
     }
@@ -97,7 +126,7 @@ fn probe(path: &Path) -> Probe {
     };
     PROBES.with(|p| {
         if let Some(m) = p.borrow_mut().as_mut() {
-            m.insert(path.to_path_buf(), found.clone());
+            m.insert(key(path).to_vec(), found.clone());
         }
     });
     found
