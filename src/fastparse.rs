@@ -408,8 +408,9 @@ impl<'a> Parser<'a> {
                     self.double_quoted()?;
                 }
                 b'\\' => self.escape()?,
-                b'$' if matches!(self.peek(1), Some(b'{' | b'\'')) => self.dollar(false)?,
-                b'#' | b'`' => return None,
+                b'$' if matches!(self.peek(1), Some(b'{' | b'\'' | b'[')) => self.dollar(false)?,
+                // brush-parser rewrites an unquoted tab in a body as a space.
+                b'#' | b'`' | b'\t' => return None,
                 b'<' if self.peek(1) == Some(b'<') && self.peek(2) != Some(b'<') => {
                     if !self.heredocs_in_substitutions {
                         return None;

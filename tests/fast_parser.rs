@@ -92,6 +92,9 @@ fn fast_parser_table() {
         ("echo \"$(cat <<EOF 'x'\nbody\nEOF\n)\"", false),
         ("cat <<$x\nb\n$x", false),
         ("echo ${<<EOF}", false),
+        ("echo \"$(a\tb)\"", false),
+        ("ls $(a $[b; c)", false),
+        ("echo \"$(a \"x\ty\" b)\"", true),
         ("echo ${a b}", false),
         // Left to brush-parser.
         ("if true; then echo; fi", false),
