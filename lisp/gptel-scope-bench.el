@@ -39,6 +39,7 @@
 (declare-function gptel-scope-module-parse "gptel-scope-module" (command))
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
+(declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
@@ -169,26 +170,31 @@ Both are values of `memory-use-counts'."
 
 (defun gptel-scope-bench--decisions (dir)
   "Measure decisions on the corpus against the bare parse and a spawn, in DIR.
-The decision is `gptel-scope-module-decide', what run_bash_command
-calls, with the request it sends; the full evidence
+The decision is `gptel-scope-module-decide-command', what
+run_bash_command calls, with what it sends (the command, the
+directory and the buffer's scope); the full evidence
 \(`gptel-scope-module-check-command', what explain shows) and the
 tool's whole judging step (`gptel-scope-check-bash-command', the
 request made from the buffer's scope) are info rows.  Every time
 includes the garbage collections its passes cause, amortized."
   (let* ((commands (gptel-scope-bench--corpus))
          (n (length commands))
+         ;; What run_bash_command sends: the command, the directory and its buffer's scope.
+         (scope (gptel-scope--scope-json (current-buffer)))
+         (decide-fn (lambda (c) (gptel-scope-module-decide-command c dir scope)))
          (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands))
-         (allowed (cl-count-if (lambda (r) (plist-get (gptel-scope-module-decide r) :allowed)) requests)))
+         (allowed (cl-count-if (lambda (c) (plist-get (funcall decide-fn c) :allowed)) commands)))
     ;; Warm up: load the scope, fill every cache once.
     (dolist (r requests) (gptel-scope-module-check-command r))
+    (dolist (c commands) (funcall decide-fn c))
     (dolist (c commands) (gptel-scope-module-parse c))
     (let* ((parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-           (decide (gptel-scope-bench--passes requests #'gptel-scope-module-decide))
+           (decide (gptel-scope-bench--passes commands decide-fn))
            (evidence (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
            (full (gptel-scope-bench--passes
                   commands (lambda (c) (gptel-scope-check-bash-command c dir nil t))))
            (bytes (let ((counts (memory-use-counts)))
-                    (dolist (r requests) (gptel-scope-module-decide r))
+                    (dolist (c commands) (funcall decide-fn c))
                     (/ (gptel-scope-bench--bytes counts (memory-use-counts)) n)))
            (spawn (gptel-scope-bench--median
                    (cl-loop repeat gptel-scope-bench-spawns collect (gptel-scope-bench--spawn-bare))))
@@ -198,7 +204,7 @@ includes the garbage collections its passes cause, amortized."
                               (/ decide parse) "<= 1.5" (<= (/ decide parse) 1.5))
       (let* ((gptel-scope-bench--without-gc t)
              (parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-             (decide (gptel-scope-bench--passes requests #'gptel-scope-module-decide)))
+             (decide (gptel-scope-bench--passes commands decide-fn)))
         (gptel-scope-bench--row "Emacs: the same, GC time left out"
                                 (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
                                 (/ decide parse) "(info)" 'info))

@@ -47,6 +47,7 @@
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
+(declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
@@ -187,6 +188,37 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
                     :home (expand-file-name "~"))
               (unless (cl-loop for s across sources thereis (plist-get s :file))
                 (list :project_root (gptel-scope--project-root))))))))
+
+(defvar-local gptel-scope--scope-json nil
+  "The scope part of this buffer's last brief request, and what it was made of.
+A vector [PRESET INLINE DOCUMENT GRANTS HOME ROOT JSON] (copies of
+`gptel-scope', `gptel-scope-inline' and the allow-once grants).")
+
+(defun gptel-scope--scope-json (buffer)
+  "Return the JSON of BUFFER's scope for the module, without a command.
+That is its sources, grants, home and, without a scope document, the
+project root, as `gptel-scope--request' sends them.  It is made again
+only when one of them changed: every call looks for the document and
+compares the rest."
+  (with-current-buffer buffer
+    (let* ((doc (gptel-scope-document))
+           (home (expand-file-name "~"))
+           (root (unless doc (gptel-scope--project-root)))
+           (c gptel-scope--scope-json))
+      (if (and c
+               (equal (aref c 2) doc) (equal (aref c 4) home) (equal (aref c 5) root)
+               (equal (aref c 0) gptel-scope) (equal (aref c 1) gptel-scope-inline)
+               (equal (aref c 3) gptel-scope--allow-once))
+          (aref c 6)
+        (let* ((sources (gptel-scope-sources))
+               (json (json-serialize
+                      (nconc (list :sources sources :grants (gptel-scope--grants) :home home)
+                             (unless (cl-loop for s across sources thereis (plist-get s :file))
+                               (list :project_root (or root (gptel-scope--project-root))))))))
+          (setq gptel-scope--scope-json
+                (vector (copy-tree gptel-scope t) (copy-tree gptel-scope-inline t) doc
+                        (copy-tree gptel-scope--allow-once) home root json))
+          json)))))
 
 ;;;; Grants and refusals
 
@@ -468,9 +500,11 @@ violation's resource, kind, access and reason), and the :command and
     (with-current-buffer buffer
       (let* ((command (gptel-scope--string-arg "command" command))
              (dir (gptel-scope--directory-arg directory))
-             (d (funcall (if brief #'gptel-scope-module-decide #'gptel-scope-module-check-command)
-                         (gptel-scope--request buffer :command command :directory dir
-                                               :tool "run_bash_command"))))
+             (d (if brief
+                    (gptel-scope-module-decide-command command dir (gptel-scope--scope-json buffer))
+                  (gptel-scope-module-check-command
+                   (gptel-scope--request buffer :command command :directory dir
+                                         :tool "run_bash_command")))))
         (if (or (plist-get d :allowed) (plist-member d :command))
             d
           (nconc d (list :command command :directory dir)))))))

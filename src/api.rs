@@ -265,7 +265,10 @@ enum Judging {
 /// Parses a command request, loads its scope and decides with `judge`; a missing or bad
 /// directory and scope errors come back as refusals.
 fn judging(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
-    let req = Request::parse(json)?;
+    judging_request(Request::parse(json)?, default_tool, judge)
+}
+
+fn judging_request(req: Request, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
     let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
     let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
     let (dir, prepared) = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
@@ -286,7 +289,24 @@ fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, 
 
 /// `run_bash_command` as the tool runs it: a decision in brief ([`Judged`]).
 pub fn decide_command(json: &str) -> Result<Judged> {
-    Ok(match judging(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))? {
+    brief(judging(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))?)
+}
+
+/// [`decide_command`] on `command` in `directory`, the rest of the request (sources, grants,
+/// home, project root, tool) given apart as `scope`, a JSON object: a caller sends the same
+/// `scope` for every command of a session without serializing it again.
+pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<Judged> {
+    let mut req = Request::parse(scope)?;
+    if req.command.is_some() || req.directory.is_some() {
+        return Err(ScopeError::InvalidArgument("the scope of a request must not name its command or directory".into()));
+    }
+    req.command = Some(command.to_string());
+    req.directory = Some(directory.to_string());
+    brief(judging_request(req, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))?)
+}
+
+fn brief(judging: Judging) -> Result<Judged> {
+    Ok(match judging {
         Judging::Decided(decision, prepared) if decision.allowed => {
             let bt = &prepared.loaded.scope.bash_tools;
             Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision }
@@ -560,6 +580,28 @@ mod tests {
                 Judged::Full(v) => panic!("{command}: a full reply {v}"),
             }
         }
+    }
+
+    #[test]
+    fn a_command_apart_from_its_scope_is_judged_as_in_one_request() {
+        let t = project();
+        let scope = json!({"sources": [{"file": t.path().join("scope.yml")}]}).to_string();
+        let dir = t.path().to_string_lossy().into_owned();
+        for command in COMMANDS {
+            let apart = decide_command_in(command, &dir, &scope).expect("apart");
+            let whole = decide_command(&request(&t, command)).expect("whole");
+            match (apart, whole) {
+                (Judged::Allowed { decision: a, .. }, Judged::Allowed { decision: b, .. }) => assert_eq!(a, b, "{command}"),
+                (Judged::Refused { decision: a, response: ra }, Judged::Refused { decision: b, response: rb }) => {
+                    assert_eq!(a, b, "{command}");
+                    assert_eq!(ra, rb, "{command}");
+                }
+                _ => panic!("{command}: different replies"),
+            }
+        }
+        let with_command = json!({"command": "rm x", "sources": []}).to_string();
+        assert!(decide_command_in("ls", &dir, &with_command).is_err());
+        assert!(decide_command_in("ls", &dir, "not json").is_err());
     }
 
     #[test]

@@ -408,7 +408,21 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// `gptel-scope-module-check-command'.
 #[defun]
 fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    match api::decide_command(&text_arg(env, request)?) {
+    brief_reply(env, api::decide_command(&text_arg(env, request)?))
+}
+
+/// Judge COMMAND run in DIRECTORY as `gptel-scope-module-decide' does, in brief.
+/// SCOPE is the rest of the request, a JSON object of its sources, grants, home, project
+/// root and tool: a caller keeps it for the commands of a session.
+#[defun]
+fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
+    let command = text_arg(env, command)?;
+    let directory = text_arg(env, directory)?;
+    brief_reply(env, api::decide_command_in(&command, &directory, &text_arg(env, scope)?))
+}
+
+fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<'e>> {
+    match r {
         Ok(api::Judged::Allowed { decision, timeout, max_output_chars }) => allowed_brief(env, &decision, timeout, max_output_chars),
         Ok(api::Judged::Refused { decision, response }) => refused_brief(env, &decision, &response),
         Ok(api::Judged::Full(v)) => to_lisp(env, &v),
