@@ -405,7 +405,8 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// :required-scope :category :violations), each violation (:resource :validation-type :access
 /// :reason), which is all answering the model and offering the expansion menu takes. A
 /// refusal for a bad directory or scope, and the evidence of any decision, come in full from
-/// `gptel-scope-module-check-command'.
+/// `gptel-scope-module-check-command'. The strings of codes (reasons, kinds, access,
+/// categories, tool names) are shared between decisions: do not modify them.
 #[defun]
 fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     brief_reply(env, api::decide_command(&text_arg(env, request)?))
@@ -496,8 +497,10 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
     if chunks.is_not_nil() && env.call("stringp", [chunks])?.is_not_nil() {
         pieces.push(chunks);
     } else {
+        // `length' refuses a list that is circular or not a list.
+        let n: i64 = env.call("length", [chunks])?.into_rust()?;
         let mut list = chunks;
-        while list.is_not_nil() {
+        for _ in 0..n {
             pieces.push(env.call(car, [list])?);
             list = env.call(cdr, [list])?;
         }

@@ -230,7 +230,10 @@ command and message, in the plist and in the model's answer."
   (let ((r (gptel-scope-module-truncate-output (list (make-string 5000 ?x)) 100)))
     (should (plist-get r :truncated))
     (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output))))
-  (should-error (gptel-scope-module-truncate-output (list 1) 10) :type 'wrong-type-argument))
+  (should-error (gptel-scope-module-truncate-output (list 1) 10) :type 'wrong-type-argument)
+  (let ((circular (list "a" "b")))
+    (setcdr (cdr circular) circular)
+    (should-error (gptel-scope-module-truncate-output circular 10) :type 'circular-list)))
 
 (provide 'gptel-scope-module-test)
 ;;; gptel-scope-module-test.el ends here
