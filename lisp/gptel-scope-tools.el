@@ -191,8 +191,17 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
 
 (defvar-local gptel-scope--scope-json nil
   "The scope part of this buffer's last brief request, and what it was made of.
-A vector [PRESET INLINE DOCUMENT GRANTS HOME ROOT JSON] (copies of
-`gptel-scope', `gptel-scope-inline' and the allow-once grants).")
+A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON]
+\(copies of `gptel-scope', `gptel-scope-inline' and the allow-once
+grants; the HOME entry of `process-environment' HOME was made from).")
+
+(defun gptel-scope--home-entry ()
+  "Return the entry of HOME in `process-environment', or nil."
+  (let ((env process-environment) (entry nil))
+    (while (and env (not entry))
+      (when (string-prefix-p "HOME=" (car env)) (setq entry (car env)))
+      (setq env (cdr env)))
+    entry))
 
 (defun gptel-scope--scope-json (buffer)
   "Return the JSON of BUFFER's scope for the module, without a command.
@@ -202,14 +211,16 @@ only when one of them changed: every call looks for the document and
 compares the rest."
   (with-current-buffer buffer
     (let* ((doc (gptel-scope-document))
-           (home (expand-file-name "~"))
-           (root (unless doc (gptel-scope--project-root)))
-           (c gptel-scope--scope-json))
+           (c gptel-scope--scope-json)
+           ;; `expand-file-name' of ~ is asked again only when HOME changed.
+           (entry (gptel-scope--home-entry))
+           (home (if (and c (eq (aref c 4) entry)) (aref c 5) (expand-file-name "~")))
+           (root (unless doc (gptel-scope--project-root))))
       (if (and c
-               (equal (aref c 2) doc) (equal (aref c 4) home) (equal (aref c 5) root)
+               (equal (aref c 2) doc) (eq (aref c 5) home) (equal (aref c 6) root)
                (equal (aref c 0) gptel-scope) (equal (aref c 1) gptel-scope-inline)
                (equal (aref c 3) gptel-scope--allow-once))
-          (aref c 6)
+          (aref c 7)
         (let* ((sources (gptel-scope-sources))
                (json (json-serialize
                       (nconc (list :sources sources :grants (gptel-scope--grants) :home home)
@@ -217,7 +228,7 @@ compares the rest."
                                (list :project_root (or root (gptel-scope--project-root))))))))
           (setq gptel-scope--scope-json
                 (vector (copy-tree gptel-scope t) (copy-tree gptel-scope-inline t) doc
-                        (copy-tree gptel-scope--allow-once) home root json))
+                        (copy-tree gptel-scope--allow-once) entry home root json))
           json)))))
 
 ;;;; Grants and refusals

@@ -365,6 +365,12 @@ anything it comes from changes, also in place (C02)."
         (with-temp-file (expand-file-name "scope.yml" dir)
           (insert "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [head]}}\n"))
         (should (plist-get (gptel-scope-check-bash-command "head x" dir nil t) :allowed))
+        ;; Another home.
+        (let ((process-environment (copy-sequence process-environment)))
+          (setenv "HOME" "/tmp/gptel-scope-other-home")
+          (should (string-match-p "\"home\":\"/tmp/gptel-scope-other-home\""
+                                  (gptel-scope--scope-json (current-buffer)))))
+        (should-not (string-match-p "gptel-scope-other-home" (gptel-scope--scope-json (current-buffer))))
         ;; The brief decision answers as the full one.
         (dolist (command '("ls" "head x" "rm -rf /"))
           (let ((brief (gptel-scope-check-bash-command command dir nil t))
