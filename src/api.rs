@@ -427,7 +427,113 @@ pub fn truename(path: &str) -> Option<String> {
     std::fs::canonicalize(path).ok().and_then(|p| p.into_os_string().into_string().ok())
 }
 
-/// A text handed over as bytes: as it is when it is UTF-8, else with each byte of an invalid
+/// Process output decoded as [`decode_output`] does and truncated as
+/// [`crate::truncate::truncate_chars_owned`] does, read in chunks: only the part that can be
+/// shown (the first `max_chars` characters) is kept, the rest is counted. A UTF-8 sequence
+/// may be split between chunks.
+pub struct OutputText {
+    max_chars: usize,
+    head: String,
+    head_chars: usize,
+    total_chars: usize,
+    total_bytes: usize,
+    newlines: usize,
+    ends_with_newline: bool,
+    /// The start of a UTF-8 sequence that the last chunk cut (at most three bytes).
+    pending: Vec<u8>,
+}
+
+impl OutputText {
+    pub fn new(max_chars: usize) -> OutputText {
+        OutputText {
+            max_chars,
+            head: String::new(),
+            head_chars: 0,
+            total_chars: 0,
+            total_bytes: 0,
+            newlines: 0,
+            ends_with_newline: false,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Reads the next chunk of output.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.pending.is_empty() {
+            self.decode(bytes, false);
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(bytes);
+            self.decode(&joined, false);
+        }
+    }
+
+    /// The truncation of all the output read.
+    pub fn finish(mut self) -> crate::truncate::Truncated {
+        let pending = std::mem::take(&mut self.pending);
+        self.decode(&pending, true);
+        let total_lines = self.newlines + usize::from(self.total_bytes > 0 && !self.ends_with_newline);
+        crate::truncate::truncate_chars_head(self.head, self.max_chars, self.total_chars, total_lines, self.total_bytes)
+    }
+
+    fn decode(&mut self, bytes: &[u8], last: bool) {
+        let mut seen = 0;
+        for chunk in bytes.utf8_chunks() {
+            let mut valid = chunk.valid();
+            while let Some(nul) = memchr::memchr(0, valid.as_bytes()) {
+                self.text(&valid[..nul]);
+                self.char('\u{2400}');
+                valid = &valid[nul + 1..];
+            }
+            self.text(valid);
+            let invalid = chunk.invalid();
+            seen += chunk.valid().len() + invalid.len();
+            let cut = !last
+                && seen == bytes.len()
+                && !invalid.is_empty()
+                && std::str::from_utf8(invalid).err().is_some_and(|e| e.error_len().is_none());
+            if cut {
+                self.pending.extend_from_slice(invalid);
+            } else {
+                for _ in invalid {
+                    self.char('\u{FFFD}');
+                }
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let chars = text.chars().count();
+        self.total_chars += chars;
+        self.total_bytes += text.len();
+        self.newlines += memchr::memchr_iter(b'\n', text.as_bytes()).count();
+        self.ends_with_newline = text.ends_with('\n');
+        let room = self.max_chars - self.head_chars;
+        if room >= chars {
+            self.head.push_str(text);
+            self.head_chars += chars;
+        } else if room > 0 {
+            let end = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
+            self.head.push_str(&text[..end]);
+            self.head_chars += room;
+        }
+    }
+
+    fn char(&mut self, c: char) {
+        self.total_chars += 1;
+        self.total_bytes += c.len_utf8();
+        self.ends_with_newline = false;
+        if self.head_chars < self.max_chars {
+            self.head.push(c);
+            self.head_chars += 1;
+        }
+    }
+}
+
+/// A text handed over as bytes:/// A text handed over as bytes: as it is when it is UTF-8, else with each byte of an invalid
 /// sequence as U+FFFD (NUL kept).
 pub fn text_lossy(bytes: Vec<u8>) -> String {
     match String::from_utf8(bytes) {
@@ -632,6 +738,41 @@ mod tests {
         let text = decode_output(all.clone());
         assert!(text.len() <= 3 * all.len());
         assert!(!text.contains('\0'));
+    }
+
+    #[test]
+    fn output_read_in_chunks_is_truncated_as_the_whole() {
+        // A small generator: bytes of ASCII, newlines, NUL, multibyte characters, and
+        // invalid or cut sequences; cut into chunks of every size.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pieces: &[&[u8]] = &[b"a", b"xyz ", b"\n", b"\0", "é".as_bytes(), "日本".as_bytes(), "🦀".as_bytes(), b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f", b"\xc3"];
+        for round in 0..400 {
+            let mut bytes = Vec::new();
+            for _ in 0..(next() % 60) {
+                bytes.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let max = (next() % 40) as usize + if round % 7 == 0 { 1000 } else { 0 };
+            let whole = crate::truncate::truncate_chars_owned(decode_output(bytes.clone()), max);
+            let mut out = OutputText::new(max);
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let n = ((next() % 7) as usize + 1).min(rest.len());
+                out.push(&rest[..n]);
+                rest = &rest[n..];
+            }
+            assert_eq!(out.finish(), whole, "{bytes:?} max {max}");
+        }
+        let empty = OutputText::new(5).finish();
+        assert_eq!(empty, crate::truncate::truncate_chars_owned(String::new(), 5));
+        let mut zero = OutputText::new(0);
+        zero.push(b"abc\n");
+        assert_eq!(zero.finish(), crate::truncate::truncate_chars_owned("abc\n".into(), 0));
     }
 
     #[test]

@@ -105,29 +105,16 @@ fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
 /// (raw bytes, characters beyond U+10FFFF) is refused by Emacs as before.
 fn string_arg(value: Value<'_>) -> Result<Vec<u8>> {
     let size: i64 = value.env.call(string_bytes, [value])?.into_rust()?;
-    let size = usize::try_from(size).unwrap_or(0);
-    let mut buf = Vec::with_capacity(size.saturating_add(1));
-    append_string(value, size, &mut buf)?;
-    Ok(buf)
-}
-
-/// Appends the bytes of the Lisp string `value`, of `size` bytes by `string-bytes`, to `buf`
-/// with one copy.
-fn append_string(value: Value<'_>, size: usize, buf: &mut Vec<u8>) -> Result<()> {
-    let start = buf.len();
-    buf.resize(start.saturating_add(size).saturating_add(1), 0);
-    let copied = match value.copy_string_contents(&mut buf[start..]) {
-        Ok(bytes) => Some(bytes.len()),
-        Err(_) => None,
-    };
+    // Zeroed by the allocator: a large buffer is fresh zero pages, written once by the copy.
+    let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0).saturating_add(1)];
+    let copied = value.copy_string_contents(&mut buf).map(<[u8]>::len);
     match copied {
-        Some(len) => buf.truncate(start + len),
-        None => {
-            buf.truncate(start);
-            buf.extend_from_slice(&value.clone_string_contents()?);
+        Ok(len) => {
+            buf.truncate(len);
+            Ok(buf)
         }
+        Err(_) => value.clone_string_contents(),
     }
-    Ok(())
 }
 
 /// The text of the Lisp string `value` (a JSON request, a command): it must be UTF-8.
@@ -489,7 +476,8 @@ fn truncate_stream<'e>(env: &'e Env, text: Value<'e>, max_bytes: i64, max_lines:
 /// them, newest first (as a process filter pushes them), together the raw bytes the command
 /// printed. They are decoded as UTF-8, each byte that is not part of a valid sequence as
 /// U+FFFD and NUL as U+2400, and truncated to MAX-CHARS characters as by
-/// `gptel-scope-module-truncate'. Returns (:output :truncated :total-lines).
+/// `gptel-scope-module-truncate', one chunk at a time (a character may be split between
+/// two). Returns (:output :truncated :total-lines).
 #[defun]
 fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
@@ -505,16 +493,22 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
             list = env.call(cdr, [list])?;
         }
     }
-    let mut sizes = Vec::with_capacity(pieces.len());
-    for piece in &pieces {
+    // Each chunk is copied into one buffer, used again for the next: only what can be
+    // shown is kept, and the output is never held whole.
+    let mut out = api::OutputText::new(max);
+    let mut buf: Vec<u8> = Vec::new();
+    for piece in pieces.iter().rev() {
         let size: i64 = env.call(string_bytes, [*piece])?.into_rust()?;
-        sizes.push(usize::try_from(size).unwrap_or(0));
+        let need = usize::try_from(size).unwrap_or(0).saturating_add(1);
+        if buf.len() < need {
+            buf.resize(need, 0);
+        }
+        match piece.copy_string_contents(&mut buf[..need]).map(<[u8]>::len) {
+            Ok(len) => out.push(&buf[..len]),
+            Err(_) => out.push(&piece.clone_string_contents()?),
+        }
     }
-    let mut bytes = Vec::with_capacity(sizes.iter().sum::<usize>().saturating_add(1));
-    for (piece, size) in pieces.iter().zip(sizes).rev() {
-        append_string(*piece, size, &mut bytes)?;
-    }
-    let r = crate::truncate::truncate_chars_owned(api::decode_output(bytes), max);
+    let r = out.finish();
     env.list(&[
         k_output.bind(env),
         lstr(env, &r.output)?,
