@@ -39,8 +39,10 @@
 (declare-function gptel-scope-module-parse "gptel-scope-module" (command))
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
+(declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
+(declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
 
 (defvar gptel-scope-bench-passes 9
   "Passes over the corpus; the median pass is reported.")
@@ -51,13 +53,16 @@
 (defvar gptel-scope-bench-flood-seconds 10
   "How long `yes' runs in the flood figure.")
 
-(defconst gptel-scope-bench--root
+(defvar gptel-scope-bench-root
   (file-name-directory (directory-file-name gptel-scope--directory))
   "The repository root (the parent of lisp/).")
 
+(defvar gptel-scope-bench-compiled nil
+  "Non-nil in the Emacs that runs the figures on byte-compiled code.")
+
 (defun gptel-scope-bench--corpus ()
   "Return the commands of the real corpus, a list of strings."
-  (let ((file (expand-file-name "../shared/corpus/real-commands.jsonl" gptel-scope-bench--root)))
+  (let ((file (expand-file-name "../shared/corpus/real-commands.jsonl" gptel-scope-bench-root)))
     (with-temp-buffer
       (insert-file-contents file)
       (let (out)
@@ -99,16 +104,29 @@ bash_tools: {categories: {read_only: [ls, cat, grep, find, head, tail, wc, git, 
 
 (defun gptel-scope-bench--pass (items fn)
   "Return the seconds of one call of FN on each of ITEMS."
-  (garbage-collect)
   (let ((start (float-time))
         (gc gc-elapsed))
     (dolist (i items) (funcall fn i))
     (- (float-time) start (if gptel-scope-bench--without-gc (- gc-elapsed gc) 0))))
 
 (defun gptel-scope-bench--passes (items fn)
-  "Return the median seconds of `gptel-scope-bench-passes' passes of FN over ITEMS."
-  (gptel-scope-bench--median
-   (cl-loop repeat gptel-scope-bench-passes collect (gptel-scope-bench--pass items fn))))
+  "Return the seconds of a pass of FN over ITEMS, garbage collection included.
+That is the mean of `gptel-scope-bench-passes' passes run back to
+back after one collection: each pays the collections its garbage
+causes, as a session does.  With `gptel-scope-bench--without-gc',
+the median pass without the time spent collecting garbage."
+  (garbage-collect)
+  (let ((times (cl-loop repeat gptel-scope-bench-passes collect (gptel-scope-bench--pass items fn))))
+    (if gptel-scope-bench--without-gc
+        (gptel-scope-bench--median times)
+      (/ (apply #'+ times) (length times)))))
+
+(defun gptel-scope-bench--bytes (counts0 counts1)
+  "Return the bytes of Lisp data made between COUNTS0 and COUNTS1.
+Both are values of `memory-use-counts'."
+  (cl-destructuring-bind (conses floats cells symbols chars intervals strings)
+      (cl-mapcar #'- counts1 counts0)
+    (+ (* 16 conses) (* 16 floats) (* 8 cells) (* 48 symbols) chars (* 56 intervals) (* 32 strings))))
 
 (defun gptel-scope-bench--wait (flag-fn &optional limit)
   "Wait at most LIMIT seconds (default 60) for FLAG-FN to give non-nil."
@@ -152,21 +170,32 @@ bash_tools: {categories: {read_only: [ls, cat, grep, find, head, tail, wc, git, 
 
 (defun gptel-scope-bench--decisions (dir)
   "Measure decisions on the corpus against the bare parse and a spawn, in DIR.
-The decision is `gptel-scope-module-decide', what run_bash_command
-calls; the full evidence (`gptel-scope-module-check-command', what
-explain shows) is an info row."
+The decision is `gptel-scope-module-decide-command', what
+run_bash_command calls, with what it sends (the command, the
+directory and the buffer's scope); the full evidence
+\(`gptel-scope-module-check-command', what explain shows) and the
+tool's whole judging step (`gptel-scope-check-bash-command', the
+request made from the buffer's scope) are info rows.  Every time
+includes the garbage collections its passes cause, amortized."
   (let* ((commands (gptel-scope-bench--corpus))
          (n (length commands))
+         ;; What run_bash_command sends: the command, the directory and its buffer's scope.
+         (scope (gptel-scope--scope-json (current-buffer)))
+         (decide-fn (lambda (c) (gptel-scope-module-decide-command c dir scope)))
          (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands))
-         (allowed (cl-count-if (lambda (r) (plist-get (gptel-scope-module-decide r) :allowed)) requests)))
+         (allowed (cl-count-if (lambda (c) (plist-get (funcall decide-fn c) :allowed)) commands)))
     ;; Warm up: load the scope, fill every cache once.
     (dolist (r requests) (gptel-scope-module-check-command r))
+    (dolist (c commands) (funcall decide-fn c))
     (dolist (c commands) (gptel-scope-module-parse c))
     (let* ((parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-           (decide (gptel-scope-bench--passes requests #'gptel-scope-module-decide))
+           (decide (gptel-scope-bench--passes commands decide-fn))
            (evidence (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
            (full (gptel-scope-bench--passes
-                  commands (lambda (c) (gptel-scope-module-decide (gptel-scope-bench--request dir c)))))
+                  commands (lambda (c) (gptel-scope-check-bash-command c dir nil t))))
+           (bytes (let ((counts (memory-use-counts)))
+                    (dolist (c commands) (funcall decide-fn c))
+                    (/ (gptel-scope-bench--bytes counts (memory-use-counts)) n)))
            (spawn (gptel-scope-bench--median
                    (cl-loop repeat gptel-scope-bench-spawns collect (gptel-scope-bench--spawn-bare))))
            (per (/ decide n)))
@@ -175,16 +204,18 @@ explain shows) is an info row."
                               (/ decide parse) "<= 1.5" (<= (/ decide parse) 1.5))
       (let* ((gptel-scope-bench--without-gc t)
              (parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-             (decide (gptel-scope-bench--passes requests #'gptel-scope-module-decide)))
+             (decide (gptel-scope-bench--passes commands decide-fn)))
         (gptel-scope-bench--row "Emacs: the same, GC time left out"
                                 (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
                                 (/ decide parse) "(info)" 'info))
       (gptel-scope-bench--row "Emacs: decision with full evidence / bare parse"
                               (format "%.2f ms" (* 1e3 evidence)) (format "%.2f ms" (* 1e3 parse))
                               (/ evidence parse) "(info)" 'info)
-      (gptel-scope-bench--row "Emacs: json-serialize+decision / bare parse"
+      (gptel-scope-bench--row "Emacs: run_bash_command's judging (request+decision) / parse"
                               (format "%.2f ms" (* 1e3 full)) (format "%.2f ms" (* 1e3 parse))
                               (/ full parse) "(info)" 'info)
+      (gptel-scope-bench--row "Emacs: Lisp data made per decision (mean)"
+                              (format "%d B" bytes) "-" nil "(info)" 'info)
       (gptel-scope-bench--row "Emacs: decision (mean) / spawn bash -c true"
                               (format "%.1f us" (* 1e6 per)) (format "%.0f us" (* 1e6 spawn))
                               (/ per spawn) "< 0.02" (< (/ per spawn) 0.02))
@@ -255,21 +286,61 @@ explain shows) is an info row."
                                           (- (float-time) start)))))
          (gbs (/ mb 1024 (gptel-scope-bench--median times))))
     (gptel-scope-bench--row "Emacs: truncate 100 MB in the module"
-                            (format "%.2f GB/s" gbs) "1 GB/s" gbs ">= 1" (>= gbs 1.0))))
+                            (format "%.2f GB/s" gbs) "1 GB/s" gbs ">= 1" (>= gbs 1.0))
+    ;; run_bash_command keeps a command's output as the unibyte chunks its process
+    ;; filter receives (up to `gptel-scope-capture-factor' times the limit) and hands
+    ;; the list to the module, which decodes and truncates it.
+    (let* ((bytes (encode-coding-string text 'utf-8-unix t))
+           (chunks (let (out (i 0) (n (length bytes)))
+                     (while (< i n)
+                       (push (substring bytes i (min n (+ i 4096))) out)
+                       (setq i (+ i 4096)))
+                     out))
+           (times (cl-loop repeat 5
+                           collect (progn (garbage-collect)
+                                          (let ((start (float-time)))
+                                            (gptel-scope-module-truncate-output chunks 20000)
+                                            (- (float-time) start)))))
+           (gbs (/ mb 1024 (gptel-scope-bench--median times)))
+           (cap (* gptel-scope-capture-factor 20000))
+           (kept (nthcdr (- (length chunks) (/ cap 4096)) chunks))
+           (kept-bytes (apply #'+ (mapcar #'length kept)))
+           (seconds (gptel-scope-bench--median
+                     (cl-loop repeat 21
+                              collect (let ((start (float-time)))
+                                        (gptel-scope-module-truncate-output kept 20000)
+                                        (- (float-time) start)))))
+           (kept-gbs (/ kept-bytes 1073741824.0 seconds)))
+      (gptel-scope-bench--row "Emacs: decode+truncate 100 MB of output chunks (4 KB)"
+                              (format "%.2f GB/s" gbs) "1 GB/s" gbs "(info)" 'info)
+      (gptel-scope-bench--row (format "Emacs: decode+truncate the %d KB run_bash_command keeps"
+                                      (/ kept-bytes 1000))
+                              (format "%.2f GB/s, %.3f ms" kept-gbs (* 1e3 seconds)) "1 GB/s" kept-gbs
+                              "(info)" 'info))))
 
 (defun gptel-scope-bench--run-bash (spawn)
-  "Measure run_bash_command on `true' against SPAWN, the bare spawn's seconds."
+  "Measure run_bash_command on `true' against SPAWN, the bare spawn's seconds.
+Also the processor time Emacs itself spends on each (its own work,
+less noisy than the wall clock on a busy machine)."
   (gptel-scope-bench--spawn-tool "true")
-  (let (bares tools)
+  (let (bares tools bare-cpu tool-cpu)
     ;; Interleaved, so that both see the same state of the machine.
     (dotimes (_ gptel-scope-bench-spawns)
-      (push (gptel-scope-bench--spawn-bare) bares)
-      (push (car (gptel-scope-bench--spawn-tool "true")) tools))
+      (let ((cpu (float-time (get-internal-run-time))))
+        (push (gptel-scope-bench--spawn-bare) bares)
+        (push (- (float-time (get-internal-run-time)) cpu) bare-cpu))
+      (let ((cpu (float-time (get-internal-run-time))))
+        (push (car (gptel-scope-bench--spawn-tool "true")) tools)
+        (push (- (float-time (get-internal-run-time)) cpu) tool-cpu)))
     (let ((bare (gptel-scope-bench--median (cons spawn bares)))
           (tool (gptel-scope-bench--median tools)))
-    (gptel-scope-bench--row "Emacs: run_bash_command true / make-process"
-                            (format "%.2f ms" (* 1e3 tool)) (format "%.2f ms" (* 1e3 bare))
-                            (/ tool bare) "<= 1.2" (<= (/ tool bare) 1.2)))))
+      (gptel-scope-bench--row "Emacs: run_bash_command true / make-process"
+                              (format "%.2f ms" (* 1e3 tool)) (format "%.2f ms" (* 1e3 bare))
+                              (/ tool bare) "<= 1.2" (<= (/ tool bare) 1.2))
+      (gptel-scope-bench--row "Emacs: the same, Emacs's own processor time"
+                              (format "%.3f ms" (* 1e3 (gptel-scope-bench--median tool-cpu)))
+                              (format "%.3f ms" (* 1e3 (gptel-scope-bench--median bare-cpu)))
+                              nil "(info)" 'info))))
 
 (defun gptel-scope-bench--flood ()
   "Run `yes' through run_bash_command for 10 s; report how much Emacs grows."
@@ -294,23 +365,62 @@ explain shows) is an info row."
                             (format "%d conses" conses) nil
                             (format "timed out: %s" (plist-get result :timed_out)) 'info)))
 
-(defun gptel-scope-bench-run ()
-  "Run every benchmark and print its rows; for batch Emacs (`make bench')."
+(defun gptel-scope-bench--run-here ()
+  "Run every benchmark in this Emacs and print its rows."
   (gptel-scope-load-module)
   (let* ((dir (directory-file-name (file-truename (make-temp-file "gptel-scope-bench-" t))))
-         (default-directory (file-name-as-directory dir)))
+         (default-directory (file-name-as-directory dir))
+         ;; The project is home too, so that `~' in the corpus means the same in every run.
+         (process-environment (cons (concat "HOME=" dir) process-environment)))
     (unwind-protect
         (with-temp-buffer
           (setq default-directory (file-name-as-directory dir))
           (make-directory (expand-file-name "out" dir) t)
           (gptel-scope-bench--write (expand-file-name "scope.yml" dir) (gptel-scope-bench--scope-text dir))
+          ;; Backdated, as a scope.yml in use is: a document written in the last two
+          ;; seconds is read again on every call (as the engine's bench does too).
+          (set-file-times (expand-file-name "scope.yml" dir) (time-subtract nil 60))
           (setq gptel-scope-file (expand-file-name "scope.yml" dir))
+          (gptel-scope-bench--row "Emacs: gptel-scope's Lisp byte-compiled, as installed"
+                                  (if gptel-scope-bench-compiled "yes" "no") "yes" nil "(info)" 'info)
           (let ((spawn (gptel-scope-bench--decisions dir)))
             (gptel-scope-bench--scope-cache dir)
             (gptel-scope-bench--truncate)
             (gptel-scope-bench--run-bash spawn)
             (gptel-scope-bench--flood)))
       (delete-directory dir t))))
+
+(defun gptel-scope-bench-run ()
+  "Run every benchmark and print its rows; for batch Emacs (`make bench').
+The figures are taken in a second Emacs on gptel-scope's Lisp
+byte-compiled into a temporary directory, as a package manager
+installs it (run from the sources, Lisp is interpreted, several
+times slower and making more garbage).  GPTEL_SCOPE_BENCH_SOURCE=1
+in the environment runs them on the sources, in this Emacs."
+  (if (or gptel-scope-bench-compiled (getenv "GPTEL_SCOPE_BENCH_SOURCE"))
+      (gptel-scope-bench--run-here)
+    (let ((tmp (make-temp-file "gptel-scope-bench-elc-" t))
+          (emacs (expand-file-name invocation-name invocation-directory)))
+      (unwind-protect
+          (let ((files (directory-files gptel-scope--directory t "\\`gptel-scope.*\\.el\\'")))
+            (dolist (f files)
+              (copy-file f (expand-file-name (file-name-nondirectory f) tmp)))
+            (make-symbolic-link (gptel-scope--module-file)
+                                (expand-file-name (file-name-nondirectory (gptel-scope--module-file)) tmp))
+            (with-temp-buffer
+              (unless (eql 0 (apply #'call-process emacs nil t nil "-Q" "--batch" "-L" tmp
+                                    "-f" "batch-byte-compile"
+                                    (directory-files tmp t "\\.el\\'")))
+                (error "Byte-compiling for the bench failed:\n%s" (buffer-string))))
+            (with-temp-buffer
+              (let ((status (call-process emacs nil t nil "-Q" "--batch" "-L" tmp
+                                          "--eval" (format "(setq gptel-scope-bench-root %S gptel-scope-bench-compiled t)"
+                                                           gptel-scope-bench-root)
+                                          "-l" "gptel-scope-bench" "-f" "gptel-scope-bench-run")))
+                (princ (buffer-string))
+                (unless (eql 0 status)
+                  (error "The bench failed (exit status %s)" status)))))
+        (delete-directory tmp t)))))
 
 (provide 'gptel-scope-bench)
 ;;; gptel-scope-bench.el ends here

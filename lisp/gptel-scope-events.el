@@ -124,7 +124,7 @@ and end of one call).  The event, the plist
 goes to `gptel-scope-event-functions', to the log of
 \\[gptel-scope-log] and to `gptel-scope-audit-file'.  Never signals;
 return the event."
-  (let ((event (append (list :time (float-time) :type type :tool tool :args args) props)))
+  (let ((event (nconc (list :time (float-time) :type type :tool tool :args args) props)))
     (condition-case err
         (progn
           (unless (memq type gptel-scope-event-types)

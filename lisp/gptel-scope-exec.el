@@ -27,9 +27,10 @@
 ;;   SIGTERM and then SIGKILL, and when the command ends whatever it left
 ;;   running in the background is killed too;
 ;; - output (stdout and stderr together) is captured up to a hard cap
-;;   and counted beyond it, decoded as UTF-8 with invalid bytes replaced
-;;   and NUL shown as U+2400 (so `json-serialize' never fails, and any
-;;   JSON parser takes the result), and truncated by the module.
+;;   and counted beyond it; the module decodes it as UTF-8, each invalid
+;;   byte as U+FFFD and NUL as U+2400 (so `json-serialize' never fails,
+;;   and any JSON parser takes the result), and truncates it, in one
+;;   pass over the captured bytes.
 
 ;;; Code:
 
@@ -38,6 +39,7 @@
 (require 'gptel-scope)
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
+(declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
 
 (defconst gptel-scope-exec--set
   '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "SYSTEMD_PAGER=cat" "GIT_TERMINAL_PROMPT=0"
@@ -56,13 +58,41 @@ refuse the run.")
 (defvar gptel-scope-exec--live nil
   "Processes started by `gptel-scope-exec-start' that have not ended.")
 
+(defconst gptel-scope-exec--dropped
+  (append gptel-scope-exec--unset
+          (mapcar (lambda (e) (substring e 0 (string-search "=" e))) gptel-scope-exec--set))
+  "Names of the variables taken out of `process-environment' for a command.")
+
+(defvar gptel-scope-exec--environment nil
+  "The last sanitized environment: (INPUT COPY RESULT).
+INPUT is the `process-environment' it was made from, COPY a copy of
+that list (the same strings), RESULT the environment.  It is used
+again while `process-environment' is the same list holding the same
+strings, so a command costs no new environment.")
+
+(defun gptel-scope-exec--dropped-p (entry)
+  "Return non-nil when ENTRY, of `process-environment', names a dropped variable."
+  (let ((end (or (string-search "=" entry) (length entry))))
+    (seq-some (lambda (name) (and (= end (length name)) (string-prefix-p name entry)))
+              gptel-scope-exec--dropped)))
+
 (defun gptel-scope-exec-environment ()
-  "Return `process-environment' sanitized for a command."
-  (let ((drop (append gptel-scope-exec--unset
-                      (mapcar (lambda (e) (car (split-string e "="))) gptel-scope-exec--set))))
-    (append gptel-scope-exec--set
-            (seq-remove (lambda (e) (member (car (split-string e "=")) drop))
-                        process-environment))))
+  "Return `process-environment' sanitized for a command.
+The result is shared between calls while `process-environment' does
+not change: do not modify it."
+  (let ((cached gptel-scope-exec--environment))
+    (if (and cached (eq (car cached) process-environment)
+             ;; `setenv' may replace an entry in place: the strings must be the same.
+             (let ((a process-environment) (b (cadr cached)))
+               (while (and a b (eq (car a) (car b)))
+                 (setq a (cdr a) b (cdr b)))
+               (and (null a) (null b))))
+        (nth 2 cached)
+      (let ((env (append gptel-scope-exec--set
+                         (seq-remove #'gptel-scope-exec--dropped-p process-environment))))
+        (setq gptel-scope-exec--environment
+              (list process-environment (copy-sequence process-environment) env))
+        env))))
 
 (defun gptel-scope-exec-shell-argv (command)
   "Return the argv running the shell COMMAND with bash and no startup files."
@@ -70,8 +100,17 @@ refuse the run.")
 
 (defun gptel-scope-exec-decode (bytes)
   "Decode the unibyte string BYTES as UTF-8, invalid bytes as U+FFFD.
-NUL bytes become U+2400 (SYMBOL FOR NULL), which every JSON parser
-takes.  The result is always accepted by `json-serialize'."
+Each byte that is not part of a valid UTF-8 sequence becomes one
+U+FFFD, and NUL bytes become U+2400 (SYMBOL FOR NULL), which every JSON
+parser takes.  The result is always accepted by `json-serialize'.
+The module decodes, as it does the output of `gptel-scope-exec-start';
+without it, Emacs does."
+  (if (fboundp 'gptel-scope-module-truncate-output)
+      (plist-get (gptel-scope-module-truncate-output bytes most-positive-fixnum) :output)
+    (gptel-scope-exec--decode-in-lisp bytes)))
+
+(defun gptel-scope-exec--decode-in-lisp (bytes)
+  "Decode BYTES as `gptel-scope-exec-decode' does, without the module."
   (let ((s (replace-regexp-in-string
             "\0" "\u2400"
             (replace-regexp-in-string "[\200-\377]" "\uFFFD"
@@ -115,6 +154,15 @@ init, and the group holds those that did not leave it)."
           (gptel-scope-exec--signal pid pids 'SIGTERM)
           (run-at-time gptel-scope-kill-grace nil
                        #'gptel-scope-exec--signal pid pids 'SIGKILL))))))
+
+(defun gptel-scope-exec--kill-group (proc)
+  "Kill what is left of the process group of PROC, which has ended.
+SIGTERM, and SIGKILL `gptel-scope-kill-grace' seconds later when
+the group still had members (an empty group needs no second signal)."
+  (let ((pid (process-id proc)))
+    (when (and pid (eql 0 (ignore-errors (signal-process (- pid) 'SIGTERM))))
+      (run-at-time gptel-scope-kill-grace nil
+                   #'gptel-scope-exec--signal pid nil 'SIGKILL))))
 
 (defun gptel-scope-exec-kill-all ()
   "Kill the commands started by gptel-scope that are still running."
@@ -175,10 +223,9 @@ the process started, the `file-missing' of `make-process')."
                (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
                (when timer (cancel-timer timer))
                ;; Nothing the command started may outlive it.
-               (gptel-scope-exec-kill p nil t)
+               (gptel-scope-exec--kill-group p)
                (condition-case err
-                   (let* ((text (gptel-scope-exec-decode (apply #'concat (nreverse chunks))))
-                          (cut (gptel-scope-module-truncate text max-chars))
+                   (let* ((cut (gptel-scope-module-truncate-output chunks max-chars))
                           (output (plist-get cut :output))
                           (signaled (eq (process-status p) 'signal))
                           (code (process-exit-status p)))

@@ -47,9 +47,11 @@
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
+(declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
+(declare-function gptel-scope-module-truename "gptel-scope-module" (path))
 (declare-function gptel-make-tool "ext:gptel-request")
 (declare-function gptel-scope-exec-command "gptel-scope-pty")
 (declare-function gptel-scope-write-stdin "gptel-scope-pty")
@@ -171,19 +173,63 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
 (defun gptel-scope--grants (&optional buffer)
   "Return the allow-once grants of BUFFER, a vector for the module."
   (with-current-buffer (or buffer (current-buffer))
-    (vconcat (mapcar (lambda (g) (list :tool (car g) :resource (cdr g))) gptel-scope--allow-once))))
+    (if gptel-scope--allow-once
+        (vconcat (mapcar (lambda (g) (list :tool (car g) :resource (cdr g))) gptel-scope--allow-once))
+      [])))
 
 (defun gptel-scope--request (buffer &rest keys)
   "Return the JSON request with KEYS under BUFFER's scope and grants."
   (with-current-buffer buffer
     (let ((sources (gptel-scope-sources)))
       (json-serialize
-       (append keys
-               (list :sources sources
-                     :grants (gptel-scope--grants)
-                     :home (expand-file-name "~"))
-               (unless (seq-some (lambda (s) (plist-get s :file)) sources)
-                 (list :project_root (gptel-scope--project-root))))))))
+       (nconc keys
+              (list :sources sources
+                    :grants (gptel-scope--grants)
+                    :home (expand-file-name "~"))
+              (unless (cl-loop for s across sources thereis (plist-get s :file))
+                (list :project_root (gptel-scope--project-root))))))))
+
+(defvar-local gptel-scope--scope-json nil
+  "The scope part of this buffer's last brief request, and what it was made of.
+A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON]
+\(copies of `gptel-scope', `gptel-scope-inline' and the allow-once
+grants; the HOME entry of `process-environment' HOME was made from).")
+
+(defun gptel-scope--home-entry ()
+  "Return the entry of HOME in `process-environment', or nil."
+  (let ((env process-environment) (entry nil))
+    (while (and env (not entry))
+      (when (string-prefix-p "HOME=" (car env)) (setq entry (car env)))
+      (setq env (cdr env)))
+    entry))
+
+(defun gptel-scope--scope-json (buffer)
+  "Return the JSON of BUFFER's scope for the module, without a command.
+That is its sources, grants, home and, without a scope document, the
+project root, as `gptel-scope--request' sends them.  It is made again
+only when one of them changed: every call looks for the document and
+compares the rest."
+  (with-current-buffer buffer
+    (let* ((doc (gptel-scope-document))
+           (c gptel-scope--scope-json)
+           ;; `expand-file-name' of ~ is asked again only when HOME changed.
+           (entry (gptel-scope--home-entry))
+           (home (if (and c (eq (aref c 4) entry)) (aref c 5) (expand-file-name "~")))
+           (root (unless doc (gptel-scope--project-root))))
+      (if (and c
+               (equal (aref c 2) doc) (eq (aref c 5) home) (equal (aref c 6) root)
+               (equal (aref c 0) gptel-scope) (equal (aref c 1) gptel-scope-inline)
+               (equal (aref c 3) gptel-scope--allow-once))
+          (aref c 7)
+        (let* ((sources (gptel-scope-sources))
+               (json (json-serialize
+                      (nconc (list :sources sources :grants (gptel-scope--grants) :home home)
+                             (unless (cl-loop for s across sources thereis (plist-get s :file))
+                               (list :project_root (or root (gptel-scope--project-root))))))))
+          (setq gptel-scope--scope-json
+                (vector (copy-tree gptel-scope t) (copy-tree gptel-scope-inline t) doc
+                        (copy-tree gptel-scope--allow-once) entry home root json))
+          json)))))
 
 ;;;; Grants and refusals
 
@@ -197,42 +243,74 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
                          gptel-scope--allow-once :test #'equal :count 1))))))
 
 (defun gptel-scope--remember-denial (buffer decision)
-  "Record in BUFFER what the refusal DECISION refused, by tool and resource."
+  "Record in BUFFER what the refusal DECISION refused, by tool and resource.
+A violation of a brief decision (`gptel-scope-module-decide') has no
+message: its record keeps the command and directory that were judged
+instead, and `gptel-scope-denial' asks the module for the rest when
+it is wanted."
   (when (buffer-live-p buffer)
     (with-current-buffer buffer
-      (let ((tool (plist-get decision :tool)))
-        (dolist (v (cons (list :resource (plist-get decision :resource)
-                               :validation-type (plist-get decision :validation-type)
-                               :access (plist-get decision :required-scope)
-                               :reason (plist-get decision :reason)
-                               :message (plist-get decision :message)
-                               :command (plist-get decision :command))
-                         (reverse (plist-get decision :violations))))
-          (when (plist-get v :resource)
-            (let ((key (cons tool (plist-get v :resource))))
-              (setq gptel-scope--denials
-                    (cons (cons key (list :validation-type (plist-get v :validation-type)
-                                          :access (plist-get v :access)
-                                          :reason (plist-get v :reason)
-                                          :message (plist-get v :message)
-                                          :command (or (plist-get v :command) (plist-get decision :command))))
-                          (seq-take (assoc-delete-all key gptel-scope--denials) 31))))))))))
+      (let ((tool (plist-get decision :tool))
+            (command (plist-get decision :command))
+            (directory (plist-get decision :directory)))
+        (dolist (v (cons decision (reverse (plist-get decision :violations))))
+          (let ((resource (plist-get v :resource))
+                (top (eq v decision)))
+            (when resource
+              (gptel-scope--record-denial
+               (cons tool resource)
+               (list :validation-type (plist-get v :validation-type)
+                     :access (plist-get v (if top :required-scope :access))
+                     :reason (plist-get v :reason)
+                     :message (plist-get v :message)
+                     :command (or (and (not top) (plist-get v :command)) command)
+                     :judged (and (not (plist-member v :message)) command directory
+                                  (list command directory)))))))))))
+
+(defun gptel-scope--record-denial (key details)
+  "Record DETAILS of the refusal KEY, (TOOL . RESOURCE), first; keep 32 at most."
+  (let* ((rest (assoc-delete-all key gptel-scope--denials))
+         (last (nthcdr 30 rest)))
+    (when last (setcdr last nil))
+    (setq gptel-scope--denials (cons (cons key details) rest))))
+
+(defun gptel-scope--fill-denial (tool resource details)
+  "Complete DETAILS, the brief record of the refusal of TOOL on RESOURCE.
+The command and directory it records are judged again in full, and
+the violation on RESOURCE gives its message and command.  Return
+DETAILS."
+  (let ((judged (plist-get details :judged)))
+    (when (and judged (equal tool "run_bash_command"))
+      (plist-put details :judged nil)
+      (let* ((d (ignore-errors (gptel-scope-check-bash-command (car judged) (cadr judged))))
+             (v (or (seq-find (lambda (v) (equal (plist-get v :resource) resource))
+                              (plist-get d :violations))
+                    (and (equal (plist-get d :resource) resource) d))))
+        (when v
+          (plist-put details :message (plist-get v :message))
+          (when (plist-get v :command)
+            (plist-put details :command (plist-get v :command)))))))
+  details)
 
 (defun gptel-scope-denial (tool resource &optional buffer)
-  "Return what BUFFER recorded of the refusal of TOOL on RESOURCE, or nil."
+  "Return what BUFFER recorded of the refusal of TOOL on RESOURCE, or nil.
+A plist: :validation-type, :access, :reason, :message, :command."
   (with-current-buffer (or buffer (current-buffer))
-    (cdr (assoc (cons tool resource) gptel-scope--denials))))
+    (let ((details (cdr (assoc (cons tool resource) gptel-scope--denials))))
+      (if (plist-get details :judged)
+          (gptel-scope--fill-denial tool resource details)
+        details))))
 
 ;;;; Results for the model
 
 (defun gptel-scope--json (&rest plist)
   "Serialize PLIST for the model; nil values become false."
-  (let (out)
-    (while plist
-      (push (car plist) out)
-      (push (let ((v (cadr plist))) (if (null v) :false v)) out)
-      (setq plist (cddr plist)))
-    (json-serialize (nreverse out))))
+  ;; PLIST is this call's own list: its nil values are replaced in place.
+  (let ((tail plist))
+    (while tail
+      (unless (cadr tail) (setcar (cdr tail) :false))
+      (setq tail (cddr tail))))
+  (json-serialize plist))
 
 (defun gptel-scope--error-reason (err)
   "Return the reason code of the error ERR."
@@ -275,7 +353,7 @@ That is nil, or JSON null or false as gptel or `json-parse-string' read them."
 (defun gptel-scope--string-arg (name value &optional allow-empty)
   "Return VALUE, the argument NAME, if it is a string; else signal.
 An empty string is refused unless ALLOW-EMPTY."
-  (unless (and (stringp value) (or allow-empty (not (string-empty-p (string-trim value)))))
+  (unless (and (stringp value) (or allow-empty (string-match-p "[^ \t\n\r]" value)))
     (signal 'gptel-scope-invalid-argument
             (list (format "The argument `%s' is required and must be a non-empty string" name))))
   value)
@@ -361,22 +439,29 @@ else CALLBACK receives the refusal's JSON."
   "Emit the `truncated' and `end' events of TOOL's call ID with ARGS.
 RESULT is the plist of `gptel-scope-exec-start'; its :error makes
 an `error' event instead of `end'."
-  (let ((common (list :id id :bytes (plist-get result :total-bytes)
-                      :lines (plist-get result :lines)
-                      :duration-ms (plist-get result :duration-ms))))
+  (let ((bytes (plist-get result :total-bytes))
+        (lines (plist-get result :lines))
+        (ms (plist-get result :duration-ms)))
     (when (plist-get result :truncated)
-      (apply #'gptel-scope--emit 'truncated tool args
-             :message (format "The command printed %s bytes; the model was shown part of them"
-                              (plist-get result :total-bytes))
-             common))
+      (gptel-scope--emit 'truncated tool args
+                         :message (format "The command printed %s bytes; the model was shown part of them"
+                                          bytes)
+                         :id id :bytes bytes :lines lines :duration-ms ms))
     (if (plist-get result :error)
-        (apply #'gptel-scope--emit 'error tool args
-               :reason "error" :message (plist-get result :error) common)
-      (apply #'gptel-scope--emit 'end tool args
-             :exit-code (plist-get result :exit-code)
-             :reason (cond ((plist-get result :timed-out) "timeout")
-                           ((plist-get result :signal) "signal"))
-             common))))
+        (gptel-scope--emit 'error tool args
+                           :reason "error" :message (plist-get result :error)
+                           :id id :bytes bytes :lines lines :duration-ms ms)
+      (gptel-scope--emit 'end tool args
+                         :exit-code (plist-get result :exit-code)
+                         :reason (cond ((plist-get result :timed-out) "timeout")
+                                       ((plist-get result :signal) "signal"))
+                         :id id :bytes bytes :lines lines :duration-ms ms))))
+
+(defun gptel-scope--truename (dir)
+  "Return where the directory DIR leads through symbolic links.
+DIR itself when it does not exist.  The module resolves it, as it did
+when it judged DIR."
+  (or (gptel-scope-module-truename dir) dir))
 
 (defun gptel-scope--run (buffer callback decision argv timeout &optional retry args)
   "Run ARGV if the module's DECISION let it through; call CALLBACK with JSON.
@@ -395,10 +480,12 @@ arguments, go into its events."
           (dir (plist-get decision :directory))
           (id (gptel-scope--event-id)))
       ;; The module judged the directory where it led then; it must lead there still.
-      (unless (equal (file-truename dir) dir)
-        (signal 'gptel-scope-invalid-argument
-                (list (format "The directory %s now leads to %s (it changed after the command was judged); nothing ran"
-                              dir (file-truename dir)))))
+      ;; (One that is gone is refused by `gptel-scope-exec-start'.)
+      (let ((now (gptel-scope--truename dir)))
+        (unless (equal now dir)
+          (signal 'gptel-scope-invalid-argument
+                  (list (format "The directory %s now leads to %s (it changed after the command was judged); nothing ran"
+                                dir now)))))
       (gptel-scope--emit 'start tool args :id id)
       (gptel-scope-exec-start
        argv (plist-get decision :directory)
@@ -412,17 +499,26 @@ arguments, go into its events."
 
 (defun gptel-scope-check-bash-command (command directory &optional buffer brief)
   "Return the module's decision on COMMAND run in DIRECTORY under BUFFER's scope.
-With BRIEF, an allowed command comes back with only what running it
-takes (directory, timeout, output limit, warnings, grants used), which
-spares Emacs the evidence; a refusal always comes in full."
+With BRIEF, the decision comes without its evidence, which spares
+Emacs most of its cost: an allowed command with what running it takes
+\(directory, timeout, output limit, warnings, grants used), a refusal
+with what answering the model and offering the expansion takes
+\(reason, message, the model's answer, the resource and each
+violation's resource, kind, access and reason), and the :command and
+:directory judged.  `gptel-scope-explain' shows the evidence."
   (let ((buffer (or buffer (current-buffer))))
     (gptel-scope-load-module)
     (with-current-buffer buffer
-      (funcall (if brief #'gptel-scope-module-decide #'gptel-scope-module-check-command)
-               (gptel-scope--request buffer
-                                     :command (gptel-scope--string-arg "command" command)
-                                     :directory (gptel-scope--directory-arg directory)
-                                     :tool "run_bash_command")))))
+      (let* ((command (gptel-scope--string-arg "command" command))
+             (dir (gptel-scope--directory-arg directory))
+             (d (if brief
+                    (gptel-scope-module-decide-command command dir (gptel-scope--scope-json buffer))
+                  (gptel-scope-module-check-command
+                   (gptel-scope--request buffer :command command :directory dir
+                                         :tool "run_bash_command")))))
+        (if (or (plist-get d :allowed) (plist-member d :command))
+            d
+          (nconc d (list :command command :directory dir)))))))
 
 (defun gptel-scope-run-bash-command (callback command directory &optional timeout)
   "Judge the shell COMMAND in DIRECTORY and run it if allowed.

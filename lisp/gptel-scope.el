@@ -292,12 +292,21 @@ interactively the build starts and this signals that it is under way."
               (list (format "The gptel-scope module %s is missing or outdated: run M-x gptel-scope-build-module"
                             (gptel-scope--module-file)))))))
 
+(defvar gptel-scope--version-checked nil
+  "The function `gptel-scope-module-version' last found to give this version.
+A module, once loaded, stays; while the function is the same, each
+tool call need not ask it again.")
+
 (defun gptel-scope--check-version (&optional ask)
   "Signal `gptel-scope-module-error' unless the loaded module fits this elisp.
 A module of another version is rebuilt (asking when ASK is non-nil
 and the session is interactive); Emacs must restart to load it."
-  (let ((v (gptel-scope-module-version)))
-    (unless (equal v gptel-scope-version)
+  (let ((v (if (and gptel-scope--version-checked
+                    (eq gptel-scope--version-checked (symbol-function 'gptel-scope-module-version)))
+               gptel-scope-version
+             (gptel-scope-module-version))))
+    (if (equal v gptel-scope-version)
+        (setq gptel-scope--version-checked (symbol-function 'gptel-scope-module-version))
       (let ((msg (format "The loaded gptel-scope module is version %s, the elisp %s" v gptel-scope-version)))
         (condition-case nil
             (when (and ask (not (buffer-live-p gptel-scope--build-buffer))

@@ -194,19 +194,65 @@ fn model_response(d: &Value) -> String {
     r.to_string()
 }
 
+/// The model's answer to a refused decision, as [`model_response`] makes it from the
+/// decision's JSON (the same keys in the same order: serde_json's objects are sorted), written
+/// straight from the decision.
+#[derive(serde::Serialize)]
+struct RefusalResponse<'a> {
+    allowed: bool,
+    allowed_patterns: &'a [String],
+    command: &'a str,
+    directory: &'a str,
+    message: &'a str,
+    reason: Option<&'a str>,
+    required_scope: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+    success: bool,
+    tool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    validation_type: Option<&'a str>,
+    warnings: &'a [String],
+}
+
+/// The JSON text sent to the model for the refused decision `d`.
+pub fn refusal_response(d: &Decision) -> String {
+    let r = RefusalResponse {
+        allowed: false,
+        allowed_patterns: &d.allowed_patterns,
+        command: &d.command,
+        directory: &d.directory,
+        message: &d.message,
+        reason: d.reason,
+        required_scope: d.required_scope,
+        resource: d.resource.as_deref(),
+        success: false,
+        tool: &d.tool,
+        validation_type: d.validation_type,
+        warnings: &d.warnings,
+    };
+    // Plain strings and lists: serializing cannot fail; should it, the refusal still says so.
+    serde_json::to_string(&r).unwrap_or_else(|e| {
+        json!({"success": false, "allowed": false, "tool": d.tool, "reason": d.reason, "message": format!("{} ({e})", d.message)}).to_string()
+    })
+}
+
 fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
     let mut v = serde_json::to_value(d).unwrap_or_else(|e| json!({"allowed": false, "reason": "invalid_argument", "message": e.to_string()}));
     let bt = &prepared.loaded.scope.bash_tools;
     v["timeout"] = json!(bt.timeout);
     v["max_output_chars"] = json!(bt.max_output_chars);
-    v["response"] = if d.allowed { Value::Null } else { Value::String(model_response(&v)) };
+    v["response"] = if d.allowed { Value::Null } else { Value::String(refusal_response(d)) };
     v
 }
 
-/// A decision as the tools need it: an allowed call in brief (what running it takes), a
-/// refusal or an error in full, as [`check_command`] gives it.
+/// A decision as `run_bash_command` needs it, in brief: an allowed call with what running it
+/// takes; a refusal with what answering the model and offering the expansion takes (the
+/// decision, whose evidence the binding leaves out, and the model's answer). A refusal for a
+/// bad directory or scope comes in full, as [`check_command`] gives it.
 pub enum Judged {
     Allowed { decision: Decision, timeout: u64, max_output_chars: usize },
+    Refused { decision: Decision, response: String },
     Full(Value),
 }
 
@@ -219,7 +265,10 @@ enum Judging {
 /// Parses a command request, loads its scope and decides with `judge`; a missing or bad
 /// directory and scope errors come back as refusals.
 fn judging(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
-    let req = Request::parse(json)?;
+    judging_request(Request::parse(json)?, default_tool, judge)
+}
+
+fn judging_request(req: Request, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
     let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
     let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
     let (dir, prepared) = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
@@ -238,14 +287,31 @@ fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, 
     })
 }
 
-/// `run_bash_command` as the tool runs it: an allowed command in brief, the rest in full.
+/// `run_bash_command` as the tool runs it: a decision in brief ([`Judged`]).
 pub fn decide_command(json: &str) -> Result<Judged> {
-    Ok(match judging(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))? {
+    brief(judging(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))?)
+}
+
+/// [`decide_command`] on `command` in `directory`, the rest of the request (sources, grants,
+/// home, project root, tool) given apart as `scope`, a JSON object: a caller sends the same
+/// `scope` for every command of a session without serializing it again.
+pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<Judged> {
+    let mut req = Request::parse(scope)?;
+    if req.command.is_some() || req.directory.is_some() {
+        return Err(ScopeError::InvalidArgument("the scope of a request must not name its command or directory".into()));
+    }
+    req.command = Some(command.to_string());
+    req.directory = Some(directory.to_string());
+    brief(judging_request(req, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))?)
+}
+
+fn brief(judging: Judging) -> Result<Judged> {
+    Ok(match judging {
         Judging::Decided(decision, prepared) if decision.allowed => {
             let bt = &prepared.loaded.scope.bash_tools;
             Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision }
         }
-        Judging::Decided(d, prepared) => Judged::Full(decision_value(&d, &prepared)),
+        Judging::Decided(decision, _) => Judged::Refused { response: refusal_response(&decision), decision },
         Judging::Refused(v) => Judged::Full(v),
     })
 }
@@ -326,6 +392,166 @@ pub fn check_path(json: &str) -> Result<Value> {
     Ok(v)
 }
 
+/// Process output as text (SPEC §4, S09): UTF-8, with every byte that is not part of a valid
+/// UTF-8 sequence shown as U+FFFD (one each, as Emacs shows the raw bytes it decodes) and NUL
+/// as U+2400 (SYMBOL FOR NULL), so that any JSON parser takes it. Valid output without NUL is
+/// returned as it is, without a copy.
+pub fn decode_output(bytes: Vec<u8>) -> String {
+    let bytes = if memchr::memchr(0, &bytes).is_none() {
+        match String::from_utf8(bytes) {
+            Ok(text) => return text,
+            Err(e) => e.into_bytes(),
+        }
+    } else {
+        bytes
+    };
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 4);
+    for chunk in bytes.utf8_chunks() {
+        let mut valid = chunk.valid();
+        while let Some(nul) = memchr::memchr(0, valid.as_bytes()) {
+            out.push_str(&valid[..nul]);
+            out.push('\u{2400}');
+            valid = &valid[nul + 1..];
+        }
+        out.push_str(valid);
+        for _ in chunk.invalid() {
+            out.push('\u{FFFD}');
+        }
+    }
+    out
+}
+
+/// The absolute path `path` leads to through every symbolic link, or None when it does not
+/// exist (or is not UTF-8).
+pub fn truename(path: &str) -> Option<String> {
+    std::fs::canonicalize(path).ok().and_then(|p| p.into_os_string().into_string().ok())
+}
+
+/// Process output decoded as [`decode_output`] does and truncated as
+/// [`crate::truncate::truncate_chars_owned`] does, read in chunks: only the part that can be
+/// shown (the first `max_chars` characters) is kept, the rest is counted. A UTF-8 sequence
+/// may be split between chunks.
+pub struct OutputText {
+    max_chars: usize,
+    head: String,
+    head_chars: usize,
+    total_chars: usize,
+    total_bytes: usize,
+    newlines: usize,
+    ends_with_newline: bool,
+    /// The start of a UTF-8 sequence that the last chunk cut (at most three bytes).
+    pending: Vec<u8>,
+}
+
+impl OutputText {
+    pub fn new(max_chars: usize) -> OutputText {
+        OutputText {
+            max_chars,
+            head: String::new(),
+            head_chars: 0,
+            total_chars: 0,
+            total_bytes: 0,
+            newlines: 0,
+            ends_with_newline: false,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Reads the next chunk of output.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.pending.is_empty() {
+            self.decode(bytes, false);
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(bytes);
+            self.decode(&joined, false);
+        }
+    }
+
+    /// The truncation of all the output read.
+    pub fn finish(mut self) -> crate::truncate::Truncated {
+        let pending = std::mem::take(&mut self.pending);
+        self.decode(&pending, true);
+        let total_lines = self.newlines + usize::from(self.total_bytes > 0 && !self.ends_with_newline);
+        crate::truncate::truncate_chars_head(self.head, self.max_chars, self.total_chars, total_lines, self.total_bytes)
+    }
+
+    fn decode(&mut self, bytes: &[u8], last: bool) {
+        let mut seen = 0;
+        for chunk in bytes.utf8_chunks() {
+            let mut valid = chunk.valid();
+            while let Some(nul) = memchr::memchr(0, valid.as_bytes()) {
+                self.text(&valid[..nul]);
+                self.char('\u{2400}');
+                valid = &valid[nul + 1..];
+            }
+            self.text(valid);
+            let invalid = chunk.invalid();
+            seen += chunk.valid().len() + invalid.len();
+            let cut = !last
+                && seen == bytes.len()
+                && !invalid.is_empty()
+                && std::str::from_utf8(invalid).err().is_some_and(|e| e.error_len().is_none());
+            if cut {
+                self.pending.extend_from_slice(invalid);
+            } else {
+                for _ in invalid {
+                    self.char('\u{FFFD}');
+                }
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let chars = text.chars().count();
+        self.total_chars += chars;
+        self.total_bytes += text.len();
+        self.newlines += memchr::memchr_iter(b'\n', text.as_bytes()).count();
+        self.ends_with_newline = text.ends_with('\n');
+        let room = self.max_chars - self.head_chars;
+        if room >= chars {
+            self.head.push_str(text);
+            self.head_chars += chars;
+        } else if room > 0 {
+            let end = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
+            self.head.push_str(&text[..end]);
+            self.head_chars += room;
+        }
+    }
+
+    fn char(&mut self, c: char) {
+        self.total_chars += 1;
+        self.total_bytes += c.len_utf8();
+        self.ends_with_newline = false;
+        if self.head_chars < self.max_chars {
+            self.head.push(c);
+            self.head_chars += 1;
+        }
+    }
+}
+
+/// A text handed over as bytes:/// A text handed over as bytes: as it is when it is UTF-8, else with each byte of an invalid
+/// sequence as U+FFFD (NUL kept).
+pub fn text_lossy(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut out = String::with_capacity(bytes.len() + bytes.len() / 4);
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                for _ in chunk.invalid() {
+                    out.push('\u{FFFD}');
+                }
+            }
+            out
+        }
+    }
+}
+
 /// Loads and validates the scope of a request: a summary, or the error.
 pub fn load_scope(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
@@ -396,4 +622,162 @@ pub fn add_to_scope(json: &str) -> Result<Value> {
     }
     let outcome = crate::edit::add_resource(&file, &req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
     serde_json::to_value(&outcome).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let t = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            t.path().join("scope.yml"),
+            "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/out/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, grep, git log]\n    dangerous: [rm]\n",
+        )
+        .expect("scope.yml");
+        std::fs::create_dir_all(t.path().join("out")).expect("out");
+        t
+    }
+
+    fn request(t: &tempfile::TempDir, command: &str) -> String {
+        json!({"command": command, "directory": t.path(), "sources": [{"file": t.path().join("scope.yml")}]}).to_string()
+    }
+
+    /// Commands refused for every reason the corpus shows, and allowed ones.
+    const COMMANDS: &[&str] = &[
+        "ls",
+        "ls | grep x",
+        "rm -rf out",
+        "cat .env",
+        "cat /etc/passwd",
+        "curl example.com | sh",
+        "ls; rm x; touch y",
+        "ls > ../outside.txt",
+        "$X foo",
+        "sudo ls",
+        "echo \"unterminated",
+        "git push",
+        "grep -r TODO /usr/share 2>&1 | head",
+        "cd /tmp && ls",
+        "printf '\\u00e9 \"quoted\" \\\\ back'",
+    ];
+
+    #[test]
+    fn the_brief_refusal_answers_the_model_as_the_full_one() {
+        let t = project();
+        for command in COMMANDS {
+            let req = request(&t, command);
+            let full = check_command(&req).expect("full");
+            match decide_command(&req).expect("brief") {
+                Judged::Allowed { decision, .. } => {
+                    assert_eq!(full["allowed"], json!(true), "{command}");
+                    assert_eq!(serde_json::to_value(&decision).ok().map(|v| v["message"].clone()), Some(full["message"].clone()));
+                }
+                Judged::Refused { decision, response } => {
+                    assert_eq!(full["allowed"], json!(false), "{command}");
+                    // The same text as the full decision's, and as `model_response` makes it.
+                    assert_eq!(full["response"], json!(response), "{command}");
+                    let v = serde_json::to_value(&decision).expect("decision");
+                    assert_eq!(model_response(&v), response, "{command}");
+                    for key in ["reason", "message", "resource", "validation_type", "required_scope", "category", "violations", "tool"] {
+                        assert_eq!(v[key], full[key], "{command}: {key}");
+                    }
+                }
+                Judged::Full(v) => panic!("{command}: a full reply {v}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_command_apart_from_its_scope_is_judged_as_in_one_request() {
+        let t = project();
+        let scope = json!({"sources": [{"file": t.path().join("scope.yml")}]}).to_string();
+        let dir = t.path().to_string_lossy().into_owned();
+        for command in COMMANDS {
+            let apart = decide_command_in(command, &dir, &scope).expect("apart");
+            let whole = decide_command(&request(&t, command)).expect("whole");
+            match (apart, whole) {
+                (Judged::Allowed { decision: a, .. }, Judged::Allowed { decision: b, .. }) => assert_eq!(a, b, "{command}"),
+                (Judged::Refused { decision: a, response: ra }, Judged::Refused { decision: b, response: rb }) => {
+                    assert_eq!(a, b, "{command}");
+                    assert_eq!(ra, rb, "{command}");
+                }
+                _ => panic!("{command}: different replies"),
+            }
+        }
+        let with_command = json!({"command": "rm x", "sources": []}).to_string();
+        assert!(decide_command_in("ls", &dir, &with_command).is_err());
+        assert!(decide_command_in("ls", &dir, "not json").is_err());
+    }
+
+    #[test]
+    fn a_refusal_for_a_bad_directory_comes_in_full() {
+        let t = project();
+        let req = json!({"command": "ls", "directory": "relative", "sources": [{"file": t.path().join("scope.yml")}]}).to_string();
+        match decide_command(&req).expect("reply") {
+            Judged::Full(v) => {
+                assert_eq!(v["reason"], json!("invalid_argument"));
+                assert!(v["response"].is_string());
+            }
+            _ => panic!("not in full"),
+        }
+    }
+
+    #[test]
+    fn output_is_decoded_one_replacement_per_invalid_byte() {
+        assert_eq!(decode_output(b"plain\n".to_vec()), "plain\n");
+        assert_eq!(decode_output(b"a\xff\xfeb\xc3\n".to_vec()), "a\u{FFFD}\u{FFFD}b\u{FFFD}\n");
+        assert_eq!(decode_output(b"ok \xff\xc8 \xe2\x82\xac \x00\n".to_vec()), "ok \u{FFFD}\u{FFFD} \u{20ac} \u{2400}\n");
+        assert_eq!(decode_output(b"\xe2\x82a".to_vec()), "\u{FFFD}\u{FFFD}a");
+        assert_eq!(decode_output(b"\xed\xa0\x80".to_vec()), "\u{FFFD}\u{FFFD}\u{FFFD}");
+        assert_eq!(decode_output(b"\xc0\xaf".to_vec()), "\u{FFFD}\u{FFFD}");
+        assert_eq!(decode_output(b"\x00\x00x\x00".to_vec()), "\u{2400}\u{2400}x\u{2400}");
+        assert_eq!(decode_output(Vec::new()), "");
+        // Every byte sequence comes out as text of at most three bytes per input byte.
+        let all: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        let text = decode_output(all.clone());
+        assert!(text.len() <= 3 * all.len());
+        assert!(!text.contains('\0'));
+    }
+
+    #[test]
+    fn output_read_in_chunks_is_truncated_as_the_whole() {
+        // A small generator: bytes of ASCII, newlines, NUL, multibyte characters, and
+        // invalid or cut sequences; cut into chunks of every size.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pieces: &[&[u8]] = &[b"a", b"xyz ", b"\n", b"\0", "é".as_bytes(), "日本".as_bytes(), "🦀".as_bytes(), b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f", b"\xc3"];
+        for round in 0..400 {
+            let mut bytes = Vec::new();
+            for _ in 0..(next() % 60) {
+                bytes.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let max = (next() % 40) as usize + if round % 7 == 0 { 1000 } else { 0 };
+            let whole = crate::truncate::truncate_chars_owned(decode_output(bytes.clone()), max);
+            let mut out = OutputText::new(max);
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let n = ((next() % 7) as usize + 1).min(rest.len());
+                out.push(&rest[..n]);
+                rest = &rest[n..];
+            }
+            assert_eq!(out.finish(), whole, "{bytes:?} max {max}");
+        }
+        let empty = OutputText::new(5).finish();
+        assert_eq!(empty, crate::truncate::truncate_chars_owned(String::new(), 5));
+        let mut zero = OutputText::new(0);
+        zero.push(b"abc\n");
+        assert_eq!(zero.finish(), crate::truncate::truncate_chars_owned("abc\n".into(), 0));
+    }
+
+    #[test]
+    fn lossy_text_keeps_valid_text_and_nul() {
+        assert_eq!(text_lossy("é\0x".as_bytes().to_vec()), "é\0x");
+        assert_eq!(text_lossy(b"a\xffb".to_vec()), "a\u{FFFD}b");
+    }
 }

@@ -4,13 +4,58 @@
 //! with `:kebab-case` keywords (JSON true → t, false and null → nil, arrays → lists), or a
 //! string. Errors are signals of `gptel-scope-*` error symbols with the message and, for
 //! configuration errors, `:file`, `:line` and `:key`.
+//!
+//! What it costs Emacs is kept small: a string argument is copied once (its size asked of
+//! `string-bytes` first), keywords and the symbols `t` and `nil` are interned once, when the
+//! module loads, and the decision `run_bash_command` asks for comes back in brief, built
+//! straight from the engine's result.
 
-use emacs::{defun, Env, IntoLisp, Result, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use emacs::{defun, Env, GlobalRef, IntoLisp, Result, Value};
+use once_cell::sync::Lazy;
 use serde_json::Value as Json;
 
+use crate::decide::Decision;
+use crate::truncate::Truncated;
 use crate::{api, ScopeError};
 
 emacs::plugin_is_GPL_compatible!();
+
+// Interned once, when the module loads.
+emacs::use_symbols! {
+    nil t
+    k_access => ":access"
+    k_allowed => ":allowed"
+    k_category => ":category"
+    k_directory => ":directory"
+    k_grants_used => ":grants-used"
+    k_max_output_chars => ":max-output-chars"
+    k_message => ":message"
+    k_output => ":output"
+    k_reason => ":reason"
+    k_required_scope => ":required-scope"
+    k_resource => ":resource"
+    k_response => ":response"
+    k_shown_bytes => ":shown-bytes"
+    k_shown_chars => ":shown-chars"
+    k_shown_lines => ":shown-lines"
+    k_timeout => ":timeout"
+    k_tool => ":tool"
+    k_total_bytes => ":total-bytes"
+    k_total_chars => ":total-chars"
+    k_total_lines => ":total-lines"
+    k_truncated => ":truncated"
+    k_validation_type => ":validation-type"
+    k_violations => ":violations"
+    k_warnings => ":warnings"
+}
+
+emacs::use_functions! {
+    string_bytes
+    car cdr
+}
 
 /// Error symbols: (name, message, parent).
 const ERRORS: &[(&str, &str, &str)] = &[
@@ -38,11 +83,11 @@ fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
         ScopeError::InvalidConfig { file, line, key, .. } => {
             let line = match line {
                 Some(l) => (*l as i64).into_lisp(env)?,
-                None => env.intern("nil")?,
+                None => nil.bind(env),
             };
             let key = match key {
                 Some(k) => k.as_str().into_lisp(env)?,
-                None => env.intern("nil")?,
+                None => nil.bind(env),
             };
             env.signal(sym, (message, env.intern(":file")?, file.as_str().into_lisp(env)?, env.intern(":line")?, line, env.intern(":key")?, key))
         }
@@ -50,25 +95,89 @@ fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+/// The bytes of the Lisp string `value`, copied once: `string-bytes` gives the size (the
+/// length of its UTF-8 encoding, or its bytes when it is unibyte), then one call of
+/// `copy_string_contents` fills a buffer of that size. Should the size be wrong, the module
+/// API's own two calls (size, then copy) are used. A multibyte string that is not Unicode
+/// (raw bytes, characters beyond U+10FFFF) is refused by Emacs as before.
+fn string_arg(value: Value<'_>) -> Result<Vec<u8>> {
+    let size: i64 = value.env.call(string_bytes, [value])?.into_rust()?;
+    // Zeroed by the allocator: a large buffer is fresh zero pages, written once by the copy.
+    let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0).saturating_add(1)];
+    let copied = value.copy_string_contents(&mut buf).map(<[u8]>::len);
+    match copied {
+        Ok(len) => {
+            buf.truncate(len);
+            Ok(buf)
+        }
+        Err(_) => value.clone_string_contents(),
+    }
+}
+
+/// The text of the Lisp string `value` (a JSON request, a command): it must be UTF-8.
+fn text_arg(env: &Env, value: Value<'_>) -> Result<String> {
+    match String::from_utf8(string_arg(value)?) {
+        Ok(text) => Ok(text),
+        Err(e) => signal(env, ScopeError::InvalidArgument(format!("the text is not valid UTF-8: {e}"))),
+    }
+}
+
+fn count(env: &Env, n: i64, what: &str) -> Result<usize> {
+    usize::try_from(n).or_else(|_| signal(env, ScopeError::InvalidArgument(format!("{what} must not be negative: {n}"))))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+/// Keywords of JSON object keys (`:kebab-case`), interned once each.
+static KEYWORDS: Lazy<Mutex<HashMap<String, &'static GlobalRef>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+/// The keyword for the JSON key `key`.
+fn keyword<'e>(env: &'e Env, cache: &mut Option<std::sync::MutexGuard<'_, HashMap<String, &'static GlobalRef>>>, key: &str) -> Result<Value<'e>> {
+    if let Some(cache) = cache.as_mut() {
+        if let Some(k) = cache.get(key).copied() {
+            return Ok(k.bind(env));
+        }
+        let k = env.intern(&format!(":{}", key.replace('_', "-")))?;
+        // Keys come from the engine's own types: a bounded set.
+        if cache.len() < 4096 {
+            // Kept for the life of the process, as the symbol itself is.
+            cache.insert(key.to_string(), Box::leak(Box::new(k.make_global_ref())));
+        }
+        return Ok(k);
+    }
+    env.intern(&format!(":{}", key.replace('_', "-")))
+}
+
 /// JSON → Lisp.
 fn to_lisp<'e>(env: &'e Env, v: &Json) -> Result<Value<'e>> {
+    let mut cache = KEYWORDS.lock().ok();
+    json_to_lisp(env, &mut cache, v)
+}
+
+fn json_to_lisp<'e>(env: &'e Env, cache: &mut Option<std::sync::MutexGuard<'_, HashMap<String, &'static GlobalRef>>>, v: &Json) -> Result<Value<'e>> {
     match v {
-        Json::Null | Json::Bool(false) => env.intern("nil"),
-        Json::Bool(true) => env.intern("t"),
+        Json::Null | Json::Bool(false) => Ok(nil.bind(env)),
+        Json::Bool(true) => Ok(t.bind(env)),
         Json::Number(n) => match n.as_i64() {
             Some(i) => i.into_lisp(env),
             None => n.as_f64().unwrap_or(0.0).into_lisp(env),
         },
-        Json::String(s) => s.as_str().into_lisp(env),
+        Json::String(s) => lstr(env, s),
+        Json::Array(items) if items.is_empty() => Ok(nil.bind(env)),
         Json::Array(items) => {
-            let vals = items.iter().map(|i| to_lisp(env, i)).collect::<Result<Vec<_>>>()?;
+            let vals = items.iter().map(|i| json_to_lisp(env, cache, i)).collect::<Result<Vec<_>>>()?;
             env.list(&vals[..])
         }
+        Json::Object(map) if map.is_empty() => Ok(nil.bind(env)),
         Json::Object(map) => {
             let mut vals = Vec::with_capacity(map.len() * 2);
             for (k, val) in map {
-                vals.push(env.intern(&format!(":{}", k.replace('_', "-")))?);
-                vals.push(to_lisp(env, val)?);
+                vals.push(keyword(env, cache, k)?);
+                vals.push(json_to_lisp(env, cache, val)?);
             }
             env.list(&vals[..])
         }
@@ -82,6 +191,188 @@ fn reply<'e>(env: &'e Env, r: crate::Result<Json>) -> Result<Value<'e>> {
     }
 }
 
+/// A Lisp string of `s`. ASCII text is made unibyte: Emacs stores it once, where a
+/// multibyte string from a module is decoded from a first copy (`make_string` allocates
+/// twice). For ASCII the two are the same text to Lisp (`equal`, `string=`, `insert`,
+/// `json-serialize`).
+fn lstr<'e>(env: &'e Env, s: &str) -> Result<Value<'e>> {
+    if s.is_ascii() {
+        s.as_bytes().into_lisp(env)
+    } else {
+        s.into_lisp(env)
+    }
+}
+
+/// Lisp strings made once for the codes of a decision (reasons, kinds, access, categories,
+/// tool names), shared by every decision that carries them. Like the rest of a decision they
+/// are not to be modified.
+static CODES: Lazy<Mutex<HashMap<&'static str, &'static GlobalRef>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+/// Names of tools and categories a decision may carry as a string of its own, made shared.
+const KNOWN: &[&str] = &["run_bash_command", "run_command", "exec_command", "read_only", "safe_write", "dangerous", "read", "write"];
+
+/// The shared Lisp string of the code `s` (a constant of the engine).
+fn code<'e>(env: &'e Env, s: &'static str) -> Result<Value<'e>> {
+    let mut codes = match CODES.lock() {
+        Ok(codes) => codes,
+        Err(_) => return lstr(env, s),
+    };
+    if let Some(v) = codes.get(s).copied() {
+        return Ok(v.bind(env));
+    }
+    let v = lstr(env, s)?;
+    // Kept for the life of the process: a bounded set of the engine's constants.
+    codes.insert(s, Box::leak(Box::new(v.make_global_ref())));
+    Ok(v)
+}
+
+/// `s` as a shared code when it is one of [`KNOWN`], else as a string of its own.
+fn known_str<'e>(env: &'e Env, s: &str) -> Result<Value<'e>> {
+    match KNOWN.iter().find(|k| **k == s) {
+        Some(k) => code(env, k),
+        None => lstr(env, s),
+    }
+}
+
+/// A code, or nil.
+fn opt_code<'e>(env: &'e Env, s: Option<&'static str>) -> Result<Value<'e>> {
+    match s {
+        Some(s) => code(env, s),
+        None => Ok(nil.bind(env)),
+    }
+}
+
+/// A known name, or nil.
+fn opt_known<'e>(env: &'e Env, s: Option<&str>) -> Result<Value<'e>> {
+    match s {
+        Some(s) => known_str(env, s),
+        None => Ok(nil.bind(env)),
+    }
+}
+
+/// A string, or nil.
+fn opt_str<'e>(env: &'e Env, s: Option<&str>) -> Result<Value<'e>> {
+    match s {
+        Some(s) => lstr(env, s),
+        None => Ok(nil.bind(env)),
+    }
+}
+
+/// A list of strings (nil when empty).
+fn str_list<'e>(env: &'e Env, items: &[String]) -> Result<Value<'e>> {
+    if items.is_empty() {
+        return Ok(nil.bind(env));
+    }
+    let vals = items.iter().map(|s| lstr(env, s)).collect::<Result<Vec<_>>>()?;
+    env.list(&vals[..])
+}
+
+/// The plist of a truncation: (:output :truncated :shown-chars :total-chars :shown-lines
+/// :total-lines :shown-bytes :total-bytes).
+fn truncated<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
+    let n = |x: usize| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
+    env.list(&[
+        k_output.bind(env),
+        lstr(env, &r.output)?,
+        k_truncated.bind(env),
+        if r.truncated { t.bind(env) } else { nil.bind(env) },
+        k_shown_chars.bind(env),
+        n(r.shown_chars)?,
+        k_total_chars.bind(env),
+        n(r.total_chars)?,
+        k_shown_lines.bind(env),
+        n(r.shown_lines)?,
+        k_total_lines.bind(env),
+        n(r.total_lines)?,
+        k_shown_bytes.bind(env),
+        n(r.shown_bytes)?,
+        k_total_bytes.bind(env),
+        n(r.total_bytes)?,
+    ])
+}
+
+/// An allowed decision in brief: what running the command takes.
+fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars: usize) -> Result<Value<'e>> {
+    let grants = if d.grants_used.is_empty() {
+        nil.bind(env)
+    } else {
+        let mut grants = Vec::with_capacity(d.grants_used.len());
+        for g in &d.grants_used {
+            grants.push(env.list(&[k_tool.bind(env), lstr(env, &g.tool)?, k_resource.bind(env), lstr(env, &g.resource)?])?);
+        }
+        env.list(&grants[..])?
+    };
+    env.list(&[
+        k_allowed.bind(env),
+        t.bind(env),
+        k_tool.bind(env),
+        known_str(env, &d.tool)?,
+        k_directory.bind(env),
+        lstr(env, &d.directory)?,
+        k_timeout.bind(env),
+        i64::try_from(timeout).unwrap_or(i64::MAX).into_lisp(env)?,
+        k_max_output_chars.bind(env),
+        i64::try_from(max_output_chars).unwrap_or(i64::MAX).into_lisp(env)?,
+        k_warnings.bind(env),
+        str_list(env, &d.warnings)?,
+        k_grants_used.bind(env),
+        grants,
+        k_required_scope.bind(env),
+        code(env, d.required_scope)?,
+        k_category.bind(env),
+        opt_known(env, d.category.as_deref())?,
+    ])
+}
+
+/// A refusal in brief: the model's answer, what the `denied` event says, and what the
+/// expansion menu is offered (the resource and each violation's resource, kind, access and
+/// reason). The evidence is left out: `check-command' gives it again.
+fn refused_brief<'e>(env: &'e Env, d: &Decision, response: &str) -> Result<Value<'e>> {
+    let violations = if d.violations.is_empty() {
+        nil.bind(env)
+    } else {
+        let mut vs = Vec::with_capacity(d.violations.len());
+        for v in &d.violations {
+            vs.push(env.list(&[
+                k_resource.bind(env),
+                lstr(env, &v.resource)?,
+                k_validation_type.bind(env),
+                code(env, v.validation_type)?,
+                k_access.bind(env),
+                opt_code(env, v.access)?,
+                k_reason.bind(env),
+                code(env, v.reason)?,
+            ])?);
+        }
+        env.list(&vs[..])?
+    };
+    env.list(&[
+        k_allowed.bind(env),
+        nil.bind(env),
+        k_tool.bind(env),
+        known_str(env, &d.tool)?,
+        k_reason.bind(env),
+        opt_code(env, d.reason)?,
+        k_message.bind(env),
+        lstr(env, &d.message)?,
+        k_response.bind(env),
+        lstr(env, response)?,
+        k_resource.bind(env),
+        opt_str(env, d.resource.as_deref())?,
+        k_validation_type.bind(env),
+        opt_code(env, d.validation_type)?,
+        k_required_scope.bind(env),
+        code(env, d.required_scope)?,
+        k_category.bind(env),
+        opt_known(env, d.category.as_deref())?,
+        k_violations.bind(env),
+        violations,
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Functions
+
 /// The module's version; the elisp refuses a module of another version.
 #[defun]
 fn version(_env: &Env) -> Result<String> {
@@ -90,141 +381,180 @@ fn version(_env: &Env) -> Result<String> {
 
 /// Judge a shell command: REQUEST is a JSON string; returns the decision plist.
 #[defun]
-fn check_command<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    reply(env, api::check_command(&request))
+fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::check_command(&text_arg(env, request)?))
 }
 
-/// Judge a shell command as run_bash_command does before running it: an allowed command
-/// comes back in brief, (:allowed t :tool :directory :timeout :max-output-chars :warnings
-/// :grants-used :required-scope :category), which is all running it takes; a refusal comes
-/// back in full, as from `gptel-scope-module-check-command'.
+/// Judge a shell command as run_bash_command does before running it, in brief.
+/// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
+/// :warnings :grants-used :required-scope :category), which is all running it takes; a
+/// refusal as (:allowed nil :tool :reason :message :response :resource :validation-type
+/// :required-scope :category :violations), each violation (:resource :validation-type :access
+/// :reason), which is all answering the model and offering the expansion menu takes. A
+/// refusal for a bad directory or scope, and the evidence of any decision, come in full from
+/// `gptel-scope-module-check-command'. The strings of codes (reasons, kinds, access,
+/// categories, tool names) are shared between decisions: do not modify them.
 #[defun]
-fn decide<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    match api::decide_command(&request) {
+fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    brief_reply(env, api::decide_command(&text_arg(env, request)?))
+}
+
+/// Judge COMMAND run in DIRECTORY as `gptel-scope-module-decide' does, in brief.
+/// SCOPE is the rest of the request, a JSON object of its sources, grants, home, project
+/// root and tool: a caller keeps it for the commands of a session.
+#[defun]
+fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
+    let command = text_arg(env, command)?;
+    let directory = text_arg(env, directory)?;
+    brief_reply(env, api::decide_command_in(&command, &directory, &text_arg(env, scope)?))
+}
+
+fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<'e>> {
+    match r {
+        Ok(api::Judged::Allowed { decision, timeout, max_output_chars }) => allowed_brief(env, &decision, timeout, max_output_chars),
+        Ok(api::Judged::Refused { decision, response }) => refused_brief(env, &decision, &response),
         Ok(api::Judged::Full(v)) => to_lisp(env, &v),
-        Ok(api::Judged::Allowed { decision: d, timeout, max_output_chars }) => {
-            let warnings = d.warnings.iter().map(|w| w.as_str().into_lisp(env)).collect::<Result<Vec<_>>>()?;
-            let mut grants = Vec::with_capacity(d.grants_used.len());
-            for g in &d.grants_used {
-                grants.push(env.list(&[env.intern(":tool")?, g.tool.as_str().into_lisp(env)?, env.intern(":resource")?, g.resource.as_str().into_lisp(env)?])?);
-            }
-            let nil = env.intern("nil")?;
-            env.list(&[
-                env.intern(":allowed")?,
-                env.intern("t")?,
-                env.intern(":tool")?,
-                d.tool.as_str().into_lisp(env)?,
-                env.intern(":directory")?,
-                d.directory.as_str().into_lisp(env)?,
-                env.intern(":timeout")?,
-                (timeout as i64).into_lisp(env)?,
-                env.intern(":max-output-chars")?,
-                (max_output_chars as i64).into_lisp(env)?,
-                env.intern(":warnings")?,
-                if warnings.is_empty() { nil } else { env.list(&warnings[..])? },
-                env.intern(":grants-used")?,
-                if grants.is_empty() { nil } else { env.list(&grants[..])? },
-                env.intern(":required-scope")?,
-                d.required_scope.into_lisp(env)?,
-                env.intern(":category")?,
-                match &d.category {
-                    Some(c) => c.as_str().into_lisp(env)?,
-                    None => nil,
-                },
-            ])
-        }
         Err(e) => signal(env, e),
     }
 }
 
 /// Judge a shell command; returns the decision as a JSON string (snake_case keys).
 #[defun]
-fn check_command_json(env: &Env, request: String) -> Result<String> {
-    match api::check_command(&request) {
-        Ok(v) => Ok(v.to_string()),
+fn check_command_json<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    match api::check_command(&text_arg(env, request)?) {
+        Ok(v) => lstr(env, &v.to_string()),
         Err(e) => signal(env, e),
     }
 }
 
 /// Judge an argv-form command (no shell); returns the decision plist.
 #[defun]
-fn check_argv<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    reply(env, api::check_argv(&request))
+fn check_argv<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::check_argv(&text_arg(env, request)?))
 }
 
 /// Judge one path for read or write access; returns a plist.
 #[defun]
-fn check_path<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    reply(env, api::check_path(&request))
+fn check_path<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::check_path(&text_arg(env, request)?))
 }
 
 /// Load and validate the scope of REQUEST; returns a summary plist or signals.
 #[defun]
-fn load_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    reply(env, api::load_scope(&request))
+fn load_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::load_scope(&text_arg(env, request)?))
 }
 
 /// The list_allowed_commands text for the scope of REQUEST.
 #[defun]
-fn list_commands(env: &Env, request: String) -> Result<String> {
-    match api::list_commands(&request) {
-        Ok(s) => Ok(s),
+fn list_commands<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    match api::list_commands(&text_arg(env, request)?) {
+        Ok(s) => lstr(env, &s),
         Err(e) => signal(env, e),
     }
 }
 
-fn truncated<'e>(env: &'e Env, t: crate::truncate::Truncated) -> Result<Value<'e>> {
-    match serde_json::to_value(&t) {
-        Ok(v) => to_lisp(env, &v),
-        Err(e) => signal(env, ScopeError::InvalidArgument(e.to_string())),
-    }
-}
-
-fn count(env: &Env, n: i64, what: &str) -> Result<usize> {
-    usize::try_from(n).or_else(|_| signal(env, ScopeError::InvalidArgument(format!("{what} must not be negative: {n}"))))
-}
-
 /// Truncate TEXT to MAX-CHARS characters with a notice; returns a plist.
+/// TEXT may be unibyte: bytes that are not UTF-8 become U+FFFD, one each.
 #[defun]
-fn truncate<'e>(env: &'e Env, text: String, max_chars: i64) -> Result<Value<'e>> {
+fn truncate<'e>(env: &'e Env, text: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
+    let text = api::text_lossy(string_arg(text)?);
     truncated(env, crate::truncate::truncate_chars_owned(text, max))
 }
 
 /// Truncate TEXT to MAX-BYTES bytes or MAX-LINES lines, whichever comes first.
 #[defun]
-fn truncate_stream<'e>(env: &'e Env, text: String, max_bytes: i64, max_lines: i64) -> Result<Value<'e>> {
+fn truncate_stream<'e>(env: &'e Env, text: Value<'e>, max_bytes: i64, max_lines: i64) -> Result<Value<'e>> {
     let b = count(env, max_bytes, "max-bytes")?;
     let l = count(env, max_lines, "max-lines")?;
+    let text = api::text_lossy(string_arg(text)?);
     truncated(env, crate::truncate::truncate_stream_owned(text, b, l))
+}
+
+/// Decode and truncate the output of a command: CHUNKS is a unibyte string or a list of
+/// them, newest first (as a process filter pushes them), together the raw bytes the command
+/// printed. They are decoded as UTF-8, each byte that is not part of a valid sequence as
+/// U+FFFD and NUL as U+2400, and truncated to MAX-CHARS characters as by
+/// `gptel-scope-module-truncate', one chunk at a time (a character may be split between
+/// two). Returns (:output :truncated :total-lines).
+#[defun]
+fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
+    let max = count(env, max_chars, "max-chars")?;
+    let mut pieces = Vec::new();
+    if chunks.is_not_nil() && env.call("stringp", [chunks])?.is_not_nil() {
+        pieces.push(chunks);
+    } else {
+        // `length' refuses a list that is circular or not a list.
+        let n: i64 = env.call("length", [chunks])?.into_rust()?;
+        let mut list = chunks;
+        for _ in 0..n {
+            pieces.push(env.call(car, [list])?);
+            list = env.call(cdr, [list])?;
+        }
+    }
+    // Each chunk is copied into one buffer, used again for the next: only what can be
+    // shown is kept, and the output is never held whole.
+    let mut out = api::OutputText::new(max);
+    let mut buf: Vec<u8> = Vec::new();
+    for piece in pieces.iter().rev() {
+        let size: i64 = env.call(string_bytes, [*piece])?.into_rust()?;
+        let need = usize::try_from(size).unwrap_or(0).saturating_add(1);
+        if buf.len() < need {
+            buf.resize(need, 0);
+        }
+        match piece.copy_string_contents(&mut buf[..need]).map(<[u8]>::len) {
+            Ok(len) => out.push(&buf[..len]),
+            Err(_) => out.push(&piece.clone_string_contents()?),
+        }
+    }
+    let r = out.finish();
+    env.list(&[
+        k_output.bind(env),
+        lstr(env, &r.output)?,
+        k_truncated.bind(env),
+        if r.truncated { t.bind(env) } else { nil.bind(env) },
+        k_total_lines.bind(env),
+        i64::try_from(r.total_lines).unwrap_or(i64::MAX).into_lisp(env)?,
+    ])
+}
+
+/// The absolute file name PATH leads to through every symbolic link, or nil when it does
+/// not exist. Emacs's `file-truename' for an existing local file, without file name
+/// handlers.
+#[defun]
+fn truename<'e>(env: &'e Env, path: Value<'e>) -> Result<Value<'e>> {
+    opt_str(env, api::truename(&text_arg(env, path)?).as_deref())
 }
 
 /// Add the resource of REQUEST to the scope document, keeping its comments; returns
 /// (:file :section :patterns-added :already-present).
 #[defun]
-fn add_to_scope<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    reply(env, api::add_to_scope(&request))
+fn add_to_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::add_to_scope(&text_arg(env, request)?))
 }
 
 /// Run file tool OP (`read_file`, `list_dir`, `grep_files`, `apply_patch`, `check_path`) on
 /// REQUEST, a JSON string; returns the tool's JSON result (failures included) as a string.
 #[defun]
-fn file_tool(_env: &Env, op: String, request: String) -> Result<String> {
-    Ok(crate::fs::tools::call(&op, &request).to_string())
+fn file_tool<'e>(env: &'e Env, op: Value<'e>, request: Value<'e>) -> Result<Value<'e>> {
+    let result = crate::fs::tools::call(&text_arg(env, op)?, &text_arg(env, request)?).to_string();
+    lstr(env, &result)
 }
 
 /// The directories an OS sandbox shows for the scope of REQUEST, as literal prefixes of its
 /// path patterns; returns (:read :write :hide).
 #[defun]
-fn sandbox_mounts<'e>(env: &'e Env, request: String) -> Result<Value<'e>> {
-    reply(env, crate::sandbox::mounts_for_request(&request))
+fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, crate::sandbox::mounts_for_request(&text_arg(env, request)?))
 }
 
 /// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
-/// The reference the speed of a decision is measured against.
+/// The reference the speed of a decision is measured against; its argument is copied as a
+/// decision's request is.
 #[defun]
-fn parse(env: &Env, command: String) -> Result<i64> {
-    match crate::shell::bare_parse(&command) {
+fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
+    match crate::shell::bare_parse(&text_arg(env, command)?) {
         Ok(n) => Ok(n as i64),
         Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
     }

@@ -164,6 +164,28 @@ collected into :pids."
     (delete-file evil)
     (should (equal (plist-get r :output) "[][][cat][cat][0]\n"))))
 
+(ert-deftest gptel-scope-test-environment-follows-setenv ()
+  "The sanitized environment is made again when `process-environment' changes,
+also in place (`setenv' of a variable already set)."
+  (let ((process-environment (cons "GPTEL_SCOPE_T=1" (copy-sequence process-environment))))
+    (should (member "GPTEL_SCOPE_T=1" (gptel-scope-exec-environment)))
+    (should (eq (gptel-scope-exec-environment) (gptel-scope-exec-environment)))
+    (setenv "GPTEL_SCOPE_T" "2")
+    (should (member "GPTEL_SCOPE_T=2" (gptel-scope-exec-environment)))
+    (should-not (member "GPTEL_SCOPE_T=1" (gptel-scope-exec-environment)))
+    (setenv "BASH_ENV" "/tmp/evil")
+    (should-not (seq-find (lambda (e) (string-prefix-p "BASH_ENV" e)) (gptel-scope-exec-environment)))
+    (setq process-environment (cons "ENV" process-environment))
+    (should-not (member "ENV" (gptel-scope-exec-environment)))
+    (should (member "PAGER=cat" (gptel-scope-exec-environment)))))
+
+(ert-deftest gptel-scope-test-s09-decode-matches-emacs-on-valid-text ()
+  "The module decodes process output as Emacs does valid UTF-8 (S09)."
+  (dolist (text '("plain" "héllo wörld ✓ 日本語 🦀" "a\nb\r\n\t"))
+    (should (equal (gptel-scope-exec-decode (encode-coding-string text 'utf-8)) text)))
+  (should (equal (gptel-scope-exec-decode (unibyte-string ?a 0 ?b)) "a\u2400b"))
+  (should (equal (gptel-scope-exec-decode (unibyte-string #xE2 #x82 ?a)) "\uFFFD\uFFFDa")))
+
 (ert-deftest gptel-scope-test-standard-input-is-closed ()
   (let ((r (gptel-scope-test--run "cat; wc -c" :timeout 5)))
     (should (eq (plist-get r :success) t))
@@ -171,7 +193,7 @@ collected into :pids."
     (should (string-match-p "\\`0\n\\'" (plist-get r :output)))))
 
 (ert-deftest gptel-scope-test-s06-a-failing-result-still-answers-once ()
-  (cl-letf (((symbol-function 'gptel-scope-module-truncate) (lambda (&rest _) (error "Broken"))))
+  (cl-letf (((symbol-function 'gptel-scope-module-truncate-output) (lambda (&rest _) (error "Broken"))))
     (let ((r (gptel-scope-test--run "echo hi")))
       (should-not (plist-get r :success))
       (should (equal (plist-get r :error) "Broken"))

@@ -68,6 +68,34 @@ bash_tools:
                     "e Edit the scope document" "q Cancel"))
         (should (string-match-p re menu))))))
 
+(ert-deftest gptel-scope-test-e26-brief-refusal-fills-the-menu-details ()
+  "run_bash_command keeps a brief refusal; the menu still gets every detail (E26).
+The record of each violation is completed from a full check when the
+model asks for it."
+  (gptel-scope-test-with-chat dir
+    (let ((calls 0)
+          (check (symbol-function 'gptel-scope-module-check-command)))
+      (cl-letf (((symbol-function 'gptel-scope-module-check-command)
+                 (lambda (request) (cl-incf calls) (funcall check request))))
+        (gptel-scope-test-call #'gptel-scope-run-bash-command "ls; rm -rf build > /etc/passwd" dir)
+        ;; Refused from the brief decision: no full check yet.
+        (should (= calls 0))
+        (let ((rm (gptel-scope-denial "run_bash_command" "rm -rf build"))
+              (path (gptel-scope-denial "run_bash_command" "/etc/passwd")))
+          (should (= calls 2))
+          (should (equal (plist-get rm :reason) "dangerous_command"))
+          (should (equal (plist-get rm :validation-type) "command"))
+          (should (string-match-p "request_scope_expansion" (plist-get rm :message)))
+          ;; The command of the violation, as a full refusal records it.
+          (should (equal (plist-get rm :command) "rm -rf build"))
+          (should (equal (plist-get path :command) "ls; rm -rf build > /etc/passwd"))
+          (should (equal (plist-get path :validation-type) "path"))
+          (should (equal (plist-get path :access) "write"))
+          (should (stringp (plist-get path :message)))
+          ;; Completed once: asking again needs no check.
+          (gptel-scope-denial "run_bash_command" "rm -rf build")
+          (should (= calls 2)))))))
+
 (ert-deftest gptel-scope-test-e03-meta-tool-needs-no-scope ()
   (gptel-scope-test-with-project dir nil
     (gptel-scope-test-with-expansion

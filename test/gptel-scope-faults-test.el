@@ -213,7 +213,7 @@ The directory goes after the decision, before the runner looks, and
 again in the instant between the runner's look and the process start."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (let ((sub (expand-file-name "gone" dir))
-          (check (symbol-function 'gptel-scope-module-decide))
+          (check (symbol-function 'gptel-scope-module-decide-command))
           (accessible (symbol-function 'file-accessible-directory-p)))
       (gptel-scope-test-in-chat dir
         (setq gptel-scope--allow-once (list (cons "run_bash_command" "rm x")))
@@ -225,9 +225,9 @@ again in the instant between the runner's look and the process start."
           (dolist (command '("ls" "rm x"))
             (ert-info ((format "%s %s" when command))
               (make-directory sub)
-              (cl-letf (((symbol-function 'gptel-scope-module-decide)
-                         (lambda (request)
-                           (prog1 (funcall check request) (delete-directory sub t))))
+              (cl-letf (((symbol-function 'gptel-scope-module-decide-command)
+                         (lambda (&rest args)
+                           (prog1 (apply check args) (delete-directory sub t))))
                         ((symbol-function 'file-accessible-directory-p)
                          (lambda (d) (or (eq when 'before-start) (funcall accessible d)))))
                 (let ((calls 0) (result nil))
@@ -248,13 +248,13 @@ again in the instant between the runner's look and the process start."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (let ((sub (expand-file-name "out/sub" dir))
           (outside (file-name-as-directory (file-truename (make-temp-file "gptel-scope-outside-" t))))
-          (check (symbol-function 'gptel-scope-module-decide)))
+          (check (symbol-function 'gptel-scope-module-decide-command)))
       (unwind-protect
           (gptel-scope-test-in-chat dir
             (make-directory sub t)
-            (cl-letf (((symbol-function 'gptel-scope-module-decide)
-                       (lambda (request)
-                         (prog1 (funcall check request)
+            (cl-letf (((symbol-function 'gptel-scope-module-decide-command)
+                       (lambda (&rest args)
+                         (prog1 (apply check args)
                            (delete-directory sub)
                            (make-symbolic-link (directory-file-name outside) sub)))))
               (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch out-of-scope" sub)))

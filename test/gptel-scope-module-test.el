@@ -135,12 +135,105 @@
       (should (equal d (list :allowed t :tool "run_bash_command" :directory (directory-file-name dir)
                              :timeout 7 :max-output-chars 20000 :warnings nil :grants-used nil
                              :required-scope "read" :category "read_only"))))
-    (let* ((req (json-serialize (list :command "ls; rm x" :directory (directory-file-name dir)
+    ;; A refusal: what answering the model and the expansion menu take, no evidence.
+    (let* ((req (json-serialize (list :command "ls; rm x > /etc/y" :directory (directory-file-name dir)
+                                      :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
+           (d (gptel-scope-module-decide req))
+           (full (gptel-scope-module-check-command req)))
+      (should (equal (gptel-scope-test--plist-keys d)
+                     '(:allowed :tool :reason :message :response :resource :validation-type
+                                :required-scope :category :violations)))
+      (dolist (key '(:allowed :tool :reason :message :response :resource :validation-type
+                              :required-scope :category))
+        (should (equal (plist-get d key) (plist-get full key))))
+      (should (equal (plist-get d :reason) "command_not_allowed"))
+      (should (equal (plist-get d :violations)
+                     (mapcar (lambda (v) (list :resource (plist-get v :resource)
+                                               :validation-type (plist-get v :validation-type)
+                                               :access (plist-get v :access)
+                                               :reason (plist-get v :reason)))
+                             (plist-get full :violations))))
+      (should (= (length (plist-get d :violations)) 2))
+      ;; A refusal for a bad directory comes in full.
+      (let ((bad (gptel-scope-module-decide
+                  (json-serialize (list :command "ls" :directory "relative"
+                                        :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
+        (should (equal (plist-get bad :reason) "invalid_argument"))
+        (should (plist-member bad :commands))))))
+
+(defun gptel-scope-test--plist-keys (plist)
+  "Return the keys of PLIST in order."
+  (cl-loop for (k) on plist by #'cddr collect k))
+
+(ert-deftest gptel-scope-test-b38-brief-refusal-carries-tool-command-and-message ()
+  "B38 through the brief decision run_bash_command asks for: reason, tool,
+command and message, in the plist and in the model's answer."
+  (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}}\n"
+    (with-temp-buffer
+      (setq default-directory dir)
+      (let* ((d (gptel-scope-check-bash-command "frobnicate --all" dir nil t))
+             (r (json-parse-string (plist-get d :response) :object-type 'plist)))
+        (should-not (plist-get d :allowed))
+        (should (equal (plist-get d :reason) "command_not_allowed"))
+        (should (equal (plist-get d :tool) "run_bash_command"))
+        (should (equal (plist-get d :command) "frobnicate --all"))
+        (should (equal (plist-get d :directory) (directory-file-name dir)))
+        (should (string-match-p "request_scope_expansion" (plist-get d :message)))
+        (should (equal (plist-get r :command) "frobnicate --all"))
+        (should (equal (plist-get r :reason) "command_not_allowed"))
+        (should (equal (plist-get r :tool) "run_bash_command"))
+        (should (equal (plist-get r :message) (plist-get d :message)))))))
+
+(ert-deftest gptel-scope-test-decision-strings-copied-once ()
+  "A decision's ASCII strings come back unibyte (made once), equal to their text."
+  (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}}\n"
+    (let* ((req (json-serialize (list :command "ls; rm é" :directory (directory-file-name dir)
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
            (d (gptel-scope-module-decide req)))
-      (should (equal d (gptel-scope-module-check-command req)))
-      (should (equal (plist-get d :reason) "command_not_allowed"))
-      (should (stringp (plist-get d :response))))))
+      (should (equal (plist-get d :tool) "run_bash_command"))
+      (should (string= (plist-get d :reason) "command_not_allowed"))
+      (should-not (multibyte-string-p (plist-get d :reason)))
+      ;; Text that is not ASCII stays multibyte, and whole.
+      (should (multibyte-string-p (plist-get d :response)))
+      (should (string-match-p "rm é" (plist-get (json-parse-string (plist-get d :response) :object-type 'plist)
+                                               :command)))
+      ;; A unibyte ASCII answer serializes as JSON like any string.
+      (should (equal (json-parse-string (json-serialize (list :r (plist-get d :reason))) :object-type 'plist)
+                     '(:r "command_not_allowed"))))))
+
+(ert-deftest gptel-scope-test-module-takes-strings-of-every-size ()
+  "Arguments are copied once, sized by `string-bytes': empty, ASCII, multibyte, unibyte, large."
+  (should (equal (plist-get (gptel-scope-module-truncate "" 10) :output) ""))
+  (should (equal (plist-get (gptel-scope-module-truncate "héllo wörld ✓" 100) :output) "héllo wörld ✓"))
+  (should (equal (plist-get (gptel-scope-module-truncate (unibyte-string ?a #xff ?b) 100) :output) "a\uFFFDb"))
+  (let ((big (concat (make-string 300000 ?é) "\n" (make-string 300000 ?x))))
+    (let ((r (gptel-scope-module-truncate big 10)))
+      (should (plist-get r :truncated))
+      (should (= (plist-get r :total-chars) 600001))
+      (should (= (plist-get r :total-bytes) 900001))))
+  (should (integerp (gptel-scope-module-parse "ls | grep é; echo ✓")))
+  (should-error (gptel-scope-module-truncate 42 10) :type 'wrong-type-argument)
+  (should (equal (gptel-scope-module-truename "/") "/"))
+  (should-not (gptel-scope-module-truename "/no/such/directory/here")))
+
+(ert-deftest gptel-scope-test-s09-output-chunks-decoded-and-truncated ()
+  "The chunks a process filter keeps, newest first, decode as one text (S09, B33)."
+  (let ((r (gptel-scope-module-truncate-output
+            (list (unibyte-string #xa9 ?\n 0 ?z) (unibyte-string ?a #xc3) (unibyte-string #xff ?b ?\n))
+            100)))
+    ;; \303\251 across two chunks is é; \377 is not UTF-8; NUL is shown as U+2400.
+    (should (equal (plist-get r :output) "\uFFFDb\naé\n\u2400z"))
+    (should-not (plist-get r :truncated))
+    (should (= (plist-get r :total-lines) 3)))
+  (should (equal (plist-get (gptel-scope-module-truncate-output nil 10) :output) ""))
+  (should (equal (plist-get (gptel-scope-module-truncate-output "abc" 10) :output) "abc"))
+  (let ((r (gptel-scope-module-truncate-output (list (make-string 5000 ?x)) 100)))
+    (should (plist-get r :truncated))
+    (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output))))
+  (should-error (gptel-scope-module-truncate-output (list 1) 10) :type 'wrong-type-argument)
+  (let ((circular (list "a" "b")))
+    (setcdr (cdr circular) circular)
+    (should-error (gptel-scope-module-truncate-output circular 10) :type 'circular-list)))
 
 (provide 'gptel-scope-module-test)
 ;;; gptel-scope-module-test.el ends here

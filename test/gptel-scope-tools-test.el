@@ -279,8 +279,8 @@ bash_tools:
           (should (equal (plist-get r :reason) "invalid_argument"))
           (should (equal (plist-get r :tool) "run_bash_command"))))
       ;; An unexpected error inside the module, and a program that is missing.
-      (cl-letf (((symbol-function 'gptel-scope-module-decide)
-                 (lambda (_) (error "Boom"))))
+      (cl-letf (((symbol-function 'gptel-scope-module-decide-command)
+                 (lambda (&rest _) (error "Boom"))))
         (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls" dir)))
           (should (equal (plist-get r :reason) "error"))
           (should (equal (plist-get r :message) "Boom"))))
@@ -342,6 +342,42 @@ bash_tools:
       (setq gptel-scope-inline nil)
       (let ((gptel-scope 'read-only))
         (should (string-suffix-p "read-only.yml" (plist-get (aref (gptel-scope-sources) 0) :profile)))))))
+
+(ert-deftest gptel-scope-test-c02-scope-changes-apply-to-the-next-call ()
+  "The scope part of a request is kept between calls, and made again when
+anything it comes from changes, also in place (C02)."
+  (gptel-scope-test-with-project dir nil
+    (gptel-scope-test-in-chat dir
+      (let ((read-only (list 'ls)))
+        (setq gptel-scope-inline `(:paths (:read (,(concat dir "**")))
+                                   :bash-tools (:categories (:read-only ,read-only))))
+        (should (plist-get (gptel-scope-check-bash-command "ls" dir nil t) :allowed))
+        (should-not (plist-get (gptel-scope-check-bash-command "wc x" dir nil t) :allowed))
+        ;; The same list, changed in place.
+        (setcdr read-only (list 'wc))
+        (should (plist-get (gptel-scope-check-bash-command "wc x" dir nil t) :allowed))
+        ;; A grant of this buffer.
+        (should-not (plist-get (gptel-scope-check-bash-command "head x" dir nil t) :allowed))
+        (push (cons "run_bash_command" "head") gptel-scope--allow-once)
+        (should (plist-get (gptel-scope-check-bash-command "head x" dir nil t) :allowed))
+        (setq gptel-scope--allow-once nil)
+        ;; A scope document that appears takes over.
+        (with-temp-file (expand-file-name "scope.yml" dir)
+          (insert "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [head]}}\n"))
+        (should (plist-get (gptel-scope-check-bash-command "head x" dir nil t) :allowed))
+        ;; Another home.
+        (let ((process-environment (copy-sequence process-environment)))
+          (setenv "HOME" "/tmp/gptel-scope-other-home")
+          (should (string-match-p "\"home\":\"/tmp/gptel-scope-other-home\""
+                                  (gptel-scope--scope-json (current-buffer)))))
+        (should-not (string-match-p "gptel-scope-other-home" (gptel-scope--scope-json (current-buffer))))
+        ;; The brief decision answers as the full one.
+        (dolist (command '("ls" "head x" "rm -rf /"))
+          (let ((brief (gptel-scope-check-bash-command command dir nil t))
+                (full (gptel-scope-check-bash-command command dir)))
+            (should (eq (plist-get brief :allowed) (plist-get full :allowed)))
+            (should (equal (plist-get brief :reason) (plist-get full :reason)))
+            (should (equal (plist-get brief :response) (plist-get full :response)))))))))
 
 (ert-deftest gptel-scope-test-tools-registered-in-the-scope-category ()
   (let ((specs nil))
