@@ -88,6 +88,8 @@ struct Parser<'a> {
     /// Bodies read, in order, not yet put in the tree.
     docs: Vec<String>,
     heredocs_in_substitutions: bool,
+    /// A word of the current line spans lines (a quoted newline, a `$(...)` body).
+    multiline_word: bool,
 }
 
 /// A here-document delimiter of the shapes taken: `WORD`, `'WORD'`, `"WORD"` with WORD
@@ -140,7 +142,7 @@ fn word(value: &str) -> ast::Word {
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Self {
-        Parser { src, b: src.as_bytes(), i: 0, pending: Vec::new(), docs: Vec::new(), heredocs_in_substitutions: true }
+        Parser { src, b: src.as_bytes(), i: 0, pending: Vec::new(), docs: Vec::new(), heredocs_in_substitutions: true, multiline_word: false }
     }
 
     /// After a newline: the bodies of the here-documents begun on the line before.
@@ -194,6 +196,7 @@ impl<'a> Parser<'a> {
         let (len, tok) = match (c, self.peek(1), self.peek(2)) {
             (b'\n', _, _) => {
                 self.i += 1;
+                self.multiline_word = false;
                 self.read_heredocs()?;
                 return Some(Tok::Op(Op::Newline));
             }
@@ -212,6 +215,15 @@ impl<'a> Parser<'a> {
                 let start = self.i;
                 self.scan_word()?;
                 let text = &self.src[start..self.i];
+                // brush-parser mixes up here-documents and words that span lines on one
+                // line (it reads an inner document's delimiter as the outer's); leave
+                // such lines to it.
+                if memchr::memchr(b'\n', text.as_bytes()).is_some() {
+                    if !self.pending.is_empty() {
+                        return None;
+                    }
+                    self.multiline_word = true;
+                }
                 if matches!(self.peek(0), Some(b'<' | b'>')) && text.bytes().all(|b| b.is_ascii_digit()) {
                     let fd = text.parse::<ast::IoFd>().ok()?;
                     return self.redirect(Some(fd));
@@ -560,6 +572,9 @@ impl<'a> Parser<'a> {
                     ast::CommandPrefixOrSuffixItem::IoRedirect(redirect(fd, kind, target))
                 }
                 Tok::HereDoc(fd, strip) => {
+                    if self.multiline_word {
+                        return None;
+                    }
                     let Tok::Word(raw) = self.token()? else { return None };
                     let (delim, expand) = delimiter(raw)?;
                     self.pending.push((delim, strip));

@@ -94,6 +94,9 @@ fn fast_parser_table() {
         ("echo ${<<EOF}", false),
         ("echo \"$(a\tb)\"", false),
         ("ls $(a $[b; c)", false),
+        ("cat <<A \"$(cat <<'EOF'\nx\nEOF\n)\"\nbody\nA", false),
+        ("cat \"a\nb\" <<A\nbody\nA", false),
+        ("cat <<A \"a\nb\"\nbody\nA", false),
         ("echo \"$(a \"x\ty\" b)\"", true),
         ("echo ${a b}", false),
         // Left to brush-parser.
