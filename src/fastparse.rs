@@ -224,6 +224,14 @@ impl<'a> Parser<'a> {
                     }
                     self.multiline_word = true;
                 }
+                // While a here-document is pending, brush-parser's tokenizer reads `$(`
+                // as text (`$(echo a; rm b)` becomes `echo a` and ` rm b`).
+                // It also reads digits as a descriptor across blanks (`echo 1 >> f`).
+                if !self.pending.is_empty()
+                    && (text.contains("$(") || text.contains('`') || text.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    return None;
+                }
                 if matches!(self.peek(0), Some(b'<' | b'>')) && text.bytes().all(|b| b.is_ascii_digit()) {
                     let fd = text.parse::<ast::IoFd>().ok()?;
                     return self.redirect(Some(fd));

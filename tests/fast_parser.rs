@@ -97,6 +97,10 @@ fn fast_parser_table() {
         ("cat <<A \"$(cat <<'EOF'\nx\nEOF\n)\"\nbody\nA", false),
         ("cat \"a\nb\" <<A\nbody\nA", false),
         ("cat <<A \"a\nb\"\nbody\nA", false),
+        ("cat <<A $(echo src; rm x)\nbody\nA", false),
+        ("cat <<A `b`\nbody\nA", false),
+        ("cat <<A ; echo 1 >> f\nx\nA", false),
+        ("echo 1 >> f; cat <<A\nx\nA", true),
         ("echo \"$(a \"x\ty\" b)\"", true),
         ("echo ${a b}", false),
         // Left to brush-parser.
