@@ -31,8 +31,7 @@ pub fn parse(src: &str) -> Option<ast::Program> {
 /// `)`, found the way the fast parser finds it; `None` where it would leave the text to
 /// brush-parser (`$((`, comments, backquotes, here-documents, `case`, ...).
 ///
-/// With `heredocs`, a body may hold here-documents whose delimiter line holds nothing
-/// else that needs a closer look (`$(cat <<'EOF'` and a newline).
+/// With `heredocs`, a body may be `cat <<'EOF'` and its document (a commit message).
 pub(crate) fn substitution_end(text: &str, body_start: usize, heredocs: bool) -> Option<usize> {
     if text.as_bytes().get(body_start) == Some(&b'(') {
         return None;
@@ -406,8 +405,16 @@ impl<'a> Parser<'a> {
 
     /// From just after `$(` to just after its `)`. Bodies that could hold a `)` that
     /// does not close (comments, `case` patterns, here-documents, backquotes) are left to
-    /// the full parser.
+    /// the full parser, but for the one idiom of commit messages, a body that is only
+    /// `cat <<'EOF'` and its document.
     fn substitution_body(&mut self) -> Option<()> {
+        let start = self.i;
+        if self.heredocs_in_substitutions {
+            if let Some(end) = self.cat_heredoc() {
+                self.i = end;
+                return Some(());
+            }
+        }
         let mut depth = 1usize;
         loop {
             match self.peek(0)? {
@@ -419,7 +426,7 @@ impl<'a> Parser<'a> {
                     depth -= 1;
                     self.i += 1;
                     if depth == 0 {
-                        return Some(());
+                        break;
                     }
                 }
                 b'\'' => self.single_quoted()?,
@@ -431,45 +438,43 @@ impl<'a> Parser<'a> {
                 b'$' if matches!(self.peek(1), Some(b'{' | b'\'' | b'[')) => self.dollar(false)?,
                 // brush-parser rewrites an unquoted tab in a body as a space.
                 b'#' | b'`' | b'\t' => return None,
-                b'<' if self.peek(1) == Some(b'<') && self.peek(2) != Some(b'<') => {
-                    if !self.heredocs_in_substitutions {
-                        return None;
-                    }
-                    self.skip_heredoc_in_substitution()?;
-                }
-                b'<' if self.peek(1) == Some(b'<') => self.i += 3,
                 b'c' if self.b.get(self.i..self.i + 4) == Some(b"case") => return None,
                 c if c >= 0x80 => return None,
                 _ => self.i += 1,
             }
         }
+        // Here-documents and extended-glob openers, even inside quotes, make brush-parser's
+        // tokenizer cut a body differently.
+        let body = &self.b[start..self.i];
+        let odd = body.windows(2).any(|w| w == b"<<" || (w[1] == b'(' && matches!(w[0], b'@' | b'!' | b'*' | b'+' | b'?')));
+        (!odd).then_some(())
     }
 
-    /// At `<<` inside `$(...)`: moves past the operator, the delimiter, the rest of its
-    /// line (which must hold no quote, escape, parenthesis, substitution or further
-    /// redirection) and the body.
-    fn skip_heredoc_in_substitution(&mut self) -> Option<()> {
-        self.i += 2;
-        let strip = self.peek(0) == Some(b'-');
-        if strip {
-            self.i += 1;
-        }
-        while matches!(self.peek(0), Some(b' ' | b'\t')) {
-            self.i += 1;
-        }
-        let start = self.i;
-        while !matches!(self.peek(0), None | Some(b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')')) {
-            self.i += 1;
-        }
-        let (delim, _) = delimiter(&self.src[start..self.i])?;
-        let line_end = self.i + memchr::memchr(b'\n', self.b.get(self.i..)?)?;
-        let rest = &self.b[self.i..line_end];
-        if rest.iter().any(|c| matches!(c, b'\'' | b'"' | b'\\' | b'`' | b'$' | b'(' | b')' | b'<' | b'#') || *c >= 0x80) {
+    /// At the start of a `$(` body: `cat <<DELIM` (or `'DELIM'`, `"DELIM"`), a newline, the
+    /// document, the delimiter line, and `)`. The index just after the `)`.
+    fn cat_heredoc(&self) -> Option<usize> {
+        let b = self.b;
+        let mut i = self.i;
+        let blanks = |mut i: usize| {
+            while matches!(b.get(i), Some(b' ')) {
+                i += 1;
+            }
+            i
+        };
+        i = blanks(i);
+        if b.get(i..i + 3) != Some(b"cat") {
             return None;
         }
-        let (_, next) = heredoc_body(self.src, line_end + 1, delim, strip)?;
-        self.i = next;
-        Some(())
+        let j = blanks(i + 3);
+        if j == i + 3 || b.get(j..j + 2) != Some(b"<<") || matches!(b.get(j + 2), Some(b'<' | b'-')) {
+            return None;
+        }
+        // brush-parser loses the delimiter after two blanks.
+        let start = if b.get(j + 2) == Some(&b' ') { j + 3 } else { j + 2 };
+        let line_end = start + memchr::memchr(b'\n', b.get(start..)?)?;
+        let (delim, _) = delimiter(self.src.get(start..line_end)?)?;
+        let (_, next) = heredoc_body(self.src, line_end + 1, delim, false)?;
+        (b.get(next) == Some(&b')')).then_some(next + 1)
     }
 
     fn program(&mut self) -> Option<ast::Program> {
