@@ -217,6 +217,9 @@ pub fn front_matter(text: &str) -> Option<(&str, usize)> {
 fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     let value: Value = if text.trim().is_empty() {
         Value::Mapping(Mapping::new())
+    } else if let Some(v) = crate::yaml_fast::parse(text) {
+        // The common shapes of a scope document, read without libyaml (same value).
+        v
     } else {
         serde_yaml::from_str(text).map_err(|e| invalid(name, &e, line_offset))?
     };
@@ -235,7 +238,7 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     // Validate this document on its own, so errors point into it: from the parsed value
     // (fast), and when that fails from the text again, for the error's line.
     if <Scope as serde::Deserialize>::deserialize(&value).is_err() {
-        if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
+        if let Err(e) = serde_yaml::from_str::<Scope>(if text.trim().is_empty() { "{}" } else { text }) {
             return Err(invalid(name, &e, line_offset));
         }
     }
