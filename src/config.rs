@@ -138,7 +138,9 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
             }
             Source::Inline { name, text } => Arc::new(parse_document(name, text, 0)?),
         };
-        merge(&mut merged, &doc);
+        // A document nobody else holds (not cached: inline, or written just now) is moved
+        // into the merge instead of copied string by string.
+        merge_owned(&mut merged, Arc::try_unwrap(doc).unwrap_or_else(|shared| (*shared).clone()));
     }
     let scope: Scope = serde_yaml::from_value(merged).map_err(|e| ScopeError::InvalidConfig {
         file: "merged scope".into(),
@@ -279,6 +281,23 @@ pub fn merge(into: &mut Value, over: &Value) {
     }
 }
 
+/// [`merge`] of a document owned by the caller: the same result, without copying it.
+fn merge_owned(into: &mut Value, over: Value) {
+    match (into, over) {
+        (Value::Mapping(a), Value::Mapping(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) if existing.is_mapping() && v.is_mapping() => merge_owned(existing, v),
+                    _ => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
 /// Expands `~`, `${project_root}` and a trailing `/` (meaning `/**`) in a path pattern.
 pub fn expand_pattern(pattern: &str, home: Option<&Path>, project_root: Option<&Path>) -> String {
     let mut p = pattern.to_string();
@@ -331,6 +350,27 @@ mod tests {
         merge(&mut a, &b);
         let want: Value = serde_yaml::from_str("a: {b: 1, c: [3]}\nd: x\ne: y").unwrap();
         assert_eq!(a, want);
+    }
+
+    /// The owned merge gives what the borrowing one gives, mapping order included.
+    #[test]
+    fn merge_owned_is_merge() {
+        let cases = [
+            ("a: {b: 1, c: [1, 2]}\nd: x", "a: {c: [3]}\ne: y"),
+            ("a: {b: 1}\nz: 2", "a: 5\nz: {q: 1}"),
+            ("a: [1]\nb: {c: {d: 1, e: 2}}", "b: {c: {e: 3, f: 4}, g: ~}\na: {x: 1}"),
+            ("x: 1", "y: 2\nx: 3"),
+            ("{}", "a: {b: {c: [1]}}"),
+            ("a: 1", "~"),
+        ];
+        for (base, over) in cases {
+            let base: Value = serde_yaml::from_str(base).unwrap();
+            let over: Value = serde_yaml::from_str(over).unwrap();
+            let (mut by_ref, mut by_value) = (base.clone(), base);
+            merge(&mut by_ref, &over);
+            merge_owned(&mut by_value, over);
+            assert_eq!(serde_yaml::to_string(&by_ref).unwrap(), serde_yaml::to_string(&by_value).unwrap());
+        }
     }
 
     #[test]
