@@ -70,7 +70,7 @@ bench-engine:
 # Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
 # flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= decide patch fastparse
+FUZZ_TARGETS ?= decide patch fastparse yaml
 FUZZ_FLAGS   ?= -s none
 
 fuzz-seeds:

@@ -138,7 +138,9 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
             }
             Source::Inline { name, text } => Arc::new(parse_document(name, text, 0)?),
         };
-        merge(&mut merged, &doc);
+        // A document nobody else holds (not cached: inline, or written just now) is moved
+        // into the merge instead of copied string by string.
+        merge_owned(&mut merged, Arc::try_unwrap(doc).unwrap_or_else(|shared| (*shared).clone()));
     }
     let scope: Scope = serde_yaml::from_value(merged).map_err(|e| ScopeError::InvalidConfig {
         file: "merged scope".into(),
@@ -217,6 +219,9 @@ pub fn front_matter(text: &str) -> Option<(&str, usize)> {
 fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     let value: Value = if text.trim().is_empty() {
         Value::Mapping(Mapping::new())
+    } else if let Some(v) = crate::yaml_fast::parse(text) {
+        // The common shapes of a scope document, read without libyaml (same value).
+        v
     } else {
         serde_yaml::from_str(text).map_err(|e| invalid(name, &e, line_offset))?
     };
@@ -235,7 +240,7 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     // Validate this document on its own, so errors point into it: from the parsed value
     // (fast), and when that fails from the text again, for the error's line.
     if <Scope as serde::Deserialize>::deserialize(&value).is_err() {
-        if let Err(e) = serde_yaml::from_str::<Scope>(text.trim().is_empty().then_some("{}").unwrap_or(text)) {
+        if let Err(e) = serde_yaml::from_str::<Scope>(if text.trim().is_empty() { "{}" } else { text }) {
             return Err(invalid(name, &e, line_offset));
         }
     }
@@ -273,6 +278,23 @@ pub fn merge(into: &mut Value, over: &Value) {
             }
         }
         (slot, v) => *slot = v.clone(),
+    }
+}
+
+/// [`merge`] of a document owned by the caller: the same result, without copying it.
+fn merge_owned(into: &mut Value, over: Value) {
+    match (into, over) {
+        (Value::Mapping(a), Value::Mapping(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) if existing.is_mapping() && v.is_mapping() => merge_owned(existing, v),
+                    _ => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
     }
 }
 
@@ -328,6 +350,27 @@ mod tests {
         merge(&mut a, &b);
         let want: Value = serde_yaml::from_str("a: {b: 1, c: [3]}\nd: x\ne: y").unwrap();
         assert_eq!(a, want);
+    }
+
+    /// The owned merge gives what the borrowing one gives, mapping order included.
+    #[test]
+    fn merge_owned_is_merge() {
+        let cases = [
+            ("a: {b: 1, c: [1, 2]}\nd: x", "a: {c: [3]}\ne: y"),
+            ("a: {b: 1}\nz: 2", "a: 5\nz: {q: 1}"),
+            ("a: [1]\nb: {c: {d: 1, e: 2}}", "b: {c: {e: 3, f: 4}, g: ~}\na: {x: 1}"),
+            ("x: 1", "y: 2\nx: 3"),
+            ("{}", "a: {b: {c: [1]}}"),
+            ("a: 1", "~"),
+        ];
+        for (base, over) in cases {
+            let base: Value = serde_yaml::from_str(base).unwrap();
+            let over: Value = serde_yaml::from_str(over).unwrap();
+            let (mut by_ref, mut by_value) = (base.clone(), base);
+            merge(&mut by_ref, &over);
+            merge_owned(&mut by_value, over);
+            assert_eq!(serde_yaml::to_string(&by_ref).unwrap(), serde_yaml::to_string(&by_value).unwrap());
+        }
     }
 
     #[test]

@@ -209,11 +209,8 @@ impl Set {
 
     /// With `shortcuts` false every pattern goes to globset (the reference of the tests).
     fn build(patterns: &[String], home: Option<&Path>, root: Option<&Path>, shortcuts: bool) -> Result<Set, String> {
-        let mut b = GlobSetBuilder::new();
-        let mut simple = Simple::with_capacity(patterns.len());
-        let mut expanded = Vec::new();
-        let mut origin = Vec::new();
-        for (i, p) in patterns.iter().enumerate() {
+        let mut expanded = Vec::with_capacity(patterns.len());
+        for p in patterns {
             let mut e = expand_pattern(p, home, root);
             if !e.starts_with('/') && !e.starts_with("**") {
                 match root {
@@ -221,22 +218,34 @@ impl Set {
                     None => e = format!("**/{e}"),
                 }
             }
-            // `dir/**` also covers `dir` itself.
-            let mut variants = vec![e.clone()];
-            if let Some(base) = e.strip_suffix("/**") {
-                if !base.is_empty() {
-                    variants.push(base.to_string());
-                }
-            }
-            for v in variants {
-                if shortcuts && simple.add(&v, i) {
+            expanded.push(e);
+        }
+        let mut simple = if shortcuts { Simple::with_room(&expanded) } else { Simple::default() };
+        let mut b = GlobSetBuilder::new();
+        let mut origin = Vec::new();
+        for (i, (p, e)) in patterns.iter().zip(&expanded).enumerate() {
+            // `DIR/**` stands for `DIR` too, and `**/NAME/**` for `**/NAME`: shapes known
+            // without another look at the pattern.
+            match Shape::of(e).filter(|_| shortcuts) {
+                Some(Shape::Below(dir)) => {
+                    simple.insert_below_and_whole(false, dir, i);
                     continue;
                 }
-                let g = glob(&v).map_err(|err| format!("pattern `{p}`: {err}"))?;
+                Some(Shape::UnderName(name)) => {
+                    simple.insert_below_and_whole(true, name, i);
+                    continue;
+                }
+                _ => {}
+            }
+            for v in variants(e) {
+                if let Some(shape) = Shape::of(v).filter(|_| shortcuts) {
+                    simple.insert(shape, i);
+                    continue;
+                }
+                let g = glob(v).map_err(|err| format!("pattern `{p}`: {err}"))?;
                 b.add(g);
                 origin.push(i);
             }
-            expanded.push(e);
         }
         let globs = b.build().map_err(|e| e.to_string())?;
         Ok(Set { simple, globs, patterns: expanded, origin })
@@ -262,110 +271,215 @@ impl Set {
 /// take microseconds. The tests hold them to globset.
 #[derive(Debug, Clone, Default)]
 struct Simple {
-    /// `LIT`: the whole path.
-    exact: HashMap<Vec<u8>, usize>,
-    /// `DIR/**`: anything below DIR.
-    below: HashMap<Vec<u8>, usize>,
-    /// `**/NAME`: a last component (NAME has no `/`).
-    name: HashMap<Vec<u8>, usize>,
-    /// `**/NAME/**`: anything below a component NAME.
-    under_name: HashMap<Vec<u8>, usize>,
-    /// `DIR/F` where F is literal text and single `*`s: a file of DIR. The parts of F
-    /// between the stars, and the pattern.
-    in_dir: HashMap<Vec<u8>, Vec<(Vec<Vec<u8>>, usize)>>,
+    /// By path: `LIT` (the whole path) and `DIR/**` (anything below DIR). One entry for
+    /// both, as `DIR/**` also stands for `DIR`.
+    paths: HashMap<Box<[u8]>, Slots>,
+    /// By component name: `**/NAME` (a last component; NAME has no `/`) and `**/NAME/**`
+    /// (anything below a component NAME), which also stands for `**/NAME`.
+    names: HashMap<Box<[u8]>, Slots>,
+    /// `DIR/F` where F is literal text and single `*`s: a file of DIR. F, and the pattern.
+    in_dir: HashMap<Box<[u8]>, Vec<StarredFile>>,
+    /// Which shapes are present: the lookups for the others are skipped.
+    has: Has,
 }
+
+/// The smallest pattern number of each of the two shapes that share a key.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slots {
+    /// `LIT`, or `**/NAME`.
+    whole: Option<usize>,
+    /// `DIR/**`, or `**/NAME/**`.
+    below: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Has {
+    exact: bool,
+    below: bool,
+    name: bool,
+    under_name: bool,
+}
+
+/// A file pattern with its stars, and the pattern's number.
+type StarredFile = (Box<[u8]>, usize);
 
 /// Text with nothing globset treats specially.
 fn literal(s: &str) -> bool {
-    !s.is_empty() && !s.bytes().any(|b| matches!(b, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\'))
+    !s.is_empty() && !s.bytes().any(special)
 }
 
-fn keep_min(map: &mut HashMap<Vec<u8>, usize>, key: &str, i: usize) {
-    let slot = map.entry(key.as_bytes().to_vec()).or_insert(i);
-    *slot = (*slot).min(i);
+/// A byte globset treats specially. (A table: compiling a scope scans every pattern a few
+/// times, and one load per byte is the cheapest test.)
+fn special(b: u8) -> bool {
+    const SPECIAL: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut k = 0;
+        let bytes = *b"*?[]{}\\";
+        while k < bytes.len() {
+            t[bytes[k] as usize] = true;
+            k += 1;
+        }
+        t
+    };
+    SPECIAL[usize::from(b)]
 }
 
-impl Simple {
-    /// Room for `n` patterns of each shape: no table grows while a scope is compiled.
-    fn with_capacity(n: usize) -> Simple {
-        Simple {
-            exact: HashMap::with_capacity(n),
-            below: HashMap::with_capacity(n),
-            name: HashMap::with_capacity(n),
-            under_name: HashMap::with_capacity(n),
-            in_dir: HashMap::with_capacity(n),
-        }
-    }
+/// Sets the slot of `key` that `pick` chooses to `i`, unless a smaller number is there.
+fn keep_min(map: &mut HashMap<Box<[u8]>, Slots>, key: &str, i: usize, pick: fn(&mut Slots) -> &mut Option<usize>) {
+    keep(pick(map.entry(Box::from(key.as_bytes())).or_default()), i);
+}
 
-    /// Takes the pattern `v` (number `i`) when it has one of the simple shapes.
-    fn add(&mut self, v: &str, i: usize) -> bool {
-        if literal(v) {
-            keep_min(&mut self.exact, v, i);
-            return true;
-        }
+fn keep(slot: &mut Option<usize>, i: usize) {
+    *slot = Some(slot.map_or(i, |s| s.min(i)));
+}
+
+/// The patterns an expanded pattern stands for: itself, and for `dir/**` also `dir` (which
+/// `dir/**` covers too).
+fn variants(e: &str) -> impl Iterator<Item = &str> {
+    std::iter::once(e).chain(e.strip_suffix("/**").filter(|b| !b.is_empty()))
+}
+
+/// A pattern of one of the shapes [`Simple`] matches without a regex, with its key.
+#[derive(Debug, Clone, Copy)]
+enum Shape<'p> {
+    /// `LIT`.
+    Exact(&'p str),
+    /// `**/NAME`.
+    Name(&'p str),
+    /// `**/NAME/**`.
+    UnderName(&'p str),
+    /// `DIR/**`.
+    Below(&'p str),
+    /// `DIR/F`, F literal text and single stars.
+    InDir(&'p str, &'p str),
+}
+
+impl<'p> Shape<'p> {
+    /// The shape of the pattern `v`, when it has a simple one.
+    fn of(v: &'p str) -> Option<Shape<'p>> {
         if let Some(rest) = v.strip_prefix("**/") {
             if literal(rest) && !rest.contains('/') {
-                keep_min(&mut self.name, rest, i);
-                return true;
+                return Some(Shape::Name(rest));
             }
             if let Some(n) = rest.strip_suffix("/**") {
                 if literal(n) && !n.contains('/') {
-                    keep_min(&mut self.under_name, n, i);
-                    return true;
+                    return Some(Shape::UnderName(n));
                 }
             }
-            return false;
+            return None;
         }
+        // One scan for the first special byte answers whether `v`, or the part of it before
+        // a `/`, is literal (a large scope's patterns are long, and all are looked at).
+        let Some(first) = v.bytes().position(special) else {
+            return (!v.is_empty()).then_some(Shape::Exact(v));
+        };
         if let Some(dir) = v.strip_suffix("/**") {
-            if literal(dir) {
-                keep_min(&mut self.below, dir, i);
-                return true;
-            }
-            return false;
+            // DIR literal: not empty, and the suffix's `*` is the first special byte.
+            return (!dir.is_empty() && first == dir.len() + 1).then_some(Shape::Below(dir));
         }
         if let Some((dir, file)) = v.rsplit_once('/') {
-            let starred = !file.is_empty() && !file.contains("**") && literal(&file.replace('*', ""));
-            if literal(dir) && starred {
-                let parts = file.split('*').map(|p| p.as_bytes().to_vec()).collect();
-                self.in_dir.entry(dir.as_bytes().to_vec()).or_default().push((parts, i));
-                return true;
+            // Literal text and single stars, at least one character besides the stars (what
+            // `literal` says of `file` with its stars removed, without building that string).
+            let starred = !file.contains("**") && file.bytes().any(|b| b != b'*') && file.bytes().all(|b| b == b'*' || !special(b));
+            if !dir.is_empty() && first > dir.len() && starred {
+                return Some(Shape::InDir(dir, file));
             }
         }
-        false
+        None
+    }
+}
+
+impl Simple {
+    /// Room for the keys of `expanded`, so that no table grows while a scope is compiled.
+    /// A pattern gives at most one key (`DIR/**` and `DIR`, `**/NAME/**` and `**/NAME`
+    /// share theirs), to `names` only when it starts with `**/` and never otherwise.
+    fn with_room(expanded: &[String]) -> Simple {
+        let names = expanded.iter().filter(|e| e.starts_with("**/")).count();
+        let others = expanded.len() - names;
+        Simple {
+            paths: HashMap::with_capacity(others),
+            names: HashMap::with_capacity(names),
+            in_dir: HashMap::with_capacity(others),
+            has: Has::default(),
+        }
+    }
+
+    /// Takes `DIR/**` and `DIR` (`names` false), or `**/NAME/**` and `**/NAME` (`names`
+    /// true), as pattern number `i`: one key for both.
+    fn insert_below_and_whole(&mut self, names: bool, key: &str, i: usize) {
+        let map = if names {
+            self.has.under_name = true;
+            self.has.name = true;
+            &mut self.names
+        } else {
+            self.has.below = true;
+            self.has.exact = true;
+            &mut self.paths
+        };
+        let slots = map.entry(Box::from(key.as_bytes())).or_default();
+        keep(&mut slots.below, i);
+        keep(&mut slots.whole, i);
+    }
+
+    /// Takes a pattern (number `i`) of a simple shape.
+    fn insert(&mut self, shape: Shape<'_>, i: usize) {
+        match shape {
+            Shape::Exact(k) => {
+                self.has.exact = true;
+                keep_min(&mut self.paths, k, i, |s| &mut s.whole);
+            }
+            Shape::Below(k) => {
+                self.has.below = true;
+                keep_min(&mut self.paths, k, i, |s| &mut s.below);
+            }
+            Shape::Name(k) => {
+                self.has.name = true;
+                keep_min(&mut self.names, k, i, |s| &mut s.whole);
+            }
+            Shape::UnderName(k) => {
+                self.has.under_name = true;
+                keep_min(&mut self.names, k, i, |s| &mut s.below);
+            }
+            Shape::InDir(dir, file) => {
+                self.in_dir.entry(Box::from(dir.as_bytes())).or_default().push((Box::from(file.as_bytes()), i));
+            }
+        }
     }
 
     /// The smallest pattern number that matches the path `p`.
     fn first(&self, p: &[u8]) -> Option<usize> {
         let mut best: Option<usize> = None;
-        let mut hit = |i: usize| best = Some(best.map_or(i, |b| b.min(i)));
-        if let Some(&i) = self.exact.get(p) {
-            hit(i);
+        let mut hit = |i: Option<usize>| {
+            if let Some(i) = i {
+                best = Some(best.map_or(i, |b| b.min(i)));
+            }
+        };
+        if self.has.exact {
+            hit(self.paths.get(p).and_then(|s| s.whole));
         }
         let last_slash = p.iter().rposition(|&b| b == b'/');
-        if !self.name.is_empty() {
+        if self.has.name {
             let start = last_slash.map_or(0, |k| k + 1);
-            if let Some(&i) = self.name.get(&p[start..]) {
-                hit(i);
-            }
+            hit(self.names.get(&p[start..]).and_then(|s| s.whole));
         }
         if let Some(k) = last_slash {
             if let Some(list) = self.in_dir.get(&p[..k]) {
                 let file = &p[k + 1..];
-                for (parts, i) in list {
-                    if star_match(parts, file) {
-                        hit(*i);
+                for (pattern, i) in list {
+                    if star_match(pattern, file) {
+                        hit(Some(*i));
                     }
                 }
             }
         }
-        if !self.below.is_empty() || !self.under_name.is_empty() {
+        if self.has.below || self.has.under_name {
             let mut start = 0;
             for (j, _) in p.iter().enumerate().filter(|(_, &b)| b == b'/') {
-                if let Some(&i) = self.below.get(&p[..j]) {
-                    hit(i);
+                if self.has.below {
+                    hit(self.paths.get(&p[..j]).and_then(|s| s.below));
                 }
-                if let Some(&i) = self.under_name.get(&p[start..j]) {
-                    hit(i);
+                if self.has.under_name {
+                    hit(self.names.get(&p[start..j]).and_then(|s| s.below));
                 }
                 start = j + 1;
             }
@@ -374,22 +488,27 @@ impl Simple {
     }
 }
 
-/// Whether `name` is the parts joined by runs of anything (`*`, which matches no `/`;
-/// `name` holds none).
-fn star_match(parts: &[Vec<u8>], name: &[u8]) -> bool {
-    let (Some(first), Some(last)) = (parts.first(), parts.last()) else { return false };
-    if parts.len() == 1 {
-        return name == first.as_slice();
-    }
+/// Whether `name` matches `pattern`, literal text and single `*`s (runs of anything: `*`
+/// matches no `/`, and `name` holds none).
+fn star_match(pattern: &[u8], name: &[u8]) -> bool {
+    let (Some(star), Some(last_star)) = (pattern.iter().position(|&b| b == b'*'), pattern.iter().rposition(|&b| b == b'*')) else {
+        return name == pattern;
+    };
+    let (first, last) = (&pattern[..star], &pattern[last_star + 1..]);
     if name.len() < first.len() + last.len() || !name.starts_with(first) || !name.ends_with(last) {
         return false;
     }
     let mut rest = &name[first.len()..name.len() - last.len()];
-    // Leftmost match of each middle part: the inner parts are not empty (no `**`).
-    for part in &parts[1..parts.len() - 1] {
-        match rest.windows(part.len()).position(|w| w == part.as_slice()) {
-            Some(at) if !part.is_empty() => rest = &rest[at + part.len()..],
-            _ => return false,
+    // Leftmost match of each middle part (none are empty: no `**`).
+    if last_star > star {
+        for part in pattern[star + 1..last_star].split(|&b| b == b'*') {
+            if part.is_empty() {
+                return false;
+            }
+            match rest.windows(part.len()).position(|w| w == part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
         }
     }
     true
@@ -459,7 +578,9 @@ impl Matcher {
         match access {
             Access::Write => self.write.patterns.clone(),
             Access::Read => {
-                let mut v = self.read.patterns.clone();
+                // One allocation of the list: a refusal under a large scope lists them all.
+                let mut v = Vec::with_capacity(self.read.patterns.len() + self.write.patterns.len());
+                v.extend(self.read.patterns.iter().cloned());
                 v.extend(self.write.patterns.iter().cloned());
                 v
             }
