@@ -99,6 +99,20 @@ pub struct Decision {
     pub validation_type: Option<&'static str>,
 }
 
+/// Most scope patterns a refusal's message lists; the evidence keeps them all.
+const LISTED_PATTERNS: usize = 12;
+
+/// The patterns a refusal's message shows the model: all of a small scope, the first
+/// [`LISTED_PATTERNS`] of a large one (a scope of 1,000 patterns would otherwise put every
+/// one of them in each refusal).
+fn allowed_summary(patterns: &[String]) -> String {
+    match patterns.len() {
+        0 => "none".to_string(),
+        n if n <= LISTED_PATTERNS => patterns.join(", "),
+        n => format!("{}, and {} more", patterns[..LISTED_PATTERNS].join(", "), n - LISTED_PATTERNS),
+    }
+}
+
 /// Reason codes no grant can cover.
 fn grantable(reason: &str) -> bool {
     matches!(
@@ -848,7 +862,7 @@ impl<'a> Judge<'a> {
                         access.as_str(),
                         r.target.display(),
                         if access == Access::Write { "paths.write" } else { "paths.read or paths.write" },
-                        if patterns.is_empty() { "none".to_string() } else { patterns.join(", ") },
+                        allowed_summary(&patterns),
                         self.ctx.tool,
                         r.target.display()
                     ),
@@ -1680,7 +1694,7 @@ impl<'a> Judge<'a> {
                         "`{v}` ({source}) needs {} access to {}, outside the scope (allowed: {}). Use a path inside the scope (relative paths are checked best), or call request_scope_expansion with tool_name \"{}\", resource \"{}\" and your reason.",
                         access.as_str(),
                         r.target.display(),
-                        if patterns.is_empty() { "none".to_string() } else { patterns.join(", ") },
+                        allowed_summary(&patterns),
                         self.ctx.tool,
                         r.target.display()
                     );
@@ -2017,6 +2031,17 @@ fn awk_danger(program: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn refusals_list_at_most_twelve_patterns() {
+        let p = |n: usize| (0..n).map(|i| format!("/p{i}/**")).collect::<Vec<_>>();
+        assert_eq!(super::allowed_summary(&p(0)), "none");
+        assert_eq!(super::allowed_summary(&p(2)), "/p0/**, /p1/**");
+        assert_eq!(super::allowed_summary(&p(12)).matches(", ").count(), 11);
+        let long = super::allowed_summary(&p(750));
+        assert!(long.starts_with("/p0/**, /p1/**, "), "{long}");
+        assert!(long.ends_with("/p11/**, and 738 more"), "{long}");
+    }
+
     use super::*;
 
     #[test]
