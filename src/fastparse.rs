@@ -223,11 +223,13 @@ impl<'a> Parser<'a> {
                     }
                     self.multiline_word = true;
                 }
-                // While a here-document is pending, brush-parser's tokenizer reads `$(`
-                // as text (`$(echo a; rm b)` becomes `echo a` and ` rm b`).
-                // It also reads digits as a descriptor across blanks (`echo 1 >> f`).
+                // While a here-document is pending, brush-parser's tokenizer reads words
+                // its own way: `$(echo a; rm b)` becomes `echo a` and ` rm b`, `x${1..3}`
+                // two words, digits a descriptor across blanks (`echo 1 >> f`). Only
+                // words of plain text and quotes are taken there.
                 if !self.pending.is_empty()
-                    && (text.contains("$(") || text.contains('`') || text.bytes().all(|b| b.is_ascii_digit()))
+                    && (text.bytes().all(|b| b.is_ascii_digit())
+                        || !text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^'\" ".contains(&b)))
                 {
                     return None;
                 }

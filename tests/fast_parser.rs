@@ -100,6 +100,8 @@ fn fast_parser_table() {
         ("cat <<A $(echo src; rm x)\nbody\nA", false),
         ("cat <<A `b`\nbody\nA", false),
         ("cat <<A ; echo 1 >> f\nx\nA", false),
+        ("cat <<A x${1..3}y\nx\nA", false),
+        ("cat <<'A' > \"out file.txt\" && git add 'out file.txt'\nx\nA", true),
         ("ls $( !(git x) )", false),
         ("ls $(a \"@(cat <<'EOF'\nx\nEOF\n)\" b)", false),
         ("echo \"$(cat <<EOF | sort\nb\nEOF\n)\"", false),
