@@ -475,8 +475,18 @@ impl<'a> Parser<'a> {
         let start = if b.get(j + 2) == Some(&b' ') { j + 3 } else { j + 2 };
         let line_end = start + memchr::memchr(b'\n', b.get(start..)?)?;
         let (delim, _) = delimiter(self.src.get(start..line_end)?)?;
-        let (_, next) = heredoc_body(self.src, line_end + 1, delim, false)?;
-        (b.get(next) == Some(&b')')).then_some(next + 1)
+        let (doc, next) = heredoc_body(self.src, line_end + 1, delim, false)?;
+        // brush-parser's tokenizer closes the substitution at a `)` of the document that
+        // no `(` before it opened; take only documents whose parentheses balance.
+        let mut depth = 0usize;
+        for c in doc.bytes() {
+            match c {
+                b'(' => depth += 1,
+                b')' => depth = depth.checked_sub(1)?,
+                _ => {}
+            }
+        }
+        (depth == 0 && b.get(next) == Some(&b')')).then_some(next + 1)
     }
 
     fn program(&mut self) -> Option<ast::Program> {

@@ -101,6 +101,8 @@ fn fast_parser_table() {
         ("cat <<A `b`\nbody\nA", false),
         ("cat <<A ; echo 1 >> f\nx\nA", false),
         ("cat <<A x${1..3}y\nx\nA", false),
+        ("git commit -m \"$(cat <<'EOF'\n)\nEOF\n)\"", false),
+        ("git commit -m \"$(cat <<'EOF'\n1) a (b\nEOF\n)\"", false),
         ("cat <<'A' > \"out file.txt\" && git add 'out file.txt'\nx\nA", true),
         ("ls $( !(git x) )", false),
         ("ls $(a \"@(cat <<'EOF'\nx\nEOF\n)\" b)", false),
