@@ -398,10 +398,35 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
             return Ok(program);
         }
     }
+    heredoc_tokens(command)?;
     let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
     parser
         .parse_program()
         .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
+}
+
+/// With a here-document pending, brush-parser's tokenizer can drop the body of a
+/// substitution on the same line: `echo <<A $(touch x)` becomes the words `touch`, `x` and
+/// `$()`, so `touch` would never be judged although bash runs it. Such a command is
+/// refused: a word with an emptied substitution that the text does not hold.
+fn heredoc_tokens(command: &str) -> Result<(), Problem> {
+    let has_heredoc = command.match_indices("<<").any(|(i, _)| command.as_bytes().get(i + 2) != Some(&b'<'));
+    if !has_heredoc {
+        return Ok(());
+    }
+    let Ok(tokens) = brush_parser::tokenize_str(command) else { return Ok(()) };
+    for t in tokens {
+        if let brush_parser::Token::Word(w, _) = t {
+            let emptied = ["$()", "${}", "``"].iter().any(|e| w.contains(e));
+            if emptied && !command.contains(w.as_str()) {
+                return Err(Problem::Unsupported(format!(
+                    "a command substitution or expansion on the line of a here-document (`{w}`) cannot be \
+                     judged reliably; run it in a separate command, or put the here-document last"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses `command` with brush-parser and nothing else (no precheck, no flattening): the
