@@ -343,9 +343,14 @@ impl<'a> Parser<'a> {
     /// `` `...` `` up to the next backquote that is not escaped.
     fn backquoted(&mut self) -> Option<()> {
         self.i += 1;
+        self.until_unescaped(b'`')
+    }
+
+    /// To just after the next `close` that no backslash escapes.
+    fn until_unescaped(&mut self, close: u8) -> Option<()> {
         loop {
             match self.peek(0)? {
-                b'`' => {
+                c if c == close => {
                     self.i += 1;
                     return Some(());
                 }
@@ -383,16 +388,7 @@ impl<'a> Parser<'a> {
             }
             Some(b'\'') if !in_double_quotes => {
                 self.i += 2;
-                loop {
-                    match self.peek(0)? {
-                        b'\'' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        b'\\' => self.escape()?,
-                        _ => self.i += 1,
-                    }
-                }
+                self.until_unescaped(b'\'')
             }
             Some(b'"') if !in_double_quotes => {
                 self.i += 2;

@@ -282,84 +282,43 @@ fn braces_are_tame(raw: &str) -> bool {
     depth == 0 && max <= MAX_BRACE_DEPTH && count <= MAX_BRACES_PER_WORD
 }
 
-/// Refuses long runs of `(` and of digits, in one pass over the bytes.
+/// Refuses runs of digits that overflow the parser's numbers (it would panic on them) and
+/// long runs of `(` (the grammar backtracks on them for seconds), in one pass over the
+/// bytes: `(` and blanks are ASCII, and every byte of a non-ASCII character ends a run as
+/// the character would. A number is reported before a parenthesis run anywhere.
 fn runs(command: &str) -> Result<(), Problem> {
     let b = command.as_bytes();
-    let (mut parens, mut digits) = (0usize, 0usize);
-    // On a finding, the separate passes give the message (digits first, as before).
-    let found = || digit_runs(command).and_then(|()| paren_runs(command));
-    for &c in b {
-        if c.is_ascii_digit() {
-            digits += 1;
+    let (mut parens, mut digits_from) = (0usize, None::<usize>);
+    let mut paren_problem = None;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied();
+        if c.is_some_and(|c| c.is_ascii_digit()) {
+            digits_from.get_or_insert(i);
             parens = 0;
             continue;
         }
-        if digits > 0 {
-            if digits > MAX_DIGITS || (digits > MAX_FD_DIGITS && matches!(c, b'<' | b'>')) {
-                return found();
+        if let Some(start) = digits_from.take() {
+            let n = i - start;
+            if n > MAX_DIGITS || (n > MAX_FD_DIGITS && matches!(c, Some(b'<' | b'>'))) {
+                return Err(Problem::Parse(format!(
+                    "the command holds a number of {n} digits at byte {start}; numbers that long cannot be judged"
+                )));
             }
-            digits = 0;
         }
         match c {
-            b'(' => {
+            Some(b'(') => {
                 parens += 1;
-                if parens > MAX_OPEN_PARENS {
-                    return found();
-                }
-            }
-            b' ' | b'\t' | b'\n' => {}
-            _ => parens = 0,
-        }
-    }
-    if digits > MAX_DIGITS {
-        return found();
-    }
-    Ok(())
-}
-
-/// Refuses long runs of `(`: the grammar backtracks on them for seconds.
-fn paren_runs(command: &str) -> Result<(), Problem> {
-    // Bytes, not characters: `(` and blanks are ASCII, and every byte of a non-ASCII
-    // character ends a run as the character would.
-    let mut run = 0;
-    for c in command.bytes() {
-        match c {
-            b'(' => {
-                run += 1;
-                if run > MAX_OPEN_PARENS {
-                    return Err(Problem::Parse(format!(
+                if parens > MAX_OPEN_PARENS && paren_problem.is_none() {
+                    paren_problem = Some(Problem::Parse(format!(
                         "the command opens more than {MAX_OPEN_PARENS} parentheses in a row; it cannot be judged"
                     )));
                 }
             }
-            b' ' | b'\t' | b'\n' => {}
-            _ => run = 0,
+            Some(b' ' | b'\t' | b'\n') => {}
+            _ => parens = 0,
         }
     }
-    Ok(())
-}
-
-/// Refuses runs of digits that overflow the parser's numbers (it would panic on them).
-fn digit_runs(command: &str) -> Result<(), Problem> {
-    let b = command.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if !b[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let n = i - start;
-        if n > MAX_DIGITS || (n > MAX_FD_DIGITS && matches!(b.get(i), Some(b'<' | b'>'))) {
-            return Err(Problem::Parse(format!(
-                "the command holds a number of {n} digits at byte {start}; numbers that long cannot be judged"
-            )));
-        }
-    }
-    Ok(())
+    paren_problem.map_or(Ok(()), Err)
 }
 
 /// Characters that render as nothing (or reorder text) yet change what runs: zero-width and
@@ -398,23 +357,27 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
             return Ok(program);
         }
     }
-    heredoc_tokens(command)?;
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
-    parser
-        .parse_program()
-        .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
+    // A command with a here-document is tokenized first, to check the tokens (see
+    // [`heredoc_tokens`]), and parsed from them.
+    let has_heredoc = command.match_indices("<<").any(|(i, _)| command.as_bytes().get(i + 2) != Some(&b'<'));
+    let tokens = has_heredoc
+        .then(|| brush_parser::tokenize_str_with_options(command, &options().tokenizer_options()).ok())
+        .flatten();
+    let parsed = match tokens {
+        Some(tokens) => {
+            heredoc_tokens(command, &tokens)?;
+            brush_parser::parse_tokens(&tokens, &options())
+        }
+        None => brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options()).parse_program(),
+    };
+    parsed.map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
 }
 
 /// With a here-document pending, brush-parser's tokenizer can drop the body of a
 /// substitution on the same line: `echo <<A $(touch x)` becomes the words `touch`, `x` and
 /// `$()`, so `touch` would never be judged although bash runs it. Such a command is
 /// refused: a word with an emptied substitution that the text does not hold.
-fn heredoc_tokens(command: &str) -> Result<(), Problem> {
-    let has_heredoc = command.match_indices("<<").any(|(i, _)| command.as_bytes().get(i + 2) != Some(&b'<'));
-    if !has_heredoc {
-        return Ok(());
-    }
-    let Ok(tokens) = brush_parser::tokenize_str(command) else { return Ok(()) };
+fn heredoc_tokens(command: &str, tokens: &[brush_parser::Token]) -> Result<(), Problem> {
     for t in tokens {
         if let brush_parser::Token::Word(w, _) = t {
             let emptied = ["$()", "${}", "``"].iter().any(|e| w.contains(e));

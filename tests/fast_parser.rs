@@ -3,21 +3,12 @@
 //! be the same with and without it.
 
 mod common;
+#[path = "support/tree_shape.rs"]
+mod tree_shape;
 
 use common::*;
 use gptel_scope::{fastparse, shell};
-
-/// The tree's debug text without source locations (nothing downstream reads them; the fast
-/// parser does not record them).
-fn shape(program: &brush_parser::ast::Program) -> String {
-    static LOC: once_cell::sync::Lazy<regex::Regex> = once_cell::sync::Lazy::new(|| {
-        regex::Regex::new(
-            r"(, )?loc: (None|(Some\()?SourceSpan \{ start: SourcePosition \{[^}]*\}, end: SourcePosition \{[^}]*\} \}\)?)",
-        )
-        .unwrap()
-    });
-    LOC.replace_all(&format!("{program:?}"), "").into_owned()
-}
+use tree_shape::shape;
 
 fn brush(src: &str) -> Option<brush_parser::ast::Program> {
     let mut p = brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), &brush_parser::ParserOptions::default());

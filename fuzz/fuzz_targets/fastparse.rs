@@ -5,16 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fn shape(program: &brush_parser::ast::Program) -> String {
-    static LOC: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let loc = LOC.get_or_init(|| {
-        regex::Regex::new(
-            r"(, )?loc: (None|(Some\()?SourceSpan \{ start: SourcePosition \{[^}]*\}, end: SourcePosition \{[^}]*\} \}\)?)",
-        )
-        .unwrap()
-    });
-    loc.replace_all(&format!("{program:?}"), "").into_owned()
-}
+#[path = "../../tests/support/tree_shape.rs"]
+mod tree_shape;
+use tree_shape::shape;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
