@@ -4,7 +4,7 @@
 //! A request names the scope sources in order (`{"file": ...}`, `{"profile": ...}`,
 //! `{"inline": ..., "name": ...}`); the built-in defaults always come first.
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -108,7 +108,7 @@ pub struct Prepared {
 
 type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>);
 /// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
-static MATCHERS: Lazy<Mutex<HashMap<MatcherKey, (Arc<LoadedScope>, Arc<Matcher>)>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, (Arc<LoadedScope>, Arc<Matcher>)>>> = Lazy::new(|| Mutex::new(FxHashMap::default()));
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
@@ -231,8 +231,14 @@ pub fn refusal_response(d: &Decision) -> String {
         validation_type: d.validation_type,
         warnings: &d.warnings,
     };
+    // One allocation: the text is about the size of its strings, plus keys and escapes.
+    let strings = d.message.len()
+        + d.command.len()
+        + d.directory.len()
+        + d.allowed_patterns.iter().chain(&d.warnings).map(|s| s.len() + 3).sum::<usize>();
+    let mut out = Vec::with_capacity(strings + strings / 8 + 256);
     // Plain strings and lists: serializing cannot fail; should it, the refusal still says so.
-    serde_json::to_string(&r).unwrap_or_else(|e| {
+    serde_json::to_writer(&mut out, &r).map(|()| String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())).unwrap_or_else(|e| {
         json!({"success": false, "allowed": false, "tool": d.tool, "reason": d.reason, "message": format!("{} ({e})", d.message)}).to_string()
     })
 }

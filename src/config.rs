@@ -2,7 +2,7 @@
 //! `scope.yml` or `preset.md`, deep-merged in that order, strictly validated, cached by path
 //! and modification time.
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -65,13 +65,13 @@ struct Stamp {
 const RACY: std::time::Duration = std::time::Duration::from_secs(2);
 
 struct Cache {
-    documents: HashMap<PathBuf, (Stamp, Arc<Value>)>,
-    merged: HashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
+    documents: FxHashMap<PathBuf, (Stamp, Arc<Value>)>,
+    merged: FxHashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
     stats: CacheStats,
 }
 
 static CACHE: Lazy<Mutex<Cache>> =
-    Lazy::new(|| Mutex::new(Cache { documents: HashMap::new(), merged: HashMap::new(), stats: CacheStats::default() }));
+    Lazy::new(|| Mutex::new(Cache { documents: FxHashMap::default(), merged: FxHashMap::default(), stats: CacheStats::default() }));
 
 /// The cache counters so far.
 pub fn cache_stats() -> CacheStats {

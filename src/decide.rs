@@ -225,7 +225,7 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     }
     let mut words = vec![WordInfo::literal(program)];
     words.extend(args.iter().map(|a| WordInfo::literal(a)));
-    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(vec![dir.clone()]), context: Context::TopLevel };
+    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(std::rc::Rc::from([dir.clone()])), context: Context::TopLevel };
     j.simple(&cmd, &[]);
     j.finish()
 }
@@ -373,7 +373,7 @@ impl<'a> Judge<'a> {
         let label = argv_display.join(" ");
         let mut ev = CommandEvidence {
             name: first.display(),
-            argv: argv_display.clone(),
+            argv: argv_display,
             category: None,
             rule: None,
             verdict: "allowed",
@@ -397,7 +397,7 @@ impl<'a> Judge<'a> {
 
     #[allow(clippy::too_many_arguments)]
     fn argv_inner(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool, label: &str, ev: &mut CommandEvidence) {
-        let Some(name) = words.first().and_then(WordInfo::exact).map(str::to_string) else {
+        let Some(name) = words.first().and_then(WordInfo::exact) else {
             let raw = words.first().map(|w| w.raw.clone()).unwrap_or_default();
             self.violate(
                 "dynamic_command",
@@ -410,15 +410,15 @@ impl<'a> Judge<'a> {
             return;
         };
         let args = &words[1..];
-        let base = basename(&name).to_string();
+        let base = basename(name);
         let bt = &self.ctx.scope.bash_tools;
 
-        if PRIVILEGE.contains(&base.as_str()) {
+        if PRIVILEGE.contains(&base) {
             self.violate(
                 "privilege_escalation",
                 format!("`{base}` runs commands with elevated privileges; gptel-scope never does that"),
                 Some(label.to_string()),
-                base.clone(),
+                base.to_string(),
                 "command",
                 None,
             );
@@ -456,7 +456,7 @@ impl<'a> Judge<'a> {
                         "command_not_allowed",
                         format!("`{name}` runs a file by its path; only commands named in the scope may run (a path-qualified name must be listed exactly). Use the bare command name, or call request_scope_expansion with tool_name \"{}\" and resource \"{name}\".", self.ctx.tool),
                         Some(label.to_string()),
-                        name.clone(),
+                        name.to_string(),
                         "command",
                         None,
                     );
@@ -466,8 +466,8 @@ impl<'a> Judge<'a> {
         }
 
         // Shell constructs.
-        if matches!(base.as_str(), "eval" | "source" | "." | "alias" | "trap" | "function") {
-            let key = match base.as_str() {
+        if matches!(base, "eval" | "source" | "." | "alias" | "trap" | "function") {
+            let key = match base {
                 "." => "source",
                 b => b,
             };
@@ -476,7 +476,7 @@ impl<'a> Judge<'a> {
                     "unsupported_construct",
                     format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead"),
                     Some(label.to_string()),
-                    base.clone(),
+                    base.to_string(),
                     "command",
                     None,
                 );
@@ -486,7 +486,7 @@ impl<'a> Judge<'a> {
                 let script: Option<Vec<&str>> = args.iter().map(WordInfo::exact).collect();
                 match script {
                     Some(parts) => self.script(&parts.join(" "), cwds, via, "eval"),
-                    None => self.violate("dynamic_command", "`eval` of text built at run time cannot be judged".into(), Some(label.to_string()), base.clone(), "command", None),
+                    None => self.violate("dynamic_command", "`eval` of text built at run time cannot be judged".into(), Some(label.to_string()), base.to_string(), "command", None),
                 }
                 return;
             }
@@ -497,7 +497,7 @@ impl<'a> Judge<'a> {
         }
 
         // Wrappers: judged themselves, then what they run.
-        match base.as_str() {
+        match base {
             "builtin" => return self.wrapped(words, 1, cwds, via, "builtin", context, under_replace),
             "command" => {
                 let mut i = 0;
@@ -578,22 +578,22 @@ impl<'a> Judge<'a> {
             }
             _ => {}
         }
-        if SHELLS.contains(&base.as_str()) {
+        if SHELLS.contains(&base) {
             return self.shell(&name, words, cwds, via, under_replace, label, ev);
         }
 
         // Declarations: their NAME=VALUE arguments are assignments.
-        if matches!(base.as_str(), "export" | "declare" | "typeset" | "local" | "readonly") {
+        if matches!(base, "export" | "declare" | "typeset" | "local" | "readonly") {
             for a in args {
                 // `-n` makes a name reference: later assignments then set whatever it names.
-                if matches!(base.as_str(), "declare" | "typeset" | "local")
+                if matches!(base, "declare" | "typeset" | "local")
                     && a.exact().is_some_and(|v| v.starts_with('-') && !v.starts_with("--") && v.contains('n'))
                 {
                     self.violate(
                         "unsupported_construct",
                         format!("`{label}`: a name reference (-n) lets a later assignment set any variable; it is not allowed"),
                         Some(label.to_string()),
-                        base.clone(),
+                        base.to_string(),
                         "command",
                         None,
                     );
@@ -603,7 +603,7 @@ impl<'a> Judge<'a> {
                         "unsupported_construct",
                         format!("`{label}`: a declared name with a subscript or expansion is evaluated by the shell; it is not allowed"),
                         Some(label.to_string()),
-                        base.clone(),
+                        base.to_string(),
                         "command",
                         None,
                     );
@@ -628,7 +628,7 @@ impl<'a> Judge<'a> {
                         "dynamic_command",
                         format!("`{label}`: a declaration built at run time cannot be judged"),
                         Some(label.to_string()),
-                        base.clone(),
+                        base.to_string(),
                         "command",
                         None,
                     ),
@@ -640,16 +640,16 @@ impl<'a> Judge<'a> {
             return;
         }
         // An ordinary command.
-        if INERT_BUILTINS.contains(&base.as_str()) {
+        if INERT_BUILTINS.contains(&base) {
             // `test -v NAME`, `unset NAME` evaluate array subscripts: `test -v 'a[$(cmd)]'` runs cmd.
-            if matches!(base.as_str(), "test" | "[" | "unset")
+            if matches!(base, "test" | "[" | "unset")
                 && args.iter().any(|a| a.value.as_deref().is_some_and(crate::shell::holds_substitution_text))
             {
                 self.violate(
                     "unsupported_construct",
                     format!("`{label}`: {base} evaluates subscripts, and an argument holds command-substitution syntax"),
                     Some(label.to_string()),
-                    base.clone(),
+                    base.to_string(),
                     "command",
                     None,
                 );
@@ -657,7 +657,7 @@ impl<'a> Judge<'a> {
             ev.category = Some("read_only".into());
             ev.rule = Some(format!("builtin: {base}"));
             self.directory_scope(Category::Builtin, cwds, label);
-            if matches!(base.as_str(), "cd" | "pushd") {
+            if matches!(base, "cd" | "pushd") {
                 if let Some(t) = args.iter().find(|w| !matches!(w.exact(), Some(s) if s.starts_with('-'))) {
                     self.path_effect(t, Access::Read, cwds, &format!("directory of {base}"), true);
                 }
@@ -715,7 +715,7 @@ impl<'a> Judge<'a> {
         }
     }
 
-    fn not_allowed(&mut self, name: &str, sub_words: &[String], label: &str, ev: &mut CommandEvidence) {
+    fn not_allowed(&mut self, name: &str, sub_words: &[&str], label: &str, ev: &mut CommandEvidence) {
         let base = basename(name);
         if let Some(e) = self.ctx.scope.bash_tools.categories.dangerous.iter().find(|e| entry_matches(e, base, sub_words)).cloned() {
             ev.category = Some("dangerous".into());
@@ -755,7 +755,7 @@ impl<'a> Judge<'a> {
 
     /// The category entry matching a command, most specific first; on a tie the more
     /// restrictive category.
-    fn category_of(&self, name: &str, sub_words: &[String]) -> Option<(Category, String)> {
+    fn category_of(&self, name: &str, sub_words: &[&str]) -> Option<(Category, String)> {
         if self.argv_allowed.as_deref() == Some(name) {
             return Some((Category::ReadOnly, format!("tool_commands: {name}")));
         }
@@ -781,18 +781,15 @@ impl<'a> Judge<'a> {
     }
 
     /// The words after a command's global options (for `git -C x log` → `log ...`).
-    fn subcommand_words(&self, base: &str, args: &[WordInfo]) -> Vec<String> {
+    fn subcommand_words<'w>(&self, base: &str, args: &'w [WordInfo]) -> Vec<&'w str> {
         let sem = self.semantics(base);
         let mut out = Vec::new();
         let mut i = 0;
-        let value_opts: Vec<String> = sem
-            .map(|s| s.global_value_options.iter().chain(s.directory_options.iter()).cloned().collect())
-            .unwrap_or_default();
         let skip_globals = sem.is_some_and(|s| s.subcommands);
         while i < args.len() {
-            let w = args[i].display();
+            let w = args[i].shown();
             if skip_globals && out.is_empty() && w.starts_with('-') && w != "-" && w != "--" {
-                let takes = value_opts.iter().any(|o| o == &w);
+                let takes = sem.is_some_and(|s| s.global_value_options.iter().chain(&s.directory_options).any(|o| o == w));
                 i += if takes { 2 } else { 1 };
                 continue;
             }
@@ -1113,7 +1110,7 @@ impl<'a> Judge<'a> {
 
     fn script(&mut self, text: &str, cwds: &[PathBuf], via: &[String], wrapper: &str) {
         self.depth += 1;
-        let flat = shell::flatten_script(text, Some(cwds.to_vec()), self.ctx.home, self.depth);
+        let flat = shell::flatten_script(text, Some(cwds), self.ctx.home, self.depth);
         let mut v = via.to_vec();
         v.push(wrapper.to_string());
         self.flat(&flat, &v);
@@ -1768,13 +1765,13 @@ impl<'a> Judge<'a> {
 /// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
 /// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the
 /// exact name.
-fn entry_matches(entry: &str, key: &str, sub_words: &[String]) -> bool {
+fn entry_matches(entry: &str, key: &str, sub_words: &[&str]) -> bool {
     let mut parts = entry.split_whitespace();
     let Some(first) = parts.next() else { return false };
     if first != key {
         return false;
     }
-    parts.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| w == p))
+    parts.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p))
 }
 
 /// Whether an option list names `opt`, also as an unambiguous GNU abbreviation of a long
@@ -2093,7 +2090,7 @@ mod tests {
 
     #[test]
     fn entry_matching_table() {
-        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let w = |v: &'static [&'static str]| v.to_vec();
         assert!(entry_matches("git", "git", &w(&["log"])));
         assert!(entry_matches("git log", "git", &w(&["log", "-1"])));
         assert!(!entry_matches("git log", "git", &w(&["push"])));

@@ -9,6 +9,7 @@ pub mod semantics;
 pub use error::{Result, ScopeError};
 pub mod config;
 pub mod yaml_fast;
+pub mod fxhash;
 pub mod paths;
 pub mod shell;
 pub mod fastparse;

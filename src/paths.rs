@@ -1,7 +1,8 @@
 //! Paths: resolution through symlinks, and matching against the scope's patterns.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use crate::fxhash::FxHashMap;
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::os::unix::ffi::OsStrExt;
@@ -50,29 +51,9 @@ enum Probe {
     Link(Option<PathBuf>),
 }
 
-/// rustc's Fx hash, for the memo tables of one decision: a few dozen paths, hashed on every
-/// probe, where SipHash and `Path`'s component-wise hashing cost more than the lookups save.
-/// (A command is at most 64 KiB, so crafted collisions can only slow one decision.)
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// A memo table keyed by a path's bytes (two spellings of one path are two entries: a
 /// second probe, never a wrong answer).
-type PathMemo<V> = HashMap<Vec<u8>, V, std::hash::BuildHasherDefault<FxHasher>>;
+type PathMemo<V> = FxHashMap<Vec<u8>, V>;
 
 fn key(path: &Path) -> &[u8] {
     path.as_os_str().as_bytes()
@@ -273,12 +254,12 @@ impl Set {
 struct Simple {
     /// By path: `LIT` (the whole path) and `DIR/**` (anything below DIR). One entry for
     /// both, as `DIR/**` also stands for `DIR`.
-    paths: HashMap<Box<[u8]>, Slots>,
+    paths: FxHashMap<Box<[u8]>, Slots>,
     /// By component name: `**/NAME` (a last component; NAME has no `/`) and `**/NAME/**`
     /// (anything below a component NAME), which also stands for `**/NAME`.
-    names: HashMap<Box<[u8]>, Slots>,
+    names: FxHashMap<Box<[u8]>, Slots>,
     /// `DIR/F` where F is literal text and single `*`s: a file of DIR. F, and the pattern.
-    in_dir: HashMap<Box<[u8]>, Vec<StarredFile>>,
+    in_dir: FxHashMap<Box<[u8]>, Vec<StarredFile>>,
     /// Which shapes are present: the lookups for the others are skipped.
     has: Has,
 }
@@ -325,7 +306,7 @@ fn special(b: u8) -> bool {
 }
 
 /// Sets the slot of `key` that `pick` chooses to `i`, unless a smaller number is there.
-fn keep_min(map: &mut HashMap<Box<[u8]>, Slots>, key: &str, i: usize, pick: fn(&mut Slots) -> &mut Option<usize>) {
+fn keep_min(map: &mut FxHashMap<Box<[u8]>, Slots>, key: &str, i: usize, pick: fn(&mut Slots) -> &mut Option<usize>) {
     keep(pick(map.entry(Box::from(key.as_bytes())).or_default()), i);
 }
 
@@ -397,9 +378,9 @@ impl Simple {
         let names = expanded.iter().filter(|e| e.starts_with("**/")).count();
         let others = expanded.len() - names;
         Simple {
-            paths: HashMap::with_capacity(others),
-            names: HashMap::with_capacity(names),
-            in_dir: HashMap::with_capacity(others),
+            paths: FxHashMap::with_capacity_and_hasher(others, Default::default()),
+            names: FxHashMap::with_capacity_and_hasher(names, Default::default()),
+            in_dir: FxHashMap::with_capacity_and_hasher(others, Default::default()),
             has: Has::default(),
         }
     }

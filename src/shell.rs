@@ -8,6 +8,7 @@
 //! [`Problem`] so the caller denies it: fail closed.
 
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use brush_parser::ast;
 use brush_parser::word::{
@@ -86,9 +87,14 @@ impl WordInfo {
 
     /// How to show this word in evidence.
     pub fn display(&self) -> String {
+        self.shown().to_string()
+    }
+
+    /// [`Self::display`], borrowed.
+    pub fn shown(&self) -> &str {
         match &self.value {
-            Some(v) if !self.glob => v.clone(),
-            _ => self.raw.clone(),
+            Some(v) if !self.glob => v,
+            _ => &self.raw,
         }
     }
 }
@@ -135,8 +141,8 @@ pub struct SimpleCmd {
     pub assignments: Vec<(String, WordInfo)>,
     pub redirects: Vec<Redirect>,
     /// The working directories this command may run in; `None` when a `cd` to an
-    /// unknown place came before it.
-    pub cwds: Option<Vec<PathBuf>>,
+    /// unknown place came before it. Shared by the commands that run in the same places.
+    pub cwds: Cwds,
     pub context: Context,
 }
 
@@ -408,7 +414,7 @@ pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
     let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()] };
     match parse_program(command) {
         Ok(program) => {
-            let state = Some(vec![cwd.to_path_buf()]);
+            let state: Cwds = Some(Rc::from([cwd.to_path_buf()]));
             f.program(&program, state, Context::TopLevel);
         }
         Err(p) => f.out.problems.push(p),
@@ -417,8 +423,9 @@ pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
 }
 
 /// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
-pub fn flatten_script(script: &str, cwds: Option<Vec<PathBuf>>, home: Option<&Path>, depth: usize) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.clone().unwrap_or_default() };
+pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.map(<[PathBuf]>::to_vec).unwrap_or_default() };
+    let cwds: Cwds = cwds.map(Rc::from);
     if depth > MAX_DEPTH {
         f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
         return f.out;
@@ -433,7 +440,7 @@ pub fn flatten_script(script: &str, cwds: Option<Vec<PathBuf>>, home: Option<&Pa
 }
 
 /// Possible working directories: `None` is "unknown".
-type Cwds = Option<Vec<PathBuf>>;
+pub type Cwds = Option<Rc<[PathBuf]>>;
 
 /// Working directories after a command, when it succeeded and when it failed.
 struct Post {
@@ -444,8 +451,11 @@ struct Post {
 fn union(a: &Cwds, b: &Cwds) -> Cwds {
     match (a, b) {
         (Some(a), Some(b)) => {
-            let mut v = a.clone();
-            for d in b {
+            if b.iter().all(|d| a.contains(d)) {
+                return Some(a.clone());
+            }
+            let mut v = a.to_vec();
+            for d in b.iter() {
                 if !v.contains(d) {
                     v.push(d.clone());
                 }
@@ -455,7 +465,7 @@ fn union(a: &Cwds, b: &Cwds) -> Cwds {
             if v.len() > MAX_CWDS {
                 return None;
             }
-            Some(v)
+            Some(v.into())
         }
         _ => None,
     }
@@ -696,20 +706,20 @@ impl Flattener {
         r
     }
 
-    fn simple(&mut self, s: &ast::SimpleCommand, cwds: Cwds, ctx: Context) -> Post {
+    fn simple<'a>(&mut self, s: &'a ast::SimpleCommand, cwds: Cwds, ctx: Context) -> Post {
         let mut words = Vec::new();
         let mut assignments = Vec::new();
         let mut redirect_items = Vec::new();
         let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
         let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
-        let mut handle = |f: &mut Self, item: &ast::CommandPrefixOrSuffixItem, words: &mut Vec<WordInfo>| match item {
-            ast::CommandPrefixOrSuffixItem::Word(w) => words.extend(f.word(&w.value, &cwds, ctx)),
+        let mut handle = |f: &mut Self, item: &'a ast::CommandPrefixOrSuffixItem, words: &mut Vec<WordInfo>| match item {
+            ast::CommandPrefixOrSuffixItem::Word(w) => f.word_into(&w.value, &cwds, ctx, words),
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, raw) => {
                 if let Some(assignment) = f.assignment(a, &raw.value, &cwds, ctx) {
                     assignments.push(assignment);
                 }
             }
-            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r.clone()),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                 f.process_substitution(sub, &cwds);
                 words.push(WordInfo { raw: "<(...)".into(), value: None, glob: false });
@@ -719,20 +729,19 @@ impl Flattener {
             handle(self, item, &mut words);
         }
         if let Some(w) = &s.word_or_name {
-            let name = self.word(&w.value, &cwds, ctx);
-            words.extend(name);
+            self.word_into(&w.value, &cwds, ctx, &mut words);
         }
         for item in suffix {
             // After the name, `NAME=value` is an ordinary argument (`dd if=x`, `env A=b`,
             // `export A=b`); the commands that give it meaning judge it.
             match item {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) if s.word_or_name.is_some() => {
-                    words.extend(self.word(&raw.value, &cwds, ctx));
+                    self.word_into(&raw.value, &cwds, ctx, &mut words);
                 }
                 other => handle(self, other, &mut words),
             }
         }
-        let redirects = self.redirects(&redirect_items, &cwds, ctx);
+        let redirects = self.redirects(redirect_items, &cwds, ctx);
         let post = self.directory_change(&words, &cwds);
         self.out.commands.push(SimpleCmd { words, assignments, redirects, cwds, context: ctx });
         post
@@ -757,7 +766,7 @@ impl Flattener {
             return Post { ok: None, fail: cwds.clone() };
         }
         if name == "popd" {
-            let all = union(cwds, &Some(self.seen_dirs.clone()));
+            let all = union(cwds, &Some(Rc::from(self.seen_dirs.as_slice())));
             return Post { ok: all, fail: cwds.clone() };
         }
         let target = match operands.first() {
@@ -770,7 +779,7 @@ impl Flattener {
         let ok = match (target, cwds) {
             (Some(t), Some(dirs)) => {
                 let mut v: Vec<PathBuf> = Vec::new();
-                for d in dirs {
+                for d in dirs.iter() {
                     let p = resolve_dir(d, &t);
                     if !v.contains(&p) {
                         v.push(p);
@@ -781,7 +790,7 @@ impl Flattener {
                         self.seen_dirs.push(p.clone());
                     }
                 }
-                Some(v)
+                Some(v.into())
             }
             _ => None,
         };
@@ -837,7 +846,7 @@ impl Flattener {
         self.compound_list(&sub.list, cwds.clone(), Context::ProcessSubstitution);
     }
 
-    fn redirects(&mut self, items: &[ast::IoRedirect], cwds: &Cwds, ctx: Context) -> Vec<Redirect> {
+    fn redirects<'a>(&mut self, items: impl IntoIterator<Item = &'a ast::IoRedirect>, cwds: &Cwds, ctx: Context) -> Vec<Redirect> {
         let mut out = Vec::new();
         for r in items {
             match r {
@@ -928,6 +937,17 @@ impl Flattener {
 
     /// A command word: brace expansion may turn it into several.
     fn word(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> Vec<WordInfo> {
+        let mut out = Vec::new();
+        self.word_into(raw, cwds, ctx, &mut out);
+        out
+    }
+
+    /// [`Self::word`], adding the words to `out`.
+    fn word_into(&mut self, raw: &str, cwds: &Cwds, ctx: Context, out: &mut Vec<WordInfo>) {
+        if !unquoted_brace(raw) {
+            out.push(self.expand_one(raw, cwds, ctx));
+            return;
+        }
         let alternatives = match brace_expand(raw) {
             Ok(v) => v,
             Err(msg) => {
@@ -936,16 +956,13 @@ impl Flattener {
             }
         };
         let braced = alternatives.len() != 1 || alternatives.first().map(String::as_str) != Some(raw);
-        alternatives
-            .iter()
-            .map(|alt| {
-                let mut info = self.expand_one(alt, cwds, ctx);
-                if braced {
-                    info.raw = alt.clone();
-                }
-                info
-            })
-            .collect()
+        for alt in alternatives {
+            let mut info = self.expand_one(&alt, cwds, ctx);
+            if braced {
+                info.raw = alt;
+            }
+            out.push(info);
+        }
     }
 
     fn expand_one(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
@@ -1734,13 +1751,13 @@ mod tests {
     #[test]
     fn cd_sets_the_directories_of_later_commands() {
         let f = flatten("cd /a && x; y", Path::new("/s"), None);
-        let cwds: Vec<Vec<PathBuf>> = f.commands.iter().map(|c| c.cwds.clone().unwrap_or_default()).collect();
+        let cwds: Vec<Vec<PathBuf>> = f.commands.iter().map(|c| c.cwds.as_deref().map(<[PathBuf]>::to_vec).unwrap_or_default()).collect();
         assert_eq!(cwds[1], vec![PathBuf::from("/a")]);
         assert_eq!(cwds[2], vec![PathBuf::from("/a"), PathBuf::from("/s")]);
         let f = flatten("cd $D && x", Path::new("/s"), None);
         assert_eq!(f.commands[1].cwds, None);
         let f = flatten("(cd /a) && x", Path::new("/s"), None);
-        assert_eq!(f.commands[1].cwds, Some(vec![PathBuf::from("/s")]));
+        assert_eq!(f.commands[1].cwds.as_deref(), Some(&[PathBuf::from("/s")][..]));
     }
 
     #[test]
@@ -1785,7 +1802,7 @@ mod tests {
             }
         }
         let mut f = Flattener { home: Some(PathBuf::from("/home/u")), out: Flat::default(), depth: 0, seen_dirs: vec![] };
-        let cwds = Some(vec![PathBuf::from("/tmp")]);
+        let cwds: Cwds = Some(Rc::from([PathBuf::from("/tmp")]));
         let mut checked = 0;
         for raw in &words {
             let Some(fast) = quoted_literal(raw) else { continue };
