@@ -424,8 +424,8 @@ impl<'a> Judge<'a> {
             );
             return;
         }
-        let sub_words = self.subcommand_words(&base, args);
-        if let Some(entry) = bt.deny.iter().find(|e| entry_matches(e, &base, &sub_words)) {
+        let sub_words = self.subcommand_words(base, args);
+        if let Some(entry) = bt.deny.iter().find(|e| entry_matches(e, base, &sub_words)) {
             ev.rule = Some(format!("deny: {entry}"));
             self.violate(
                 "denied",
@@ -439,14 +439,14 @@ impl<'a> Judge<'a> {
         }
         if name.contains('/') {
             // A path runs that file, not the command of that name.
-            match self.category_of(&name, &sub_words) {
+            match self.category_of(name, &sub_words) {
                 Some((cat, entry)) => {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(entry);
-                    self.categorized(cat, &name, args, cwds, label);
+                    self.categorized(cat, name, args, cwds, label);
                 }
                 None => {
-                    let dangerous = bt.categories.dangerous.iter().find(|e| entry_matches(e, &base, &sub_words)).cloned();
+                    let dangerous = bt.categories.dangerous.iter().find(|e| entry_matches(e, base, &sub_words)).cloned();
                     if let Some(e) = dangerous {
                         ev.category = Some("dangerous".into());
                         self.dangerous(&e, label);
@@ -565,21 +565,21 @@ impl<'a> Judge<'a> {
             "env" => return self.env(words, cwds, via, context, label, ev),
             "xargs" => return self.xargs(words, cwds, via, context, label),
             "find" => {
-                if let Some((cat, entry)) = self.category_of(&name, &sub_words) {
+                if let Some((cat, entry)) = self.category_of(name, &sub_words) {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(entry);
                     self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
                     self.directory_scope(cat, cwds, label);
                     self.find(args, cwds, via, label);
                 } else {
-                    self.not_allowed(&name, &sub_words, label, ev);
+                    self.not_allowed(name, &sub_words, label, ev);
                 }
                 return;
             }
             _ => {}
         }
         if SHELLS.contains(&base) {
-            return self.shell(&name, words, cwds, via, under_replace, label, ev);
+            return self.shell(name, words, cwds, via, under_replace, label, ev);
         }
 
         // Declarations: their NAME=VALUE arguments are assignments.
@@ -664,8 +664,8 @@ impl<'a> Judge<'a> {
             }
             return;
         }
-        let Some((cat, entry)) = self.category_of(&name, &sub_words) else {
-            self.not_allowed(&name, &sub_words, label, ev);
+        let Some((cat, entry)) = self.category_of(name, &sub_words) else {
+            self.not_allowed(name, &sub_words, label, ev);
             return;
         };
         ev.category = Some(cat.as_str().into());
@@ -674,11 +674,11 @@ impl<'a> Judge<'a> {
             let bare = entry.strip_prefix("dangerous: ").unwrap_or(&entry).to_string();
             self.dangerous(&bare, label);
         }
-        self.rules(&name, args, label);
+        self.rules(name, args, label);
         if base == "git" {
             self.git_denied_paths(args, cwds);
         }
-        self.categorized(cat, &name, args, cwds, label);
+        self.categorized(cat, name, args, cwds, label);
     }
 
     /// Git prints files from its object store: `REV:PATH` and pathspecs after `--` must not
@@ -1256,16 +1256,15 @@ impl<'a> Judge<'a> {
                         return;
                     }
                     "--in-place" => in_place = true,
-                    "--line-length" => {
-                        if val.is_none() {
+                    "--line-length"
+                        if val.is_none() => {
                             i += 1;
                         }
-                    }
                     _ => {}
                 }
             } else if !opts_done && s.starts_with('-') && s.len() > 1 {
                 let mut chars = s[1..].char_indices();
-                while let Some((k, ch)) = chars.next() {
+                for (k, ch) in chars {
                     match ch {
                         'i' => {
                             in_place = true;
@@ -1389,7 +1388,7 @@ impl<'a> Judge<'a> {
         while let Some(w) = args.get(i) {
             let s = w.exact().unwrap_or("");
             if program.is_none() && (matches!(s, "-f" | "-E" | "-i" | "-l") || ["--file", "--exec", "--include", "--load"].iter().any(|o| s.starts_with(o))) {
-                self.violate("unsupported_construct", format!("`awk {s}` runs a program or extension from a file that cannot be judged (gawk's `-i inplace` also rewrites files); pass the program inline").into(), Some(label.to_string()), "awk".into(), "command", None);
+                self.violate("unsupported_construct", format!("`awk {s}` runs a program or extension from a file that cannot be judged (gawk's `-i inplace` also rewrites files); pass the program inline"), Some(label.to_string()), "awk".into(), "command", None);
                 return;
             }
             if program.is_none() && (s == "-v" || s == "-F") {

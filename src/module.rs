@@ -298,7 +298,7 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
     } else {
         let mut grants = Vec::with_capacity(d.grants_used.len());
         for g in &d.grants_used {
-            grants.push(env.list(&[k_tool.bind(env), lstr(env, &g.tool)?, k_resource.bind(env), lstr(env, &g.resource)?])?);
+            grants.push(env.list([k_tool.bind(env), lstr(env, &g.tool)?, k_resource.bind(env), lstr(env, &g.resource)?])?);
         }
         env.list(&grants[..])?
     };
@@ -333,7 +333,7 @@ fn refused_brief<'e>(env: &'e Env, d: &Decision, response: &str) -> Result<Value
     } else {
         let mut vs = Vec::with_capacity(d.violations.len());
         for v in &d.violations {
-            vs.push(env.list(&[
+            vs.push(env.list([
                 k_resource.bind(env),
                 lstr(env, &v.resource)?,
                 k_validation_type.bind(env),
@@ -509,7 +509,7 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
         }
     }
     let r = out.finish();
-    env.list(&[
+    env.list([
         k_output.bind(env),
         lstr(env, &r.output)?,
         k_truncated.bind(env),

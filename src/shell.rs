@@ -770,10 +770,7 @@ impl Flattener {
             return Post { ok: all, fail: cwds.clone() };
         }
         let target = match operands.first() {
-            None => match &self.home {
-                Some(h) => Some(h.to_string_lossy().into_owned()),
-                None => None,
-            },
+            None => self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
             Some(w) => w.exact().map(str::to_string),
         };
         let ok = match (target, cwds) {
