@@ -1263,8 +1263,7 @@ impl<'a> Judge<'a> {
                     _ => {}
                 }
             } else if !opts_done && s.starts_with('-') && s.len() > 1 {
-                let mut chars = s[1..].char_indices();
-                for (k, ch) in chars {
+                for (k, ch) in s[1..].char_indices() {
                     match ch {
                         'i' => {
                             in_place = true;

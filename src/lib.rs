@@ -7,6 +7,10 @@ pub mod scope;
 pub mod semantics;
 
 pub use error::{Result, ScopeError};
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub mod config;
 pub mod yaml_fast;
 pub mod fxhash;

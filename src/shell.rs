@@ -294,35 +294,40 @@ fn braces_are_tame(raw: &str) -> bool {
 /// the character would. A number is reported before a parenthesis run anywhere.
 fn runs(command: &str) -> Result<(), Problem> {
     let b = command.as_bytes();
-    let (mut parens, mut digits_from) = (0usize, None::<usize>);
     let mut paren_problem = None;
-    for i in 0..=b.len() {
-        let c = b.get(i).copied();
-        if c.is_some_and(|c| c.is_ascii_digit()) {
-            digits_from.get_or_insert(i);
-            parens = 0;
-            continue;
-        }
-        if let Some(start) = digits_from.take() {
-            let n = i - start;
-            if n > MAX_DIGITS || (n > MAX_FD_DIGITS && matches!(c, Some(b'<' | b'>'))) {
+    let mut i = 0;
+    // Hop from one digit or `(` to the next; only runs of them matter.
+    while let Some(off) = b[i..].iter().position(|&c| c.is_ascii_digit() || c == b'(') {
+        let start = i + off;
+        let mut j = start;
+        if b[start] == b'(' {
+            // Blanks between the parentheses do not end the run.
+            let mut parens = 0usize;
+            while let Some(&c) = b.get(j) {
+                match c {
+                    b'(' => parens += 1,
+                    b' ' | b'\t' | b'\n' => {}
+                    _ => break,
+                }
+                j += 1;
+            }
+            if parens > MAX_OPEN_PARENS && paren_problem.is_none() {
+                paren_problem = Some(Problem::Parse(format!(
+                    "the command opens more than {MAX_OPEN_PARENS} parentheses in a row; it cannot be judged"
+                )));
+            }
+        } else {
+            while b.get(j).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            }
+            let n = j - start;
+            if n > MAX_DIGITS || (n > MAX_FD_DIGITS && matches!(b.get(j), Some(b'<' | b'>'))) {
                 return Err(Problem::Parse(format!(
                     "the command holds a number of {n} digits at byte {start}; numbers that long cannot be judged"
                 )));
             }
         }
-        match c {
-            Some(b'(') => {
-                parens += 1;
-                if parens > MAX_OPEN_PARENS && paren_problem.is_none() {
-                    paren_problem = Some(Problem::Parse(format!(
-                        "the command opens more than {MAX_OPEN_PARENS} parentheses in a row; it cannot be judged"
-                    )));
-                }
-            }
-            Some(b' ' | b'\t' | b'\n') => {}
-            _ => parens = 0,
-        }
+        i = j;
     }
     paren_problem.map_or(Ok(()), Err)
 }
