@@ -193,6 +193,34 @@ fn first_suspect(bytes: &[u8]) -> Option<usize> {
     chunks.remainder().iter().position(|&b| SUSPECT[b as usize]).map(|i| base + i)
 }
 
+/// The index of the first ASCII digit or `(`, eight bytes at a time: a word with neither is
+/// skipped whole.
+fn first_digit_or_paren(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    // A byte of `x` in 0x30..=0x39 (bytes at or above 0x80 are never counted).
+    let has_digit = |x: u64| {
+        let low = x & LOW7;
+        (ONES * (127 + 0x3a)).wrapping_sub(low) & !x & low.wrapping_add(ONES * (127 - 0x2f)) & HIGH != 0
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        if has_digit(x) || has_zero(x ^ (ONES * u64::from(b'('))) {
+            if let Some(i) = chunk.iter().position(|&c| c.is_ascii_digit() || c == b'(') {
+                return Some(base + i);
+            }
+        }
+        base += 8;
+    }
+    chunks.remainder().iter().position(|&c| c.is_ascii_digit() || c == b'(').map(|i| base + i)
+}
+
 /// Rejects text that must not reach a parser: NUL, CR and other control characters,
 /// invisible and bidirectional formatting characters, and over-long input.
 pub fn precheck(command: &str) -> Result<(), Problem> {
@@ -297,7 +325,7 @@ fn runs(command: &str) -> Result<(), Problem> {
     let mut paren_problem = None;
     let mut i = 0;
     // Hop from one digit or `(` to the next; only runs of them matter.
-    while let Some(off) = b[i..].iter().position(|&c| c.is_ascii_digit() || c == b'(') {
+    while let Some(off) = first_digit_or_paren(&b[i..]) {
         let start = i + off;
         let mut j = start;
         if b[start] == b'(' {
@@ -1918,6 +1946,33 @@ mod tests {
         ] {
             assert_eq!(precheck(cmd).is_ok(), ok, "{cmd:?}");
         }
+    }
+
+    #[test]
+    fn digit_and_paren_scan_finds_the_first_one() {
+        // Every byte value in every position of a 17-byte text (two words and a tail).
+        for b in 0..=255u8 {
+            for at in 0..17 {
+                let mut text = vec![b'a'; 17];
+                text[at] = b;
+                let want = text.iter().position(|&c| c.is_ascii_digit() || c == b'(');
+                assert_eq!(first_digit_or_paren(&text), want, "byte {b:#x} at {at}");
+            }
+        }
+        // Texts of random bytes, from an alphabet heavy in the neighbours of the two.
+        let alphabet = b"'()*+/09:;@AZaz\x7f\x80\xb0\xb9\xff";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            let text: Vec<u8> = (0..len).map(|k| alphabet[((seed >> (k % 50)) as usize + k * 7) % alphabet.len()]).collect();
+            let want = text.iter().position(|&c| c.is_ascii_digit() || c == b'(');
+            assert_eq!(first_digit_or_paren(&text), want, "{text:?}");
+        }
+        assert_eq!(first_digit_or_paren(b"/usr/bin/ls -la ./src"), None);
+        assert_eq!(first_digit_or_paren("é\u{1F980}9".as_bytes()), Some(6));
     }
 
     #[test]
