@@ -120,13 +120,26 @@ pub fn exists(path: &Path) -> bool {
 
 fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
     let mut out = PathBuf::from("/");
+    let mut depth = 0usize;
+    // The depth of the first component found missing: nothing below it exists, so it is
+    // not asked about, until a `..` climbs back above it.
+    let mut missing_at: Option<usize> = None;
     let mut pending = parts(path);
     while let Some(part) = pending.pop_front() {
         if part == ".." {
             out.pop();
+            depth = depth.saturating_sub(1);
+            if missing_at.is_some_and(|m| depth < m) {
+                missing_at = None;
+            }
             continue;
         }
         let next = out.join(&part);
+        if missing_at.is_some() {
+            out = next;
+            depth += 1;
+            continue;
+        }
         match probe(&next) {
             Probe::Link(link) => {
                 *links += 1;
@@ -136,12 +149,21 @@ fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
                 let link = link?;
                 if link.is_absolute() {
                     out = PathBuf::from("/");
+                    depth = 0;
                 }
                 let mut expanded = parts(&link);
                 expanded.extend(pending.drain(..));
                 pending = expanded;
             }
-            _ => out = next,
+            Probe::Missing => {
+                out = next;
+                depth += 1;
+                missing_at = Some(depth);
+            }
+            Probe::Present => {
+                out = next;
+                depth += 1;
+            }
         }
     }
     Some(out)
@@ -597,6 +619,10 @@ mod tests {
             ("repo/rel/new/file", "repo/sub/new/file"),
             ("repo/sub/../../home", "home"),
             ("repo/missing/../x", "repo/x"),
+            // Below a missing component nothing is looked up, until `..` climbs above it.
+            ("repo/missing/a/../link", "repo/missing/link"),
+            ("repo/missing/a/../../link/.ssh", "home/.ssh"),
+            ("repo/rel/missing/../../link/.ssh", "home/.ssh"),
         ];
         for (input, want) in cases {
             let r = resolve(&real.join(input));
