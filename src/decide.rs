@@ -1832,6 +1832,74 @@ fn glob_base(p: &Path) -> PathBuf {
     out
 }
 
+/// A glob for one path component. Patterns of only `*`, `?` and literal characters (`*.md`,
+/// `test-?.el`) are matched here; the others (classes, escapes, braces, `**`) by globset.
+/// Compiling a globset matcher builds a regex, 10 µs or more, for every glob of every command.
+///
+/// `?` is one character to bash in a UTF-8 locale and one byte in the C locale (and to
+/// globset); a name matches when it matches either way, so no file the command could reach
+/// is missed.
+enum ComponentGlob {
+    Simple(Vec<u8>),
+    Globset(globset::GlobMatcher),
+}
+
+impl ComponentGlob {
+    fn new(part: &str) -> Option<ComponentGlob> {
+        if part.contains(['[', ']', '\\', '{', '}']) || part.contains("**") {
+            let g = globset::GlobBuilder::new(part).literal_separator(true).build().ok()?;
+            return Some(ComponentGlob::Globset(g.compile_matcher()));
+        }
+        Some(ComponentGlob::Simple(part.as_bytes().to_vec()))
+    }
+
+    fn is_match(&self, name: &str) -> bool {
+        match self {
+            ComponentGlob::Simple(p) => {
+                wildcard_match(p, name.as_bytes())
+                    || (!name.is_ascii() && {
+                        let p: Vec<char> = String::from_utf8_lossy(p).chars().collect();
+                        wildcard_match(&p, &name.chars().collect::<Vec<_>>())
+                    })
+            }
+            ComponentGlob::Globset(g) => g.is_match(name),
+        }
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` is any run of units and `?` any one unit
+/// except `/` (linear: on a mismatch only the last `*` is moved on).
+fn wildcard_match<T: Copy + PartialEq + From<u8>>(pattern: &[T], name: &[T]) -> bool {
+    let (star_unit, any_unit, slash) = (T::from(b'*'), T::from(b'?'), T::from(b'/'));
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(&c) if c == star_unit => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == any_unit && name[n] != slash => {
+                p += 1;
+                n += 1;
+            }
+            Some(&c) if c != any_unit && c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) if name[sn] != slash => {
+                    star = Some((sp, sn + 1));
+                    p = sp + 1;
+                    n = sn + 1;
+                }
+                _ => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == star_unit)
+}
+
 /// Expands a glob against the file system like bash (dotfiles only when the pattern
 /// component starts with `.`). `None` when it would list too many entries.
 fn glob_expand(p: &Path) -> Option<Vec<PathBuf>> {
@@ -1844,7 +1912,7 @@ fn glob_expand(p: &Path) -> Option<Vec<PathBuf>> {
         }
         let mut next = Vec::new();
         if part.contains(['*', '?', '[']) {
-            let g = globset::GlobBuilder::new(&part).literal_separator(true).build().ok()?.compile_matcher();
+            let g = ComponentGlob::new(&part)?;
             for d in &current {
                 let Ok(rd) = std::fs::read_dir(d) else { continue };
                 for e in rd.flatten() {
@@ -2153,6 +2221,53 @@ mod tests {
             ("LC_ALL", false), ("RUST_BACKTRACE", false), ("FOO", false),
         ] {
             assert_eq!(dangerous_var(name), bad, "{name}");
+        }
+    }
+
+    #[test]
+    fn component_globs_match_as_globset_does() {
+        let mut patterns: Vec<String> = ["*", "*.md", "test-?.el", "a*b*c", "*a*", "??", "*.*", "ab", "*x", "x*", "a?*", "*?", "**x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let names = ["", "a", "ab", "abc", "a.md", "README.md", "test-1.el", "test-12.el", "aXbYc", "abcabc", "x", "xx", ".x", "é.md", "ab*", "a?b"];
+        // Every pattern of up to four characters from a small alphabet.
+        let alphabet = ['a', 'b', '*', '?', '.'];
+        for len in 1..=4 {
+            let mut idx = vec![0usize; len];
+            loop {
+                patterns.push(idx.iter().map(|&i| alphabet[i]).collect());
+                let mut k = 0;
+                while k < len {
+                    idx[k] += 1;
+                    if idx[k] < alphabet.len() {
+                        break;
+                    }
+                    idx[k] = 0;
+                    k += 1;
+                }
+                if k == len {
+                    break;
+                }
+            }
+        }
+        let more_names: Vec<String> = (0..200u32).map(|i| (0..(i % 6)).map(|k| ['a', 'b', '.', 'é'][((i >> k) % 4) as usize]).collect()).collect();
+        for p in &patterns {
+            let ours = ComponentGlob::new(p).expect("compiles");
+            let Ok(g) = globset::GlobBuilder::new(p).literal_separator(true).build() else { continue };
+            let g = g.compile_matcher();
+            for n in names.iter().map(|s| s.to_string()).chain(more_names.iter().cloned()) {
+                if n.is_ascii() {
+                    assert_eq!(ours.is_match(&n), g.is_match(&n), "pattern {p:?} name {n:?}");
+                } else if g.is_match(&n) {
+                    // globset matches bytes: every name it finds is found.
+                    assert!(ours.is_match(&n), "pattern {p:?} name {n:?}");
+                }
+            }
+        }
+        // `?` as one character (bash in a UTF-8 locale) and as one byte (the C locale).
+        for (p, n, want) in [("?", "é", true), ("??", "é", true), ("???", "é", false), ("?.md", "é.md", true), ("*é", "café", true), ("caf?", "café", true)] {
+            assert_eq!(ComponentGlob::new(p).expect("compiles").is_match(n), want, "{p} {n}");
         }
     }
 
