@@ -30,7 +30,7 @@ pub struct SourceSpec {
 }
 
 /// A request to the engine.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Request {
     pub command: Option<String>,
@@ -302,7 +302,20 @@ pub fn decide_command(json: &str) -> Result<Judged> {
 /// home, project root, tool) given apart as `scope`, a JSON object: a caller sends the same
 /// `scope` for every command of a session without serializing it again.
 pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<Judged> {
-    let mut req = Request::parse(scope)?;
+    thread_local! {
+        /// The last scope text and what it parsed to: a session sends the same one for
+        /// every command.
+        static LAST_SCOPE: std::cell::RefCell<Option<(String, Request)>> = const { std::cell::RefCell::new(None) };
+    }
+    let known = LAST_SCOPE.with(|l| l.borrow().as_ref().filter(|(text, _)| text == scope).map(|(_, req)| req.clone()));
+    let mut req = match known {
+        Some(req) => req,
+        None => {
+            let req = Request::parse(scope)?;
+            LAST_SCOPE.with(|l| *l.borrow_mut() = Some((scope.to_string(), req.clone())));
+            req
+        }
+    };
     if req.command.is_some() || req.directory.is_some() {
         return Err(ScopeError::InvalidArgument("the scope of a request must not name its command or directory".into()));
     }
