@@ -295,18 +295,31 @@ fn unquoted_brace(raw: &str) -> bool {
 /// subscripts and arithmetic.
 const MAX_SUBSCRIPT_EXPANSIONS: usize = 1;
 
-/// Refuses a word (or here-document) with more than [`MAX_SUBSCRIPT_EXPANSIONS`] expansions
-/// inside subscript brackets (`${a[${i}]}${b[${j}]}`, `${x[${y[...`): brush-parser's word
-/// grammar backtracks on them in exponential time (four `${x[${y[ ~:...]}` in one word took
-/// 15 s to parse, a fuzzed one of 849 bytes ran for hours). Counted over the bytes with
-/// quotes and closing brackets taken loosely, so it errs towards refusing; none of the
-/// real corpus's commands has even one.
+/// Most brackets (array subscripts) a word may hold inside expansions: with two, a fuzzed
+/// command of 1 KB still took 90 ms.
+const MAX_SUBSCRIPTS: usize = 1;
+
+/// Refuses a word (or here-document) with more than [`MAX_SUBSCRIPTS`] array subscript
+/// inside expansions, or more than [`MAX_SUBSCRIPT_EXPANSIONS`] expansion inside them
+/// (`${a[$i]}${b[$j]}`, `${x[${y[...`): brush-parser's word grammar backtracks on them
+/// in exponential time (four `${x[${y[ ~:...]}` in one word took 15 s to parse, eight
+/// `${a[4(/H mm ~:mm}` more than 30 s, a fuzzed command of 849 bytes ran for hours).
+/// Counted over the bytes with quotes and closing brackets taken loosely, so it errs
+/// towards refusing; none of the real corpus's 636 commands has a bracket inside an
+/// expansion at all.
 fn tame_subscripts(text: &str) -> Result<(), Problem> {
     let b = text.as_bytes();
     if memchr::memchr(b'[', b).is_none() {
         return Ok(());
     }
-    let (mut depth, mut brackets, mut nested) = (0usize, 0usize, 0usize);
+    let (mut depth, mut brackets, mut nested, mut subscripts) = (0usize, 0usize, 0usize, 0usize);
+    let refuse = |what: &str| {
+        let shown: String = text.chars().take(80).collect();
+        Problem::Unsupported(format!(
+            "`{shown}` has {what} (like `${{a[${{i}}]}}${{b[${{j}}]}}`); it cannot be judged in bounded time. \
+             Put each index in a variable first (`i=...; echo \"${{a[$i]}}\"`), one array subscript per word"
+        ))
+    };
     let mut i = 0;
     while i < b.len() {
         match b[i] {
@@ -314,19 +327,20 @@ fn tame_subscripts(text: &str) -> Result<(), Problem> {
                 if brackets > 0 {
                     nested += 1;
                     if nested > MAX_SUBSCRIPT_EXPANSIONS {
-                        let shown: String = text.chars().take(80).collect();
-                        return Err(Problem::Unsupported(format!(
-                            "`{shown}` has expansions nested in more than {MAX_SUBSCRIPT_EXPANSIONS} array subscript \
-                             (like `${{a[${{i}}]}}${{b[${{j}}]}}`); it cannot be judged in bounded time. Put each index in a \
-                             variable first (`i=...; echo \"${{a[$i]}}\"`)"
-                        )));
+                        return Err(refuse("expansions nested in more than one array subscript"));
                     }
                 }
                 depth += 1;
                 i += if b.get(i + 1..i + 3) == Some(b"((") { 3 } else { 2 };
                 continue;
             }
-            b'[' if depth > 0 => brackets += 1,
+            b'[' if depth > 0 => {
+                brackets += 1;
+                subscripts += 1;
+                if subscripts > MAX_SUBSCRIPTS {
+                    return Err(refuse("more than one array subscript in one word"));
+                }
+            }
             b']' if brackets > 0 => brackets -= 1,
             b'}' | b')' if depth > 0 => depth -= 1,
             _ => {}
@@ -2019,6 +2033,7 @@ mod tests {
             format!("${{x[$(y[ ~:{tail}]}}").repeat(4),
             format!("${{x[$[y[ ~:{tail}]}}").repeat(4),
             format!("$((x[${{y[ ~:{tail}]}}").repeat(4),
+            "${a[4(/H mm ~:mm}".repeat(8),
         ];
         for w in &slow_words {
             assert!(tame_subscripts(w).is_err(), "{w}");
@@ -2044,7 +2059,18 @@ mod tests {
                 f.problems
             );
         }
-        for ok in ["echo ${a[${i}]}", "echo ${a[$((i+1))]}", "echo \"${a[$i]}${b[$j]}\"", "echo ${x[1]} ${y[2]}"] {
+        // The second fuzz find: eight subscripts, none nested (over 30 s in the word parser).
+        for cmd in [format!("echo {}", "${a[4(/H mm ~:mm}".repeat(8)), format!("ls {}", "${a[4(/Hu}".repeat(3))] {
+            let start = std::time::Instant::now();
+            let f = flatten(&cmd, Path::new("/tmp"), None);
+            assert!(start.elapsed() < std::time::Duration::from_millis(500), "{cmd}");
+            assert!(
+                f.problems.iter().any(|p| p.reason() == "unsupported_construct" && p.message().contains("array subscript")),
+                "{cmd}: {:?}",
+                f.problems
+            );
+        }
+        for ok in ["echo ${a[${i}]}", "echo ${a[$((i+1))]}", "echo \"${a[$i]}\" \"${b[$j]}\"", "echo ${x[1]} ${y[2]} ${z[3]}", "echo ${a[4(/H mm ~:mm}"] {
             let f = flatten(ok, Path::new("/tmp"), None);
             assert!(!f.problems.iter().any(|p| p.message().contains("array subscript")), "{ok}: {:?}", f.problems);
         }
