@@ -170,55 +170,49 @@ static SUSPECT: [bool; 256] = {
     t
 };
 
-/// The index of the first [`SUSPECT`] byte, eight bytes at a time: a word with no byte below
-/// 0x20 and none at or above 0x7F is skipped whole.
-fn first_suspect(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut base = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
-        if below_space || x & HIGH != 0 || has_zero(x ^ (ONES * 0x7f)) {
-            if let Some(i) = chunk.iter().position(|&b| SUSPECT[b as usize]) {
-                return Some(base + i);
-            }
-        }
-        base += 8;
-    }
-    chunks.remainder().iter().position(|&b| SUSPECT[b as usize]).map(|i| base + i)
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Whether a byte of `v` is zero.
+fn has_zero(v: u64) -> bool {
+    v.wrapping_sub(ONES) & !v & HIGH != 0
 }
 
-/// The index of the first ASCII digit or `(`, eight bytes at a time: a word with neither is
-/// skipped whole.
-fn first_digit_or_paren(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
-    // A byte of `x` in 0x30..=0x39 (bytes at or above 0x80 are never counted).
-    let has_digit = |x: u64| {
-        let low = x & LOW7;
-        (ONES * (127 + 0x3a)).wrapping_sub(low) & !x & low.wrapping_add(ONES * (127 - 0x2f)) & HIGH != 0
-    };
+/// The index of the first byte of `bytes` that `wanted` accepts, eight bytes at a time: a
+/// word for which `maybe` is false holds none and is skipped whole.
+fn first_byte(bytes: &[u8], maybe: impl Fn(u64) -> bool, wanted: impl Fn(u8) -> bool) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut base = 0;
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        if has_digit(x) || has_zero(x ^ (ONES * u64::from(b'('))) {
-            if let Some(i) = chunk.iter().position(|&c| c.is_ascii_digit() || c == b'(') {
+        if maybe(u64::from_le_bytes(word)) {
+            if let Some(i) = chunk.iter().position(|&b| wanted(b)) {
                 return Some(base + i);
             }
         }
         base += 8;
     }
-    chunks.remainder().iter().position(|&c| c.is_ascii_digit() || c == b'(').map(|i| base + i)
+    chunks.remainder().iter().position(|&b| wanted(b)).map(|i| base + i)
+}
+
+/// The index of the first [`SUSPECT`] byte: a word with no byte below 0x20 and none at or
+/// above 0x7F is skipped whole.
+fn first_suspect(bytes: &[u8]) -> Option<usize> {
+    let maybe = |x: u64| x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0 || x & HIGH != 0 || has_zero(x ^ (ONES * 0x7f));
+    first_byte(bytes, maybe, |b| SUSPECT[b as usize])
+}
+
+/// The index of the first ASCII digit or `(`.
+fn first_digit_or_paren(bytes: &[u8]) -> Option<usize> {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // A byte of `x` in 0x30..=0x39 (bytes at or above 0x80 are never counted), or a `(`.
+    let maybe = |x: u64| {
+        let low = x & LOW7;
+        (ONES * (127 + 0x3a)).wrapping_sub(low) & !x & low.wrapping_add(ONES * (127 - 0x2f)) & HIGH != 0
+            || has_zero(x ^ (ONES * u64::from(b'(')))
+    };
+    first_byte(bytes, maybe, |c| c.is_ascii_digit() || c == b'(')
 }
 
 /// Rejects text that must not reach a parser: NUL, CR and other control characters,
