@@ -33,6 +33,8 @@ const MAX_DIGITS: usize = 18;
 const MAX_FD_DIGITS: usize = 9;
 /// Most words one brace expansion may produce.
 const MAX_BRACE_WORDS: usize = 256;
+/// Most bytes the words of one brace expansion may come to.
+const MAX_BRACE_BYTES: usize = 16 * 1024;
 
 /// Why a command cannot be judged. The caller turns these into reason codes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1645,6 +1647,7 @@ fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> Resul
                 for o in out.iter_mut() {
                     o.push_str(t);
                 }
+                too_long(out)?;
             }
             BraceExpressionOrText::Expr(members) => {
                 let mut alternatives: Vec<String> = Vec::new();
@@ -1691,6 +1694,7 @@ fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> Resul
                 if next.len() > MAX_BRACE_WORDS {
                     return Err(too_many());
                 }
+                too_long(&next)?;
                 *out = next;
             }
         }
@@ -1700,6 +1704,20 @@ fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> Resul
 
 fn too_many() -> String {
     format!("a brace expansion makes more than {MAX_BRACE_WORDS} words; list the arguments explicitly")
+}
+
+/// Refuses a brace expansion whose words come to more than [`MAX_BRACE_BYTES`]: each word
+/// is judged (and parsed) on its own, so 243 copies of a 1 KB word (`{1..3}` five times)
+/// took 43 ms to judge.
+fn too_long(words: &[String]) -> Result<(), String> {
+    let bytes: usize = words.iter().map(String::len).sum();
+    if bytes > MAX_BRACE_BYTES {
+        return Err(format!(
+            "a brace expansion makes {} words of {bytes} bytes in all (the limit is {MAX_BRACE_BYTES}); list the arguments explicitly or use shorter words",
+            words.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Normalizes a path lexically: removes `.` and resolves `..` against what precedes it.
@@ -1824,6 +1842,11 @@ mod tests {
         assert_eq!(brace_expand("'{a,b}'").unwrap(), vec!["'{a,b}'"]);
         assert_eq!(brace_expand("x").unwrap(), vec!["x"]);
         assert!(brace_expand("{1..100000}").is_err());
+        // 243 words of 80 bytes are 19,440 bytes: over the limit; of 60 bytes, 14,580: under.
+        let long = "x".repeat(80 - 5);
+        let err = brace_expand(&format!("{long}{{1..3}}{{1..3}}{{1..3}}{{1..3}}{{1..3}}")).unwrap_err();
+        assert_eq!(err, "a brace expansion makes 243 words of 19440 bytes in all (the limit is 16384); list the arguments explicitly or use shorter words");
+        assert_eq!(brace_expand(&format!("{}{{1..3}}{{1..3}}{{1..3}}{{1..3}}{{1..3}}", &long[..55])).unwrap().len(), 243);
         let f = flatten("ls {.,~}", Path::new("/tmp"), Some(Path::new("/home/u")));
         let args: Vec<_> = f.commands[0].words[1..].iter().map(|w| w.exact().map(str::to_string)).collect();
         assert_eq!(args, vec![Some(".".to_string()), Some("/home/u".to_string())]);
