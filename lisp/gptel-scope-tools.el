@@ -48,6 +48,7 @@
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
+(declare-function gptel-scope-module-refusal-json "gptel-scope-module" (refusal))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
@@ -417,8 +418,11 @@ refusal, else CALLBACK with the refusal.")
                  "path_not_in_scope" "subcommand_not_allowed" "flag_not_allowed"))))
 
 (defun gptel-scope--denial-json (decision)
-  "Return the JSON for the model of the refusal DECISION."
+  "Return the JSON for the model of the refusal DECISION.
+A brief refusal has its answer written now, from its :refusal."
   (or (plist-get decision :response)
+      (let ((refusal (plist-get decision :refusal)))
+        (and refusal (gptel-scope-module-refusal-json refusal)))
       (gptel-scope--json :success nil :allowed nil
                          :reason (or (plist-get decision :reason) "denied")
                          :tool (or (plist-get decision :tool) :null)
@@ -503,9 +507,11 @@ With BRIEF, the decision comes without its evidence, which spares
 Emacs most of its cost: an allowed command with what running it takes
 \(directory, timeout, output limit, warnings, grants used), a refusal
 with what answering the model and offering the expansion takes
-\(reason, message, the model's answer, the resource and each
-violation's resource, kind, access and reason), and the :command and
-:directory judged.  `gptel-scope-explain' shows the evidence."
+\(reason, message, the resource and each violation's resource, kind,
+access and reason, and the :refusal its answer to the model is
+written from, by `gptel-scope--denial-json'), and the :command and
+:directory judged.  `gptel-scope-explain' shows the evidence.  An
+allowed decision may be shared with others: do not modify it."
   (let ((buffer (or buffer (current-buffer))))
     (gptel-scope-load-module)
     (with-current-buffer buffer

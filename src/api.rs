@@ -253,12 +253,12 @@ fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
 }
 
 /// A decision as `run_bash_command` needs it, in brief: an allowed call with what running it
-/// takes; a refusal with what answering the model and offering the expansion takes (the
-/// decision, whose evidence the binding leaves out, and the model's answer). A refusal for a
-/// bad directory or scope comes in full, as [`check_command`] gives it.
+/// takes; a refusal (the decision, whose evidence the binding leaves out; the model's answer
+/// is written from it when it is sent, by [`refusal_response`]). A refusal for a bad
+/// directory or scope comes in full, as [`check_command`] gives it.
 pub enum Judged {
     Allowed { decision: Decision, timeout: u64, max_output_chars: usize },
-    Refused { decision: Decision, response: String },
+    Refused { decision: Decision },
     Full(Value),
 }
 
@@ -330,7 +330,7 @@ fn brief(judging: Judging) -> Result<Judged> {
             let bt = &prepared.loaded.scope.bash_tools;
             Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision }
         }
-        Judging::Decided(decision, _) => Judged::Refused { response: refusal_response(&decision), decision },
+        Judging::Decided(decision, _) => Judged::Refused { decision },
         Judging::Refused(v) => Judged::Full(v),
     })
 }
@@ -711,7 +711,8 @@ mod tests {
                     assert_eq!(full["allowed"], json!(true), "{command}");
                     assert_eq!(serde_json::to_value(&decision).ok().map(|v| v["message"].clone()), Some(full["message"].clone()));
                 }
-                Judged::Refused { decision, response } => {
+                Judged::Refused { decision } => {
+                    let response = refusal_response(&decision);
                     assert_eq!(full["allowed"], json!(false), "{command}");
                     // The same text as the full decision's, and as `model_response` makes it.
                     assert_eq!(full["response"], json!(response), "{command}");
@@ -736,9 +737,9 @@ mod tests {
             let whole = decide_command(&request(&t, command)).expect("whole");
             match (apart, whole) {
                 (Judged::Allowed { decision: a, .. }, Judged::Allowed { decision: b, .. }) => assert_eq!(a, b, "{command}"),
-                (Judged::Refused { decision: a, response: ra }, Judged::Refused { decision: b, response: rb }) => {
+                (Judged::Refused { decision: a }, Judged::Refused { decision: b }) => {
                     assert_eq!(a, b, "{command}");
-                    assert_eq!(ra, rb, "{command}");
+                    assert_eq!(refusal_response(&a), refusal_response(&b), "{command}");
                 }
                 _ => panic!("{command}: different replies"),
             }

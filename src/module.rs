@@ -29,15 +29,16 @@ emacs::use_symbols! {
     k_access => ":access"
     k_allowed => ":allowed"
     k_category => ":category"
+    k_command => ":command"
     k_directory => ":directory"
     k_grants_used => ":grants-used"
     k_max_output_chars => ":max-output-chars"
     k_message => ":message"
     k_output => ":output"
     k_reason => ":reason"
+    k_refusal => ":refusal"
     k_required_scope => ":required-scope"
     k_resource => ":resource"
-    k_response => ":response"
     k_shown_bytes => ":shown-bytes"
     k_shown_chars => ":shown-chars"
     k_shown_lines => ":shown-lines"
@@ -320,6 +321,21 @@ fn truncated<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
 
 /// An allowed decision in brief: what running the command takes.
 fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars: usize) -> Result<Value<'e>> {
+    let shareable = d.warnings.is_empty() && d.grants_used.is_empty();
+    let key = |k: &AllowedKey| {
+        k.tool == d.tool
+            && k.directory == d.directory
+            && k.timeout == timeout
+            && k.max_output_chars == max_output_chars
+            && k.required_scope == d.required_scope
+            && k.category.as_deref() == d.category.as_deref()
+    };
+    let mut shared = if shareable { ALLOWED.lock().ok() } else { None };
+    if let Some(shared) = &mut shared {
+        if let (Some(i), Some(slots)) = (shared.keys.iter().position(key), shared.slots) {
+            return emacs::Vector::from_value_unchecked(slots.bind(env), MAX_SHARED_ALLOWED).get(i);
+        }
+    }
     let grants = if d.grants_used.is_empty() {
         nil.bind(env)
     } else {
@@ -329,7 +345,7 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
         }
         env.list(&grants[..])?
     };
-    env.list(&[
+    let v = env.list(&[
         k_allowed.bind(env),
         t.bind(env),
         k_tool.bind(env),
@@ -348,21 +364,90 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
         code(env, d.required_scope)?,
         k_category.bind(env),
         opt_known(env, d.category.as_deref())?,
-    ])
+    ])?;
+    if let Some(shared) = &mut shared {
+        let slots = match shared.slots {
+            Some(slots) => slots,
+            None => {
+                let slots: &'static GlobalRef = Box::leak(Box::new(env.make_vector(MAX_SHARED_ALLOWED, nil)?.value().make_global_ref()));
+                shared.slots = Some(slots);
+                slots
+            }
+        };
+        let k = AllowedKey {
+            tool: d.tool.clone(),
+            directory: d.directory.clone(),
+            timeout,
+            max_output_chars,
+            required_scope: d.required_scope,
+            category: d.category.clone(),
+        };
+        // The oldest gives way when all are taken.
+        let i = if shared.keys.len() < MAX_SHARED_ALLOWED {
+            shared.keys.push(k);
+            shared.keys.len() - 1
+        } else {
+            let i = shared.next % MAX_SHARED_ALLOWED;
+            shared.keys[i] = k;
+            i
+        };
+        shared.next = (i + 1) % MAX_SHARED_ALLOWED;
+        emacs::Vector::from_value_unchecked(slots.bind(env), MAX_SHARED_ALLOWED).set(i, v)?;
+    }
+    Ok(v)
 }
 
-/// A refusal in brief: the model's answer, what the `denied` event says, and what the
-/// expansion menu is offered (the resource and each violation's resource, kind, access and
-/// reason). The evidence is left out: `check-command' gives it again.
-fn refused_brief<'e>(env: &'e Env, d: &Decision, response: &str) -> Result<Value<'e>> {
+/// The allowed decisions already made (their keys here, their plists in a Lisp vector of
+/// [`MAX_SHARED_ALLOWED`] slots, made once and kept), given again to the next one that says the
+/// same: an allowed command then makes no Lisp data at all.
+#[derive(Default)]
+struct SharedAllowed {
+    keys: Vec<AllowedKey>,
+    slots: Option<&'static GlobalRef>,
+    /// The slot the next new decision takes once all are taken.
+    next: usize,
+}
+
+/// What an allowed decision in brief says, when it has no warnings and used no grant.
+struct AllowedKey {
+    tool: String,
+    directory: String,
+    timeout: u64,
+    max_output_chars: usize,
+    required_scope: &'static str,
+    category: Option<String>,
+}
+
+/// How many allowed decisions are kept to be given again; a session uses a few (one per
+/// directory and category).
+const MAX_SHARED_ALLOWED: usize = 32;
+
+/// See [`SharedAllowed`]. A new plist is 18 conses and the directory's string, over 300
+/// bytes, which Emacs collects at about 17 ns a byte.
+static ALLOWED: Lazy<Mutex<SharedAllowed>> = Lazy::new(|| Mutex::new(SharedAllowed::default()));
+
+/// A refusal as Lisp holds it (a `user-ptr`): the model's answer is written from it when it is
+/// sent (`gptel-scope-module-refusal-json`), not with every decision.
+/// Held in a `RefCell`, as `#[defun]` takes such arguments.
+struct Refusal(Decision);
+
+/// A refusal in brief: what the `denied` event says, what the expansion menu is offered (the
+/// resource and each violation's resource, kind, access and reason), and the refusal itself
+/// (`:refusal`), from which the model's answer is written. The evidence is left out:
+/// `check-command' gives it again. `inputs`, the command and directory the caller passed,
+/// are given back as they came.
+fn refused_brief<'e>(env: &'e Env, d: Decision, inputs: Option<(Value<'e>, Value<'e>)>) -> Result<Value<'e>> {
+    let resource = opt_str(env, d.resource.as_deref())?;
     let violations = if d.violations.is_empty() {
         nil.bind(env)
     } else {
         let mut vs = Vec::with_capacity(d.violations.len());
         for v in &d.violations {
+            // The first violation is usually the refusal's own resource: one string for both.
+            let r = if d.resource.as_deref() == Some(v.resource.as_str()) { resource } else { lstr(env, &v.resource)? };
             vs.push(env.list([
                 k_resource.bind(env),
-                lstr(env, &v.resource)?,
+                r,
                 k_validation_type.bind(env),
                 code(env, v.validation_type)?,
                 k_access.bind(env),
@@ -373,7 +458,7 @@ fn refused_brief<'e>(env: &'e Env, d: &Decision, response: &str) -> Result<Value
         }
         env.list(&vs[..])?
     };
-    env.list(&[
+    let mut items = vec![
         k_allowed.bind(env),
         nil.bind(env),
         k_tool.bind(env),
@@ -382,10 +467,8 @@ fn refused_brief<'e>(env: &'e Env, d: &Decision, response: &str) -> Result<Value
         opt_code(env, d.reason)?,
         k_message.bind(env),
         lstr(env, &d.message)?,
-        k_response.bind(env),
-        lstr(env, response)?,
         k_resource.bind(env),
-        opt_str(env, d.resource.as_deref())?,
+        resource,
         k_validation_type.bind(env),
         opt_code(env, d.validation_type)?,
         k_required_scope.bind(env),
@@ -394,7 +477,12 @@ fn refused_brief<'e>(env: &'e Env, d: &Decision, response: &str) -> Result<Value
         opt_known(env, d.category.as_deref())?,
         k_violations.bind(env),
         violations,
-    ])
+    ];
+    if let Some((command, directory)) = inputs {
+        items.extend([k_command.bind(env), command, k_directory.bind(env), directory]);
+    }
+    items.extend([k_refusal.bind(env), std::cell::RefCell::new(Refusal(d)).into_lisp(env)?]);
+    env.list(&items[..])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,31 +503,41 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// Judge a shell command as run_bash_command does before running it, in brief.
 /// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
 /// :warnings :grants-used :required-scope :category), which is all running it takes; a
-/// refusal as (:allowed nil :tool :reason :message :response :resource :validation-type
-/// :required-scope :category :violations), each violation (:resource :validation-type :access
-/// :reason), which is all answering the model and offering the expansion menu takes. A
-/// refusal for a bad directory or scope, and the evidence of any decision, come in full from
-/// `gptel-scope-module-check-command'. The strings of codes (reasons, kinds, access,
-/// categories, tool names) are shared between decisions: do not modify them.
+/// refusal as (:allowed nil :tool :reason :message :resource :validation-type
+/// :required-scope :category :violations :refusal), each violation (:resource
+/// :validation-type :access :reason), which is all offering the expansion menu takes; the
+/// model's answer is `gptel-scope-module-refusal-json' of its :refusal. A refusal for a bad
+/// directory or scope comes in full, with its :response, and the evidence of any decision
+/// from `gptel-scope-module-check-command'. Decisions share what they can: the strings of
+/// codes (reasons, kinds, access, categories, tool names), and an allowed decision with no
+/// warnings and no grants is the same plist as the last one that said the same. Do not
+/// modify them.
 #[defun]
 fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    brief_reply(env, api::decide_command(&text_arg(env, request)?))
+    brief_reply(env, api::decide_command(&text_arg(env, request)?), None)
 }
 
 /// Judge COMMAND run in DIRECTORY as `gptel-scope-module-decide' does, in brief.
 /// SCOPE is the rest of the request, a JSON object of its sources, grants, home, project
-/// root and tool: a caller keeps it for the commands of a session.
+/// root and tool: a caller keeps it for the commands of a session. A refusal also gives
+/// back COMMAND and DIRECTORY as :command and :directory.
 #[defun]
 fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
-    let command = text_arg(env, command)?;
-    let directory = text_arg(env, directory)?;
-    brief_reply(env, api::decide_command_in(&command, &directory, &text_arg(env, scope)?))
+    let text = text_arg(env, command)?;
+    let dir = text_arg(env, directory)?;
+    brief_reply(env, api::decide_command_in(&text, &dir, &text_arg(env, scope)?), Some((command, directory)))
 }
 
-fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<'e>> {
+/// The model's answer to REFUSAL, the `:refusal' of a brief decision: a JSON string.
+#[defun]
+fn refusal_json(refusal: &Refusal) -> Result<String> {
+    Ok(api::refusal_response(&refusal.0))
+}
+
+fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>, inputs: Option<(Value<'e>, Value<'e>)>) -> Result<Value<'e>> {
     match r {
         Ok(api::Judged::Allowed { decision, timeout, max_output_chars }) => allowed_brief(env, &decision, timeout, max_output_chars),
-        Ok(api::Judged::Refused { decision, response }) => refused_brief(env, &decision, &response),
+        Ok(api::Judged::Refused { decision }) => refused_brief(env, decision, inputs),
         Ok(api::Judged::Full(v)) => to_lisp(env, &v),
         Err(e) => signal(env, e),
     }

@@ -127,7 +127,7 @@
       (should (equal (mapcar (lambda (o) (plist-get o :reason)) objs) '(:null "denied" "invalid_input"))))))
 
 (ert-deftest gptel-scope-test-brief-decision-for-the-tools ()
-  "An allowed command comes back in brief, a refusal in full."
+  "An allowed command comes back in brief, a refusal in brief with its answer to write."
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}, timeout: 7}\n"
     (let ((d (gptel-scope-module-decide
               (json-serialize (list :command "ls" :directory (directory-file-name dir)
@@ -141,11 +141,16 @@
            (d (gptel-scope-module-decide req))
            (full (gptel-scope-module-check-command req)))
       (should (equal (gptel-scope-test--plist-keys d)
-                     '(:allowed :tool :reason :message :response :resource :validation-type
-                                :required-scope :category :violations)))
-      (dolist (key '(:allowed :tool :reason :message :response :resource :validation-type
+                     '(:allowed :tool :reason :message :resource :validation-type
+                                :required-scope :category :violations :refusal)))
+      (dolist (key '(:allowed :tool :reason :message :resource :validation-type
                               :required-scope :category))
         (should (equal (plist-get d key) (plist-get full key))))
+      ;; The model's answer, written from the refusal when it is sent: the full one's.
+      (should (user-ptrp (plist-get d :refusal)))
+      (should (equal (gptel-scope-module-refusal-json (plist-get d :refusal)) (plist-get full :response)))
+      (should (equal (gptel-scope--denial-json d) (plist-get full :response)))
+      (should-error (gptel-scope-module-refusal-json "not a refusal"))
       (should (equal (plist-get d :reason) "command_not_allowed"))
       (should (equal (plist-get d :violations)
                      (mapcar (lambda (v) (list :resource (plist-get v :resource)
@@ -161,6 +166,50 @@
         (should (equal (plist-get bad :reason) "invalid_argument"))
         (should (plist-member bad :commands))))))
 
+;; The command and directory a brief refusal gives back are the caller's own
+;; strings, and an allowed decision that says what an earlier one said is that
+;; same plist: a session's allowed commands make no Lisp data.
+(ert-deftest gptel-scope-test-brief-decisions-share-what-they-can ()
+  (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls, cat]}}\n"
+    (let* ((dir (directory-file-name dir))
+           (scope (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
+           (a (gptel-scope-module-decide-command "ls" dir scope))
+           (b (gptel-scope-module-decide-command "cat x | ls -la" dir scope))
+           c
+           (made (gptel-scope-test--made
+                  (lambda () (setq c (gptel-scope-module-decide-command "ls -l" dir scope))))))
+      (should (eq (plist-get a :allowed) t))
+      (should (eq a b))
+      (should (eq a c))
+      ;; No cons, no string made by the third.
+      (should (equal made '(0 0 0)))
+      ;; A refusal makes its plist and its message, not the model's answer.
+      (should (equal (nth 2 (gptel-scope-test--made
+                             (lambda () (gptel-scope-module-decide-command "frob" dir scope))))
+                     2))
+      ;; Another directory, another plist.
+      (make-directory (expand-file-name "sub" dir))
+      (let ((other (gptel-scope-module-decide-command "ls" (expand-file-name "sub" dir) scope)))
+        (should-not (eq other a))
+        (should (equal (plist-get other :directory) (expand-file-name "sub" dir))))
+      ;; A refusal gives back the very strings it was given.
+      (let* ((command "frob")
+             (no (gptel-scope-module-decide-command command dir scope)))
+        (should-not (plist-get no :allowed))
+        (should (eq (plist-get no :command) command))
+        (should (eq (plist-get no :directory) dir))))))
+
+(defun gptel-scope-test--made (fn)
+  "Return the conses, string bytes and strings calling FN makes.
+That is, beyond what a call of `ignore' in its place makes."
+  (let* ((c0 (memory-use-counts))
+         (_ (funcall fn))
+         (c1 (memory-use-counts))
+         (_ (funcall #'ignore))
+         (c2 (memory-use-counts))
+         (made (cl-mapcar (lambda (a b c) (- (- b a) (- c b))) c0 c1 c2)))
+    (list (nth 0 made) (nth 4 made) (nth 6 made))))
+
 (defun gptel-scope-test--plist-keys (plist)
   "Return the keys of PLIST in order."
   (cl-loop for (k) on plist by #'cddr collect k))
@@ -172,7 +221,7 @@ command and message, in the plist and in the model's answer."
     (with-temp-buffer
       (setq default-directory dir)
       (let* ((d (gptel-scope-check-bash-command "frobnicate --all" dir nil t))
-             (r (json-parse-string (plist-get d :response) :object-type 'plist)))
+             (r (json-parse-string (gptel-scope--denial-json d) :object-type 'plist)))
         (should-not (plist-get d :allowed))
         (should (equal (plist-get d :reason) "command_not_allowed"))
         (should (equal (plist-get d :tool) "run_bash_command"))
@@ -194,9 +243,10 @@ command and message, in the plist and in the model's answer."
       (should (string= (plist-get d :reason) "command_not_allowed"))
       (should-not (multibyte-string-p (plist-get d :reason)))
       ;; Text that is not ASCII stays multibyte, and whole.
-      (should (multibyte-string-p (plist-get d :response)))
-      (should (string-match-p "rm é" (plist-get (json-parse-string (plist-get d :response) :object-type 'plist)
-                                               :command)))
+      (let ((response (gptel-scope-module-refusal-json (plist-get d :refusal))))
+        (should (multibyte-string-p response))
+        (should (string-match-p "rm é" (plist-get (json-parse-string response :object-type 'plist)
+                                                 :command))))
       ;; A unibyte ASCII answer serializes as JSON like any string.
       (should (equal (json-parse-string (json-serialize (list :r (plist-get d :reason))) :object-type 'plist)
                      '(:r "command_not_allowed"))))))
