@@ -90,7 +90,7 @@ impl Request {
         if !p.is_absolute() {
             return Err(ScopeError::InvalidArgument(format!("the directory `{d}` must be absolute")));
         }
-        if !p.is_dir() {
+        if !paths::is_dir(&p) {
             return Err(ScopeError::InvalidArgument(format!(
                 "the directory `{d}` does not exist or is not a directory; pass an existing directory inside the project"
             )));
@@ -275,6 +275,9 @@ fn judging(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, 
 }
 
 fn judging_request(req: Request, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
+    // One view of the file system for the directory's check and the decision: the
+    // directory is resolved once.
+    let _memo = paths::memo();
     let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
     let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
     let (dir, prepared) = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {

@@ -46,7 +46,8 @@ pub fn resolve(path: &Path) -> Resolved {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Probe {
     Missing,
-    Present,
+    /// Not a symlink; whether it is a directory.
+    Present(bool),
     /// A symlink, with its target (`None`: unreadable).
     Link(Option<PathBuf>),
 }
@@ -102,7 +103,7 @@ fn probe(path: &Path) -> Probe {
     }
     let found = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Probe::Link(std::fs::read_link(path).ok()),
-        Ok(_) => Probe::Present,
+        Ok(meta) => Probe::Present(meta.is_dir()),
         Err(_) => Probe::Missing,
     };
     PROBES.with(|p| {
@@ -111,6 +112,13 @@ fn probe(path: &Path) -> Probe {
         }
     });
     found
+}
+
+/// Whether `path` leads to a directory through its symlinks, as `Path::is_dir` says; within
+/// a [`memo`], the probes of resolving it answer, and nothing more is asked.
+pub fn is_dir(path: &Path) -> bool {
+    let target = resolve(path).target;
+    probe(&target) == Probe::Present(true)
 }
 
 /// Whether something (a file, directory or symlink, dangling or not) is at `path`.
@@ -160,7 +168,7 @@ fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
                 depth += 1;
                 missing_at = Some(depth);
             }
-            Probe::Present => {
+            Probe::Present(_) => {
                 out = next;
                 depth += 1;
             }
