@@ -107,8 +107,10 @@ pub struct Prepared {
 }
 
 type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>);
+/// A compiled matcher with the scope it was compiled from (kept alive by it).
+type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>);
 /// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
-static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, (Arc<LoadedScope>, Arc<Matcher>)>>> = Lazy::new(|| Mutex::new(FxHashMap::default()));
+static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| Mutex::new(FxHashMap::default()));
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
@@ -263,6 +265,9 @@ pub enum Judged {
 }
 
 /// A judged request: the decision under its scope, or the error as a refusal.
+// Returned once per request and taken apart at once: boxing the large variant would cost
+// an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Judging {
     Decided(Decision, Prepared),
     Refused(Value),

@@ -3826,7 +3826,7 @@ A horizontal rule above; paths: [not yaml]
                 std::thread::spawn(move || {
                     for i in 0..25 {
                         let v = format!("c{t}_{i}");
-                        let out = add_to_scope(&file, Section::ReadOnly, &[v.clone()]).unwrap();
+                        let out = add_to_scope(&file, Section::ReadOnly, std::slice::from_ref(&v)).unwrap();
                         assert_eq!(out.patterns_added, [v]);
                     }
                 })

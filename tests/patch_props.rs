@@ -4,7 +4,7 @@
 //! input makes the parser panic.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gptel_scope::fs::tools::call;
 use serde_json::{json, Value};
@@ -114,8 +114,7 @@ fn unified(name: &str, a: &[String], a_nl: bool, b: &[String], b_nl: bool, ctx: 
         out.push_str(&format!("@@ -{},{} +{},{} @@\n", start(old_before, old_n), old_n, start(new_before, new_n), new_n));
         let last_old = script.iter().rposition(|(o, _)| *o != Op::Add);
         let last_new = script.iter().rposition(|(o, _)| *o != Op::Del);
-        for k in lo..hi {
-            let (o, l) = &script[k];
+        for (k, (o, l)) in script.iter().enumerate().take(hi).skip(lo) {
             let c = match o {
                 Op::Keep => ' ',
                 Op::Del => '-',
@@ -151,7 +150,7 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (tmp, root)
 }
 
-fn apply(root: &PathBuf, patch: &str) -> Value {
+fn apply(root: &Path, patch: &str) -> Value {
     call("apply_patch", &json!({"sources": [{"file": root.join("scope.yml")}], "patch": patch}).to_string())
 }
 

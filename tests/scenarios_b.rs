@@ -390,7 +390,7 @@ fn b41_error_messages_suggest_expansion() {
 fn b44_allow_once_grant_lets_one_call_through() {
     let fx = Fx::new("warn");
     let grant = Grant { tool: "run_bash_command".into(), resource: "rm x".into() };
-    let d = fx.run_with("proj/out", "rm x", &[grant.clone()]);
+    let d = fx.run_with("proj/out", "rm x", std::slice::from_ref(&grant));
     assert_allowed(&d);
     assert_eq!(d.grants_used, vec![grant.clone()]);
     // A grant for another tool or command does not apply; nor to the deny list.
@@ -405,7 +405,7 @@ fn b44_allow_once_grant_lets_one_call_through() {
 fn b45_directory_grant_covers_paths_below_it() {
     let fx = Fx::new("warn");
     let grant = Grant { tool: "run_bash_command".into(), resource: format!("{}/other/**", fx.root()) };
-    let d = fx.run_with("other", "ls", &[grant.clone()]);
+    let d = fx.run_with("other", "ls", std::slice::from_ref(&grant));
     assert_allowed(&d);
     assert_eq!(d.grants_used, vec![grant]);
 }

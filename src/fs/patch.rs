@@ -108,7 +108,7 @@ pub fn parse(text: &str) -> Result<Patch, FsError> {
     let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     // A final newline leaves one empty element that is not a line.
     let lines = match lines.split_last() {
-        Some((last, rest)) if last.is_empty() => rest.to_vec(),
+        Some((&"", rest)) => rest.to_vec(),
         _ => lines,
     };
     match lines.iter().find(|l| !l.trim().is_empty()) {
@@ -160,8 +160,11 @@ fn parse_range(s: &str, line: usize) -> Result<(usize, usize), FsError> {
     }))
 }
 
+/// A range of lines: (start, count).
+type Range = (usize, usize);
+
 /// `@@ -a,b +c,d @@ text` → ((a, b), (c, d)).
-fn parse_hunk_header(l: &str, line: usize) -> Result<((usize, usize), (usize, usize)), FsError> {
+fn parse_hunk_header(l: &str, line: usize) -> Result<(Range, Range), FsError> {
     let bad = || perr(line, format!("bad hunk header `{l}` (want `@@ -start,count +start,count @@`)"));
     let rest = l.strip_prefix("@@ ").ok_or_else(bad)?;
     let end = rest.find(" @@").ok_or_else(bad)?;
@@ -336,8 +339,7 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, FsError> {
                 i += 1;
             }
             let mut hunks: Vec<Hunk> = Vec::new();
-            loop {
-                let Some(&l) = lines.get(i) else { break };
+            while let Some(&l) = lines.get(i) {
                 if l.trim_end() == "*** End of File" {
                     match hunks.last_mut() {
                         Some(h) => h.at_eof = true,
