@@ -291,6 +291,17 @@ fn unquoted_brace(raw: &str) -> bool {
 /// subscripts and arithmetic.
 const MAX_SUBSCRIPT_EXPANSIONS: usize = 1;
 
+/// Most arithmetic expansions (`$((`) open inside one another: brush-parser's word grammar
+/// tries each as arithmetic, then as a command substitution of a subshell, so a failure
+/// deep inside doubles the work at every level (eighteen `$(( &` took 0.37 s, each one more
+/// twice as long).
+const MAX_ARITHMETIC_NESTING: usize = 3;
+
+/// Most expansions (`$(`, `${`, `$((`, `$[`) open inside one another: brush-parser's
+/// grammars backtrack at each level, so the work may multiply with the depth. None of the
+/// 636 real commands nests more than two.
+const MAX_EXPANSION_NESTING: usize = 6;
+
 /// Most brackets (array subscripts) a word may hold inside expansions: with two, a fuzzed
 /// command of 1 KB still took 90 ms.
 const MAX_SUBSCRIPTS: usize = 1;
@@ -319,7 +330,11 @@ fn tame_subscripts_in_command(command: &str) -> Result<(), Problem> {
 
 fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Problem> {
     let b = text.as_bytes();
-    if memchr::memchr(b'[', b).is_none() {
+    // Without a `[` or `$((`, only the nesting is counted, and only when it could be deep.
+    if memchr::memchr(b'[', b).is_none()
+        && memchr::memmem::find(b, b"$((").is_none()
+        && memchr::memchr_iter(b'$', b).nth(MAX_EXPANSION_NESTING - 1).is_none()
+    {
         return Ok(());
     }
     // The brackets open inside expansions, innermost last: `P` for `${`, `A` for `$((`,
@@ -345,9 +360,25 @@ fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Problem> {
                         return Err(refuse("expansions nested in more than one array subscript"));
                     }
                 }
+                if open.iter().filter(|k| **k != b'B').count() >= MAX_EXPANSION_NESTING {
+                    let shown: String = text.chars().take(80).collect();
+                    return Err(Problem::Unsupported(format!(
+                        "`{shown}` has expansions nested more than {MAX_EXPANSION_NESTING} deep; \
+                         it cannot be judged in bounded time. Compute the inner values into variables first"
+                    )));
+                }
                 let (kinds, len): (&[u8], usize) = match (b[i + 1], b.get(i + 2)) {
                     (b'{', _) => (b"P", 2),
-                    (b'(', Some(b'(')) => (b"AB", 3),
+                    (b'(', Some(b'(')) => {
+                        if open.iter().filter(|k| **k == b'A').count() >= MAX_ARITHMETIC_NESTING {
+                            let shown: String = text.chars().take(80).collect();
+                            return Err(Problem::Unsupported(format!(
+                                "`{shown}` has arithmetic expansions `$((` nested more than {MAX_ARITHMETIC_NESTING} deep; \
+                                 it cannot be judged in bounded time. Compute the inner values into variables first"
+                            )));
+                        }
+                        (b"AB", 3)
+                    }
                     (b'(', _) => (b"C", 2),
                     _ => (b"Q", 2),
                 };
@@ -2131,6 +2162,32 @@ mod tests {
                 "{cmd}: {:?}",
                 f.problems
             );
+        }
+        // Arithmetic expansions nested in one another: each level doubles the work when a
+        // deep one fails (eighteen `$(( &` took 0.37 s). And any expansions nested deeper
+        // than six.
+        let nested = |open: &str, close: &str, n: usize| format!("{}x{}", open.repeat(n), close.repeat(n));
+        for cmd in [
+            format!("echo {}", nested("$(( &", " ) )", 24)),
+            format!("echo \"{}\"", nested("$(( &", " ) )", 24)),
+            format!("x={} ls", nested("$(( &", " ) )", 24)),
+            format!("echo {}", nested("$(( &$(a ", " ) ) )", 20)),
+            format!("echo {}", nested("$(( ", " ))", 4)),
+            format!("echo {}", nested("$(echo ${x:-", "})", 4)),
+        ] {
+            let start = std::time::Instant::now();
+            let f = flatten(&cmd, Path::new("/tmp"), None);
+            let took = start.elapsed();
+            assert!(took < std::time::Duration::from_millis(500), "{took:?}: {cmd}");
+            assert!(
+                f.problems.iter().any(|p| p.reason() == "unsupported_construct" && p.message().contains("nested more than")),
+                "{cmd}: {:?}",
+                f.problems
+            );
+        }
+        for cmd in ["echo $(( $(( 1 )) + $(( $((2)) )) ))", "echo $(dirname $(dirname $(pwd)))", "x=${a:-${b:-${c}}}"] {
+            assert!(tame_subscripts_in_command(cmd).is_ok(), "{cmd}");
+            assert!(flatten(cmd, Path::new("/tmp"), None).problems.iter().all(|p| !p.message().contains("nested more than")), "{cmd}");
         }
         // What the command-wide count lets through: one subscript per word, words apart.
         for cmd in ["a[$i]=1; echo ${a[$i]} ${b[$j]}", "echo '${a[1]} ${b[2]}' | grep x", "s[${i}]=2 && echo ${s[0]}"] {

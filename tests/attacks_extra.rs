@@ -7,7 +7,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 441;
+const N_EXTRA: usize = 443;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
