@@ -2162,7 +2162,7 @@ mod tests {
             format!("cat <<E\n{word}\nE"),
         ];
         for cmd in &slow {
-            refused_fast(&cmd, "array subscript");
+            refused_fast(cmd, "array subscript");
         }
         // The third: a word that starts like an array assignment (`s[`) sends the rest
         // through the word grammar from brush's program grammar, before any word is seen
@@ -2175,7 +2175,7 @@ mod tests {
             "(s[\u{fffd}\u{fffd}${\u{fffd}ls ${a[$(>)\u{fffd} ${a[$(>)ls ${a[$(>)\u{fffd}\u{fffd}\u{fffd}ME}/> lx}/xYOME}/> l;Hs X:-x}/".to_string(),
         ];
         for cmd in &assignment_shapes {
-            refused_fast(&cmd, "array subscript");
+            refused_fast(cmd, "array subscript");
         }
         // Arithmetic expansions nested in one another: each level doubles the work when a
         // deep one fails (eighteen `$(( &` took 0.37 s). And any expansions nested deeper
