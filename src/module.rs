@@ -382,17 +382,16 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
             required_scope: d.required_scope,
             category: d.category.clone(),
         };
-        // The oldest gives way when all are taken.
-        let i = if shared.keys.len() < MAX_SHARED_ALLOWED {
-            shared.keys.push(k);
-            shared.keys.len() - 1
-        } else {
-            let i = shared.next % MAX_SHARED_ALLOWED;
-            shared.keys[i] = k;
-            i
-        };
-        shared.next = (i + 1) % MAX_SHARED_ALLOWED;
+        // The oldest gives way when all are taken. The plist goes in its slot before its
+        // key does: should Emacs quit in between, no key names another decision's plist.
+        let i = if shared.keys.len() < MAX_SHARED_ALLOWED { shared.keys.len() } else { shared.next };
         emacs::Vector::from_value_unchecked(slots.bind(env), MAX_SHARED_ALLOWED).set(i, v)?;
+        if i == shared.keys.len() {
+            shared.keys.push(k);
+        } else {
+            shared.keys[i] = k;
+        }
+        shared.next = (i + 1) % MAX_SHARED_ALLOWED;
     }
     Ok(v)
 }

@@ -343,19 +343,25 @@ fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Problem> {
     {
         return Ok(());
     }
-    // The brackets open inside expansions, innermost last: `P` for `${`, `A` for `$((`,
-    // `Q` for `$[`, `C` for `$(`, `B` for a plain `(` or `{`. A `[` is an array subscript
-    // when the innermost expansion around it is a parameter or arithmetic one; inside a
-    // command substitution (a here-document's text in `$(cat <<EOF ...)`) it is not.
-    let mut open: Vec<u8> = Vec::new();
+    // The expansions open, innermost last: `P` for `${`, `A` for `$((`, `Q` for `$[`, `C`
+    // for `$(`, each with the plain `(` and `{` open directly inside it. A `[` is an array
+    // subscript when the innermost expansion around it is a parameter or arithmetic one;
+    // inside a command substitution (a here-document's text in `$(cat <<EOF ...)`) it is
+    // not. The depths are counted as they change, so each byte costs the same however deep.
+    let mut open: Vec<(u8, usize)> = Vec::new();
+    let (mut arithmetic, mut plain) = (0usize, 0usize);
     let (mut brackets, mut nested, mut subscripts) = (0usize, 0usize, 0usize);
-    let refuse = |what: &str| {
+    let unbounded = |what: String, instead: &str| {
         let shown: String = text.chars().take(80).collect();
-        Problem::Unsupported(format!(
-            "`{shown}` has {what} (like `${{a[${{i}}]}}${{b[${{j}}]}}`); it cannot be judged in bounded time. \
-             Put each index in a variable first (`i=...; echo \"${{a[$i]}}\"`), one array subscript per word"
-        ))
+        Problem::Unsupported(format!("`{shown}` has {what}; it cannot be judged in bounded time. {instead}"))
     };
+    let subscript = |what: &str| {
+        unbounded(
+            format!("{what} (like `${{a[${{i}}]}}${{b[${{j}}]}}`)"),
+            "Put each index in a variable first (`i=...; echo \"${a[$i]}\"`), one array subscript per word",
+        )
+    };
+    const INNER_FIRST: &str = "Compute the inner values into variables first";
     let mut i = 0;
     while i < b.len() {
         match b[i] {
@@ -363,62 +369,70 @@ fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Problem> {
                 if brackets > 0 {
                     nested += 1;
                     if nested > MAX_SUBSCRIPT_EXPANSIONS {
-                        return Err(refuse("expansions nested in more than one array subscript"));
+                        return Err(subscript("expansions nested in more than one array subscript"));
                     }
                 }
-                if open.iter().filter(|k| **k != b'B').count() >= MAX_EXPANSION_NESTING {
-                    let shown: String = text.chars().take(80).collect();
-                    return Err(Problem::Unsupported(format!(
-                        "`{shown}` has expansions nested more than {MAX_EXPANSION_NESTING} deep; \
-                         it cannot be judged in bounded time. Compute the inner values into variables first"
-                    )));
+                if open.len() >= MAX_EXPANSION_NESTING {
+                    return Err(unbounded(format!("expansions nested more than {MAX_EXPANSION_NESTING} deep"), INNER_FIRST));
                 }
-                let (kinds, len): (&[u8], usize) = match (b[i + 1], b.get(i + 2)) {
-                    (b'{', _) => (b"P", 2),
+                // `$((` opens two parentheses, and `))` closes them.
+                let (kind, inside, len) = match (b[i + 1], b.get(i + 2)) {
+                    (b'{', _) => (b'P', 0, 2),
                     (b'(', Some(b'(')) => {
-                        if open.iter().filter(|k| **k == b'A').count() >= MAX_ARITHMETIC_NESTING {
-                            let shown: String = text.chars().take(80).collect();
-                            return Err(Problem::Unsupported(format!(
-                                "`{shown}` has arithmetic expansions `$((` nested more than {MAX_ARITHMETIC_NESTING} deep; \
-                                 it cannot be judged in bounded time. Compute the inner values into variables first"
-                            )));
+                        if arithmetic >= MAX_ARITHMETIC_NESTING {
+                            return Err(unbounded(
+                                format!("arithmetic expansions `$((` nested more than {MAX_ARITHMETIC_NESTING} deep"),
+                                INNER_FIRST,
+                            ));
                         }
-                        (b"AB", 3)
+                        arithmetic += 1;
+                        plain += 1;
+                        (b'A', 1, 3)
                     }
-                    (b'(', _) => (b"C", 2),
-                    _ => (b"Q", 2),
+                    (b'(', _) => (b'C', 0, 2),
+                    _ => (b'Q', 0, 2),
                 };
-                open.extend_from_slice(kinds);
+                open.push((kind, inside));
                 i += len;
                 continue;
             }
             b'(' | b'{' if !open.is_empty() => {
-                open.push(b'B');
+                if let Some((_, inside)) = open.last_mut() {
+                    *inside += 1;
+                }
+                plain += 1;
                 // A word's parentheses and braces inside expansions, open at once (in a
                 // command they may be a here-document's text, which the word grammar
                 // never sees).
-                if !command && open.iter().filter(|k| **k == b'B').count() > MAX_OPEN_BRACKETS {
-                    let shown: String = text.chars().take(80).collect();
-                    return Err(Problem::Unsupported(format!(
-                        "`{shown}` has more than {MAX_OPEN_BRACKETS} parentheses or braces open at once inside expansions; \
-                         it cannot be judged in bounded time. Close them, quote them, or split the word"
-                    )));
+                if !command && plain > MAX_OPEN_BRACKETS {
+                    return Err(unbounded(
+                        format!("more than {MAX_OPEN_BRACKETS} parentheses or braces open at once inside expansions"),
+                        "Close them, quote them, or split the word",
+                    ));
                 }
             }
-            b'[' if matches!(open.iter().rev().find(|k| **k != b'B'), Some(b'P' | b'A' | b'Q')) => {
+            b'[' if matches!(open.last(), Some((b'P' | b'A' | b'Q', _))) => {
                 brackets += 1;
                 subscripts += 1;
                 if subscripts > MAX_SUBSCRIPTS {
-                    return Err(refuse("more than one array subscript in one word"));
+                    return Err(subscript("more than one array subscript in one word"));
                 }
             }
             b']' if brackets > 0 => brackets -= 1,
-            b']' if open.last() == Some(&b'Q') => {
+            b']' if open.last() == Some(&(b'Q', 0)) => {
                 open.pop();
             }
-            b'}' | b')' if !open.is_empty() => {
-                open.pop();
-            }
+            b'}' | b')' if !open.is_empty() => match open.last_mut() {
+                Some((_, inside)) if *inside > 0 => {
+                    *inside -= 1;
+                    plain -= 1;
+                }
+                _ => {
+                    if let Some((b'A', _)) = open.pop() {
+                        arithmetic -= 1;
+                    }
+                }
+            },
             b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'(' | b')' | b'<' | b'>' if command && open.is_empty() => {
                 (brackets, nested, subscripts) = (0, 0, 0);
             }
