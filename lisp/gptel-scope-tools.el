@@ -49,6 +49,7 @@
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-refusal-json "gptel-scope-module" (refusal))
+(declare-function gptel-scope-module-refusal-details "gptel-scope-module" (refusal))
 (declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
 (declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
@@ -507,8 +508,8 @@ With BRIEF, the decision comes without its evidence, which spares
 Emacs most of its cost: an allowed command with what running it takes
 \(directory, timeout, output limit, warnings, grants used), a refusal
 with what answering the model and offering the expansion takes
-\(reason, message, the resource and each violation's resource, kind,
-access and reason, and the :refusal its answer to the model is
+\(tool, reason, message, the resource and each violation's resource,
+kind, access and reason, and the :refusal its answer to the model is
 written from, by `gptel-scope--denial-json'), and the :command and
 :directory judged.  `gptel-scope-explain' shows the evidence.  An
 allowed decision may be shared with others: do not modify it."
@@ -522,9 +523,13 @@ allowed decision may be shared with others: do not modify it."
                   (gptel-scope-module-check-command
                    (gptel-scope--request buffer :command command :directory dir
                                          :tool "run_bash_command")))))
-        (if (or (plist-get d :allowed) (plist-member d :command))
-            d
-          (nconc d (list :command command :directory dir)))))))
+        (cond
+         ((or (plist-get d :allowed) (plist-member d :command)) d)
+         ;; A brief refusal: the module makes the rest of it now.
+         ((plist-get d :refusal)
+          (nconc d (gptel-scope-module-refusal-details (plist-get d :refusal))
+                 (list :command command :directory dir)))
+         (t (nconc d (list :command command :directory dir))))))))
 
 (defun gptel-scope-run-bash-command (callback command directory &optional timeout)
   "Judge the shell COMMAND in DIRECTORY and run it if allowed.

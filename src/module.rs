@@ -29,7 +29,6 @@ emacs::use_symbols! {
     k_access => ":access"
     k_allowed => ":allowed"
     k_category => ":category"
-    k_command => ":command"
     k_directory => ":directory"
     k_grants_used => ":grants-used"
     k_max_output_chars => ":max-output-chars"
@@ -430,12 +429,27 @@ static ALLOWED: Lazy<Mutex<SharedAllowed>> = Lazy::new(|| Mutex::new(SharedAllow
 /// Held in a `RefCell`, as `#[defun]` takes such arguments.
 struct Refusal(Decision);
 
-/// A refusal in brief: what the `denied` event says, what the expansion menu is offered (the
-/// resource and each violation's resource, kind, access and reason), and the refusal itself
-/// (`:refusal`), from which the model's answer is written. The evidence is left out:
-/// `check-command' gives it again. `inputs`, the command and directory the caller passed,
-/// are given back as they came.
-fn refused_brief<'e>(env: &'e Env, d: Decision, inputs: Option<(Value<'e>, Value<'e>)>) -> Result<Value<'e>> {
+/// A refusal in brief: `(:allowed nil :tool TOOL :reason REASON :refusal REFUSAL)`, eight
+/// conses and a `user-ptr` holding the decision; the tool and reason strings are shared.
+/// What else it says is made as Lisp data when it is read ([`refusal_details`]), and the
+/// model's answer when it is sent ([`refusal_json`]).
+fn refused_brief<'e>(env: &'e Env, d: Decision) -> Result<Value<'e>> {
+    env.list(&[
+        k_allowed.bind(env),
+        nil.bind(env),
+        k_tool.bind(env),
+        known_str(env, &d.tool)?,
+        k_reason.bind(env),
+        opt_code(env, d.reason)?,
+        k_refusal.bind(env),
+        std::cell::RefCell::new(Refusal(d)).into_lisp(env)?,
+    ])
+}
+
+/// The rest of a brief refusal: what the `denied` event says, and what the expansion menu is
+/// offered (the resource and each violation's resource, kind, access and reason). The
+/// evidence is left out: `check-command' gives it again.
+fn refusal_plist<'e>(env: &'e Env, d: &Decision) -> Result<Value<'e>> {
     let resource = opt_str(env, d.resource.as_deref())?;
     let violations = if d.violations.is_empty() {
         nil.bind(env)
@@ -457,13 +471,7 @@ fn refused_brief<'e>(env: &'e Env, d: Decision, inputs: Option<(Value<'e>, Value
         }
         env.list(&vs[..])?
     };
-    let mut items = vec![
-        k_allowed.bind(env),
-        nil.bind(env),
-        k_tool.bind(env),
-        known_str(env, &d.tool)?,
-        k_reason.bind(env),
-        opt_code(env, d.reason)?,
+    env.list(&[
         k_message.bind(env),
         lstr(env, &d.message)?,
         k_resource.bind(env),
@@ -476,12 +484,7 @@ fn refused_brief<'e>(env: &'e Env, d: Decision, inputs: Option<(Value<'e>, Value
         opt_known(env, d.category.as_deref())?,
         k_violations.bind(env),
         violations,
-    ];
-    if let Some((command, directory)) = inputs {
-        items.extend([k_command.bind(env), command, k_directory.bind(env), directory]);
-    }
-    items.extend([k_refusal.bind(env), std::cell::RefCell::new(Refusal(d)).into_lisp(env)?]);
-    env.list(&items[..])
+    ])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -502,29 +505,37 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// Judge a shell command as run_bash_command does before running it, in brief.
 /// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
 /// :warnings :grants-used :required-scope :category), which is all running it takes; a
-/// refusal as (:allowed nil :tool :reason :message :resource :validation-type
-/// :required-scope :category :violations :refusal), each violation (:resource
+/// refusal as (:allowed nil :tool :reason :refusal). The rest of a refusal is
+/// `gptel-scope-module-refusal-details' of its :refusal, (:message :resource
+/// :validation-type :required-scope :category :violations), each violation (:resource
 /// :validation-type :access :reason), which is all offering the expansion menu takes; the
-/// model's answer is `gptel-scope-module-refusal-json' of its :refusal. A refusal for a bad
-/// directory or scope comes in full, with its :response, and the evidence of any decision
-/// from `gptel-scope-module-check-command'. Decisions share what they can: the strings of
-/// codes (reasons, kinds, access, categories, tool names), and an allowed decision with no
+/// model's answer is `gptel-scope-module-refusal-json' of it. A refusal for a bad directory
+/// or scope comes in full, with its :response, and the evidence of any decision from
+/// `gptel-scope-module-check-command'. Decisions share what they can: the strings of codes
+/// (reasons, kinds, access, categories, tool names), and an allowed decision with no
 /// warnings and no grants is the same plist as the last one that said the same. Do not
 /// modify them.
 #[defun]
 fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    brief_reply(env, api::decide_command(&text_arg(env, request)?), None)
+    brief_reply(env, api::decide_command(&text_arg(env, request)?))
 }
 
 /// Judge COMMAND run in DIRECTORY as `gptel-scope-module-decide' does, in brief.
 /// SCOPE is the rest of the request, a JSON object of its sources, grants, home, project
-/// root and tool: a caller keeps it for the commands of a session. A refusal also gives
-/// back COMMAND and DIRECTORY as :command and :directory.
+/// root and tool: a caller keeps it for the commands of a session.
 #[defun]
 fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
     let text = text_arg(env, command)?;
     let dir = text_arg(env, directory)?;
-    brief_reply(env, api::decide_command_in(&text, &dir, &text_arg(env, scope)?), Some((command, directory)))
+    brief_reply(env, api::decide_command_in(&text, &dir, &text_arg(env, scope)?))
+}
+
+/// The rest of REFUSAL, the `:refusal' of a brief decision: (:message :resource
+/// :validation-type :required-scope :category :violations), each violation (:resource
+/// :validation-type :access :reason). Made anew at each call.
+#[defun]
+fn refusal_details<'e>(env: &'e Env, refusal: &Refusal) -> Result<Value<'e>> {
+    refusal_plist(env, &refusal.0)
 }
 
 /// The model's answer to REFUSAL, the `:refusal' of a brief decision: a JSON string.
@@ -533,10 +544,10 @@ fn refusal_json(refusal: &Refusal) -> Result<String> {
     Ok(api::refusal_response(&refusal.0))
 }
 
-fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>, inputs: Option<(Value<'e>, Value<'e>)>) -> Result<Value<'e>> {
+fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<'e>> {
     match r {
         Ok(api::Judged::Allowed { decision, timeout, max_output_chars }) => allowed_brief(env, &decision, timeout, max_output_chars),
-        Ok(api::Judged::Refused { decision }) => refused_brief(env, decision, inputs),
+        Ok(api::Judged::Refused { decision }) => refused_brief(env, decision),
         Ok(api::Judged::Full(v)) => to_lisp(env, &v),
         Err(e) => signal(env, e),
     }

@@ -140,12 +140,19 @@
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
            (d (gptel-scope-module-decide req))
            (full (gptel-scope-module-check-command req)))
-      (should (equal (gptel-scope-test--plist-keys d)
-                     '(:allowed :tool :reason :message :resource :validation-type
-                                :required-scope :category :violations :refusal)))
-      (dolist (key '(:allowed :tool :reason :message :resource :validation-type
-                              :required-scope :category))
+      (should (equal (gptel-scope-test--plist-keys d) '(:allowed :tool :reason :refusal)))
+      (dolist (key '(:allowed :tool :reason))
         (should (equal (plist-get d key) (plist-get full key))))
+      ;; The rest is made when it is read, anew each time.
+      (let ((details (gptel-scope-module-refusal-details (plist-get d :refusal))))
+        (should (equal (gptel-scope-test--plist-keys details)
+                       '(:message :resource :validation-type :required-scope :category :violations)))
+        (dolist (key '(:message :resource :validation-type :required-scope :category))
+          (should (equal (plist-get details key) (plist-get full key))))
+        (should (equal details (gptel-scope-module-refusal-details (plist-get d :refusal))))
+        (should-not (eq details (gptel-scope-module-refusal-details (plist-get d :refusal))))
+        (setq d (append d details)))
+      (should-error (gptel-scope-module-refusal-details "not a refusal"))
       ;; The model's answer, written from the refusal when it is sent: the full one's.
       (should (user-ptrp (plist-get d :refusal)))
       (should (equal (gptel-scope-module-refusal-json (plist-get d :refusal)) (plist-get full :response)))
@@ -166,9 +173,9 @@
         (should (equal (plist-get bad :reason) "invalid_argument"))
         (should (plist-member bad :commands))))))
 
-;; The command and directory a brief refusal gives back are the caller's own
-;; strings, and an allowed decision that says what an earlier one said is that
-;; same plist: a session's allowed commands make no Lisp data.
+;; An allowed decision that says what an earlier one said is that same plist: a
+;; session's allowed commands make no Lisp data.  A refusal makes four keys; the
+;; tool's brief refusal adds the rest, and the caller's own command string.
 (ert-deftest gptel-scope-test-brief-decisions-share-what-they-can ()
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls, cat]}}\n"
     (let* ((dir (directory-file-name dir))
@@ -183,21 +190,30 @@
       (should (eq a c))
       ;; No cons, no string made by the third.
       (should (equal made '(0 0 0)))
-      ;; A refusal makes its plist and its message, not the model's answer.
-      (should (equal (nth 2 (gptel-scope-test--made
-                             (lambda () (gptel-scope-module-decide-command "frob" dir scope))))
-                     2))
+      ;; A refusal makes its plist of four keys (eight conses) and no string: not its
+      ;; message, nor the model's answer (its reason's string is made once, by the first).
+      (gptel-scope-module-decide-command "frob" dir scope)
+      (should (equal (gptel-scope-test--made
+                      (lambda () (gptel-scope-module-decide-command "frob" dir scope)))
+                     '(8 0 0)))
       ;; Another directory, another plist.
       (make-directory (expand-file-name "sub" dir))
       (let ((other (gptel-scope-module-decide-command "ls" (expand-file-name "sub" dir) scope)))
         (should-not (eq other a))
         (should (equal (plist-get other :directory) (expand-file-name "sub" dir))))
-      ;; A refusal gives back the very strings it was given.
-      (let* ((command "frob")
-             (no (gptel-scope-module-decide-command command dir scope)))
-        (should-not (plist-get no :allowed))
-        (should (eq (plist-get no :command) command))
-        (should (eq (plist-get no :directory) dir))))))
+      ;; The tool's brief refusal gives back the very command string it was given,
+      ;; and the rest of the refusal.
+      (with-temp-buffer
+        (setq default-directory (file-name-as-directory dir))
+        (let ((gptel-scope-file (expand-file-name "scope.yml" dir)))
+          (let* ((command "frob")
+                 (no (gptel-scope-check-bash-command command dir nil t)))
+            (should-not (plist-get no :allowed))
+            (should (eq (plist-get no :command) command))
+            (should (equal (plist-get no :directory) dir))
+            (should (equal (plist-get no :resource) "frob"))
+            (should (equal (plist-get no :reason) "command_not_allowed"))
+            (should (string-prefix-p "`frob` is not in any category of the scope" (plist-get no :message)))))))))
 
 (defun gptel-scope-test--made (fn)
   "Return the conses, string bytes and strings calling FN makes.
