@@ -42,10 +42,14 @@
 (declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
+(declare-function gptel-scope-module-fs-stats "gptel-scope-module" ())
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
 
 (defvar gptel-scope-bench-passes 9
   "Passes over the corpus; the median pass is reported.")
+
+(defvar gptel-scope-bench-rounds 31
+  "Rounds of the decision figure: a pass of the parse, then one of the decision.")
 
 (defvar gptel-scope-bench-spawns 31
   "Processes started for each process figure; the median is reported.")
@@ -99,27 +103,42 @@ bash_tools: {categories: {read_only: [ls, cat, grep, find, head, tail, wc, git, 
                         :tool "run_bash_command"
                         :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
 
-(defvar gptel-scope-bench--without-gc nil
-  "Non-nil: the passes leave out the time spent collecting garbage.")
-
 (defun gptel-scope-bench--pass (items fn)
   "Return the seconds of one call of FN on each of ITEMS."
-  (let ((start (float-time))
-        (gc gc-elapsed))
+  (let ((start (float-time)))
     (dolist (i items) (funcall fn i))
-    (- (float-time) start (if gptel-scope-bench--without-gc (- gc-elapsed gc) 0))))
+    (- (float-time) start)))
 
 (defun gptel-scope-bench--passes (items fn)
   "Return the seconds of a pass of FN over ITEMS, garbage collection included.
 That is the mean of `gptel-scope-bench-passes' passes run back to
 back after one collection: each pays the collections its garbage
-causes, as a session does.  With `gptel-scope-bench--without-gc',
-the median pass without the time spent collecting garbage."
+causes, as a session does."
   (garbage-collect)
   (let ((times (cl-loop repeat gptel-scope-bench-passes collect (gptel-scope-bench--pass items fn))))
-    (if gptel-scope-bench--without-gc
-        (gptel-scope-bench--median times)
-      (/ (apply #'+ times) (length times)))))
+    (/ (apply #'+ times) (length times))))
+
+(defun gptel-scope-bench--side-by-side (items fns)
+  "Time FNS on each of ITEMS, a pass of each in turn, in rounds.
+After one collection, `gptel-scope-bench-rounds' rounds run one pass
+of each function of FNS over ITEMS, in turn, so that the machine's
+changing load falls on all of them alike.  Return, for each function,
+\(MEAN . MEDIAN-WITHOUT-GC): the mean seconds of its passes, each
+paying the collections that came during it, and the median seconds
+of its passes less the time they spent collecting garbage."
+  (garbage-collect)
+  (let ((times (make-list (length fns) nil)))
+    (dotimes (_ gptel-scope-bench-rounds)
+      (cl-loop for fn in fns
+               for cell on times
+               do (let ((start (float-time))
+                        (gc gc-elapsed))
+                    (dolist (i items) (funcall fn i))
+                    (push (cons (- (float-time) start) (- gc-elapsed gc)) (car cell)))))
+    (mapcar (lambda (ts)
+              (cons (/ (apply #'+ (mapcar #'car ts)) (length ts))
+                    (gptel-scope-bench--median (mapcar (lambda (x) (- (car x) (cdr x))) ts))))
+            times)))
 
 (defun gptel-scope-bench--bytes (counts0 counts1)
   "Return the bytes of Lisp data made between COUNTS0 and COUNTS1.
@@ -175,8 +194,11 @@ run_bash_command calls, with what it sends (the command, the
 directory and the buffer's scope); the full evidence
 \(`gptel-scope-module-check-command', what explain shows) and the
 tool's whole judging step (`gptel-scope-check-bash-command', the
-request made from the buffer's scope) are info rows.  Every time
-includes the garbage collections its passes cause, amortized."
+request made from the buffer's scope) are info rows.  The decision
+and the bare parse are measured side by side
+\(`gptel-scope-bench--side-by-side'); every time includes the garbage
+collections its passes cause, amortized, and the decision is also
+given without them."
   (let* ((commands (gptel-scope-bench--corpus))
          (n (length commands))
          ;; What run_bash_command sends: the command, the directory and its buffer's scope.
@@ -188,11 +210,15 @@ includes the garbage collections its passes cause, amortized."
     (dolist (r requests) (gptel-scope-module-check-command r))
     (dolist (c commands) (funcall decide-fn c))
     (dolist (c commands) (gptel-scope-module-parse c))
-    (let* ((parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-           (decide (gptel-scope-bench--passes commands decide-fn))
+    (let* ((side (gptel-scope-bench--side-by-side commands (list #'gptel-scope-module-parse decide-fn)))
+           (parse (car (nth 0 side)))
+           (decide (car (nth 1 side)))
            (evidence (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
            (full (gptel-scope-bench--passes
                   commands (lambda (c) (gptel-scope-check-bash-command c dir nil t))))
+           (fs (let ((before (gptel-scope-module-fs-stats)))
+                 (dolist (c commands) (funcall decide-fn c))
+                 (list before (gptel-scope-module-fs-stats))))
            (bytes (let ((counts (memory-use-counts)))
                     (dolist (c commands) (funcall decide-fn c))
                     (/ (gptel-scope-bench--bytes counts (memory-use-counts)) n)))
@@ -202,9 +228,8 @@ includes the garbage collections its passes cause, amortized."
       (gptel-scope-bench--row (format "Emacs: decision / bare parse, corpus (%d of %d allowed)" allowed n)
                               (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
                               (/ decide parse) "<= 1.5" (<= (/ decide parse) 1.5))
-      (let* ((gptel-scope-bench--without-gc t)
-             (parse (gptel-scope-bench--passes commands #'gptel-scope-module-parse))
-             (decide (gptel-scope-bench--passes commands decide-fn)))
+      (let ((parse (cdr (nth 0 side)))
+            (decide (cdr (nth 1 side))))
         (gptel-scope-bench--row "Emacs: the same, GC time left out"
                                 (format "%.2f ms" (* 1e3 decide)) (format "%.2f ms" (* 1e3 parse))
                                 (/ decide parse) "(info)" 'info))
@@ -214,6 +239,12 @@ includes the garbage collections its passes cause, amortized."
       (gptel-scope-bench--row "Emacs: run_bash_command's judging (request+decision) / parse"
                               (format "%.2f ms" (* 1e3 full)) (format "%.2f ms" (* 1e3 parse))
                               (/ full parse) "(info)" 'info)
+      (let ((before (car fs)) (after (cadr fs)))
+        (gptel-scope-bench--row "Emacs: paths looked up (lstat) per decision, mean"
+                                (format "%.2f" (/ (float (- (plist-get after :asked) (plist-get before :asked))) n))
+                                (format "%d watched, %d forgotten" (plist-get after :watched)
+                                        (- (plist-get after :forgotten) (plist-get before :forgotten)))
+                                nil "(info)" 'info))
       (gptel-scope-bench--row "Emacs: Lisp data made per decision (mean)"
                               (format "%d B" bytes) "-" nil "(info)" 'info)
       (gptel-scope-bench--row "Emacs: decision (mean) / spawn bash -c true"

@@ -524,11 +524,10 @@ allowed decision may be shared with others: do not modify it."
                    (gptel-scope--request buffer :command command :directory dir
                                          :tool "run_bash_command")))))
         (cond
+         ;; A brief refusal, the refusal itself: its plist is made now.
+         ((user-ptrp d)
+          (nconc (gptel-scope-module-refusal-details d) (list :command command :directory dir)))
          ((or (plist-get d :allowed) (plist-member d :command)) d)
-         ;; A brief refusal: the module makes the rest of it now.
-         ((plist-get d :refusal)
-          (nconc d (gptel-scope-module-refusal-details (plist-get d :refusal))
-                 (list :command command :directory dir)))
          (t (nconc d (list :command command :directory dir))))))))
 
 (defun gptel-scope-run-bash-command (callback command directory &optional timeout)

@@ -44,6 +44,10 @@ pub struct CacheStats {
     pub file_reads: u64,
     /// Loads answered without reading any file.
     pub hits: u64,
+    /// Times a document's stamp (modification time, length, inode, change time) was asked of
+    /// the file system; a document in a watched directory is not asked again while nothing
+    /// changed it ([`crate::fswatch`]).
+    pub stamps_read: u64,
 }
 
 /// A file's identity for the cache: modification time, length, and on Unix the inode and
@@ -78,7 +82,41 @@ pub fn cache_stats() -> CacheStats {
     CACHE.lock().map(|c| c.stats).unwrap_or_default()
 }
 
+thread_local! {
+    /// The stamps of scope documents in watched directories, with the
+    /// [`crate::fswatch::generation`] they were taken in: while it is the same, nothing
+    /// changed the file, and its stamp is not asked for again.
+    static STAMPS: std::cell::RefCell<FxHashMap<PathBuf, (u64, Stamp)>> = std::cell::RefCell::new(FxHashMap::default());
+}
+
 fn stamp(path: &Path) -> Result<Stamp> {
+    let generation = crate::fswatch::generation();
+    if let Some(g) = generation {
+        if let Some(st) = STAMPS.with(|s| s.borrow().get(path).filter(|(sg, _)| *sg == g).map(|(_, st)| *st)) {
+            return Ok(st);
+        }
+    }
+    // The watch comes first: a change after it is reported, one before it is seen below.
+    let watched = generation.is_some() && crate::paths::watch_file(path);
+    let st = read_stamp(path)?;
+    if watched && !st.racy {
+        if let Some(g) = crate::fswatch::generation() {
+            STAMPS.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() >= 64 {
+                    s.clear();
+                }
+                s.insert(path.to_path_buf(), (g, st));
+            });
+        }
+    }
+    Ok(st)
+}
+
+fn read_stamp(path: &Path) -> Result<Stamp> {
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.stats.stamps_read += 1;
+    }
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
     let modified = meta.modified().ok();
     #[cfg(unix)]

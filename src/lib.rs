@@ -15,6 +15,7 @@ pub mod config;
 pub mod yaml_fast;
 pub mod fxhash;
 pub mod paths;
+pub mod fswatch;
 pub mod shell;
 pub mod fastparse;
 pub mod rules;

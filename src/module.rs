@@ -141,9 +141,29 @@ fn huge_pages(buf: &mut [u8]) {
     }
 }
 
+/// The bytes of the Lisp string `value`, expected to be short (a command, a directory): one
+/// call copies it into a buffer on the stack, and only a longer one asks its size and is
+/// copied again as [`string_arg`] does.
+fn short_string_arg(value: Value<'_>) -> Result<Vec<u8>> {
+    let mut buf = [0u8; 2048];
+    match value.copy_string_contents(&mut buf) {
+        Ok(bytes) => Ok(bytes.to_vec()),
+        Err(_) => string_arg(value),
+    }
+}
+
+/// [`text_arg`] of a string expected to be short ([`short_string_arg`]).
+fn short_text_arg(env: &Env, value: Value<'_>) -> Result<String> {
+    utf8_arg(env, short_string_arg(value)?)
+}
+
 /// The text of the Lisp string `value` (a JSON request, a command): it must be UTF-8.
 fn text_arg(env: &Env, value: Value<'_>) -> Result<String> {
-    match api::utf8_string(string_arg(value)?) {
+    utf8_arg(env, string_arg(value)?)
+}
+
+fn utf8_arg(env: &Env, bytes: Vec<u8>) -> Result<String> {
+    match api::utf8_string(bytes) {
         Ok(text) => Ok(text),
         Err(bytes) => {
             let e = std::str::from_utf8(&bytes).err().map(|e| e.to_string()).unwrap_or_default();
@@ -429,27 +449,18 @@ static ALLOWED: Lazy<Mutex<SharedAllowed>> = Lazy::new(|| Mutex::new(SharedAllow
 /// Held in a `RefCell`, as `#[defun]` takes such arguments.
 struct Refusal(Decision);
 
-/// A refusal in brief: `(:allowed nil :tool TOOL :reason REASON :refusal REFUSAL)`, eight
-/// conses and a `user-ptr` holding the decision; the tool and reason strings are shared.
-/// What else it says is made as Lisp data when it is read ([`refusal_details`]), and the
-/// model's answer when it is sent ([`refusal_json`]).
+/// A refusal in brief: the refusal itself, a `user-ptr` holding the decision and nothing
+/// else, the one Lisp object of 24 bytes a refusal makes. What it says is made as Lisp data
+/// when it is read ([`refusal_details`]), and the model's answer when it is sent
+/// ([`refusal_json`]).
 fn refused_brief<'e>(env: &'e Env, d: Decision) -> Result<Value<'e>> {
-    env.list(&[
-        k_allowed.bind(env),
-        nil.bind(env),
-        k_tool.bind(env),
-        known_str(env, &d.tool)?,
-        k_reason.bind(env),
-        opt_code(env, d.reason)?,
-        k_refusal.bind(env),
-        std::cell::RefCell::new(Refusal(d)).into_lisp(env)?,
-    ])
+    std::cell::RefCell::new(Refusal(d)).into_lisp(env)
 }
 
-/// The rest of a brief refusal: what the `denied` event says, and what the expansion menu is
-/// offered (the resource and each violation's resource, kind, access and reason). The
-/// evidence is left out: `check-command' gives it again.
-fn refusal_plist<'e>(env: &'e Env, d: &Decision) -> Result<Value<'e>> {
+/// The plist of a brief refusal `refusal` holding `d`: what the `denied` event says, what the
+/// expansion menu is offered (the resource and each violation's resource, kind, access and
+/// reason), and the refusal itself. The evidence is left out: `check-command' gives it again.
+fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<Value<'e>> {
     let resource = opt_str(env, d.resource.as_deref())?;
     let violations = if d.violations.is_empty() {
         nil.bind(env)
@@ -472,6 +483,12 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision) -> Result<Value<'e>> {
         env.list(&vs[..])?
     };
     env.list(&[
+        k_allowed.bind(env),
+        nil.bind(env),
+        k_tool.bind(env),
+        known_str(env, &d.tool)?,
+        k_reason.bind(env),
+        opt_code(env, d.reason)?,
         k_message.bind(env),
         lstr(env, &d.message)?,
         k_resource.bind(env),
@@ -484,6 +501,8 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision) -> Result<Value<'e>> {
         opt_known(env, d.category.as_deref())?,
         k_violations.bind(env),
         violations,
+        k_refusal.bind(env),
+        refusal,
     ])
 }
 
@@ -505,13 +524,13 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// Judge a shell command as run_bash_command does before running it, in brief.
 /// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
 /// :warnings :grants-used :required-scope :category), which is all running it takes; a
-/// refusal as (:allowed nil :tool :reason :refusal). The rest of a refusal is
-/// `gptel-scope-module-refusal-details' of its :refusal, (:message :resource
-/// :validation-type :required-scope :category :violations), each violation (:resource
-/// :validation-type :access :reason), which is all offering the expansion menu takes; the
-/// model's answer is `gptel-scope-module-refusal-json' of it. A refusal for a bad directory
-/// or scope comes in full, with its :response, and the evidence of any decision from
-/// `gptel-scope-module-check-command'. Decisions share what they can: the strings of codes
+/// refusal as the refusal itself, a `user-ptr' (`plist-get' of it is nil). Its plist is
+/// `gptel-scope-module-refusal-details' of it, (:allowed nil :tool :reason :message
+/// :resource :validation-type :required-scope :category :violations :refusal), each
+/// violation (:resource :validation-type :access :reason), which is all offering the
+/// expansion menu takes; the model's answer is `gptel-scope-module-refusal-json' of it. A
+/// refusal for a bad directory or scope comes as a plist in full, with its :response, and
+/// the evidence of any decision from `gptel-scope-module-check-command'. Decisions share what they can: the strings of codes
 /// (reasons, kinds, access, categories, tool names), and an allowed decision with no
 /// warnings and no grants is the same plist as the last one that said the same. Do not
 /// modify them.
@@ -525,20 +544,22 @@ fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// root and tool: a caller keeps it for the commands of a session.
 #[defun]
 fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
-    let text = text_arg(env, command)?;
-    let dir = text_arg(env, directory)?;
-    brief_reply(env, api::decide_command_in(&text, &dir, &text_arg(env, scope)?))
+    let text = short_text_arg(env, command)?;
+    let dir = short_text_arg(env, directory)?;
+    brief_reply(env, api::decide_command_in(&text, &dir, &short_text_arg(env, scope)?))
 }
 
-/// The rest of REFUSAL, the `:refusal' of a brief decision: (:message :resource
-/// :validation-type :required-scope :category :violations), each violation (:resource
-/// :validation-type :access :reason). Made anew at each call.
+/// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :message
+/// :resource :validation-type :required-scope :category :violations :refusal REFUSAL), each
+/// violation (:resource :validation-type :access :reason). Made anew at each call.
 #[defun]
-fn refusal_details<'e>(env: &'e Env, refusal: &Refusal) -> Result<Value<'e>> {
-    refusal_plist(env, &refusal.0)
+fn refusal_details<'e>(env: &'e Env, refusal: Value<'e>) -> Result<Value<'e>> {
+    let cell: &std::cell::RefCell<Refusal> = refusal.into_rust()?;
+    let d = cell.try_borrow()?;
+    refusal_plist(env, &d.0, refusal)
 }
 
-/// The model's answer to REFUSAL, the `:refusal' of a brief decision: a JSON string.
+/// The model's answer to REFUSAL, a brief decision's refusal: a JSON string.
 #[defun]
 fn refusal_json(refusal: &Refusal) -> Result<String> {
     Ok(api::refusal_response(&refusal.0))
@@ -654,6 +675,22 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
     ])
 }
 
+/// What the module asked the file system so far: (:asked N :watched N :forgotten N), the
+/// paths it looked up (`lstat'), the directories it watches for changes, and the times a
+/// change made it forget what it had kept from one decision to the next.
+#[defun]
+fn fs_stats(env: &Env) -> Result<Value<'_>> {
+    let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
+    env.list([
+        env.intern(":asked")?,
+        n(crate::paths::probes_asked())?,
+        env.intern(":watched")?,
+        n(crate::fswatch::watched() as u64)?,
+        env.intern(":forgotten")?,
+        n(crate::fswatch::forgotten())?,
+    ])
+}
+
 /// The absolute file name PATH leads to through every symbolic link, or nil when it does
 /// not exist. Emacs's `file-truename' for an existing local file, without file name
 /// handlers.
@@ -686,10 +723,10 @@ fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 
 /// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
 /// The reference the speed of a decision is measured against; its argument is copied as a
-/// decision's request is.
+/// decision's command is.
 #[defun]
 fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
-    match crate::shell::bare_parse(&text_arg(env, command)?) {
+    match crate::shell::bare_parse(&short_text_arg(env, command)?) {
         Ok(n) => Ok(n as i64),
         Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
     }

@@ -1,6 +1,6 @@
 //! Paths: resolution through symlinks, and matching against the scope's patterns.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use crate::fxhash::FxHashMap;
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -26,14 +26,48 @@ pub struct Resolved {
 /// Resolves an absolute path through symlinks as far as it exists (like `realpath -m`,
 /// but `..` after a symlink goes to the parent of the link's target, as the kernel does).
 pub fn resolve(path: &Path) -> Resolved {
+    resolve_as(path, false)
+}
+
+/// [`resolve`] for a working directory: every directory on the way is watched for changes
+/// ([`crate::fswatch`]), so that the next decision made there need not ask about it again.
+pub fn resolve_workdir(path: &Path) -> Resolved {
+    resolve_as(path, true)
+}
+
+fn resolve_as(path: &Path, watch: bool) -> Resolved {
     let known = RESOLVED.with(|r| r.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
     if let Some(r) = known {
         return r;
     }
+    let generation = crate::fswatch::generation();
+    if let Some(g) = generation {
+        let known = WORKDIRS.with(|w| w.borrow().get(key(path)).filter(|(wg, _)| *wg == g).map(|(_, r)| r.clone()));
+        if let Some(r) = known {
+            return r;
+        }
+    }
     let literal = crate::shell::normalize(path);
     let mut links = 0;
-    let target = physical(path, &mut links).unwrap_or_else(|| literal.clone());
+    if watch {
+        crate::fswatch::watch(Path::new("/"));
+    }
+    ALL_KEPT.with(|k| k.set(true));
+    let target = physical(path, &mut links, watch).unwrap_or_else(|| literal.clone());
     let r = Resolved { literal, target };
+    // A working directory resolved from kept answers alone holds for as long as they do.
+    if watch && ALL_KEPT.with(Cell::get) {
+        if let Some(g) = crate::fswatch::generation() {
+            WORKDIRS.with(|w| {
+                let mut w = w.borrow_mut();
+                if w.len() >= 64 {
+                    w.clear();
+                }
+                w.insert(key(path).to_vec(), (g, r.clone()));
+            });
+            return r;
+        }
+    }
     RESOLVED.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
             m.insert(key(path).to_vec(), r.clone());
@@ -44,7 +78,7 @@ pub fn resolve(path: &Path) -> Resolved {
 
 /// What one `lstat` (and `readlink`) of a path found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Probe {
+pub(crate) enum Probe {
     Missing,
     /// Not a symlink; whether it is a directory.
     Present(bool),
@@ -65,11 +99,26 @@ thread_local! {
     static PROBES: RefCell<Option<PathMemo<Probe>>> = const { RefCell::new(None) };
     /// The paths it resolved (the working directory is resolved for every command).
     static RESOLVED: RefCell<Option<PathMemo<Resolved>>> = const { RefCell::new(None) };
+    /// How many times this thread asked the file system about a path.
+    static ASKED: Cell<u64> = const { Cell::new(0) };
+    /// Working directories resolved from kept answers only ([`crate::fswatch`]), with the
+    /// generation in which those answers hold.
+    static WORKDIRS: RefCell<PathMemo<(u64, Resolved)>> = RefCell::new(PathMemo::default());
+    /// Whether every probe since the last resolution began was answered from what
+    /// [`crate::fswatch`] keeps, or kept by it.
+    static ALL_KEPT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How many times this thread asked the file system about a path (`lstat`): what the memo
+/// of a decision and [`crate::fswatch`] save is seen here.
+pub fn probes_asked() -> u64 {
+    ASKED.with(Cell::get)
 }
 
 /// While the returned guard lives, this thread remembers what it found on the file system:
-/// one decision asks about each path once and sees one state of the file system. Nothing
-/// is remembered from one decision to the next.
+/// one decision asks about each path once and sees one state of the file system. From one
+/// decision to the next only what [`crate::fswatch`] keeps is remembered: answers about
+/// watched directories, for as long as the kernel reports no change to them.
 pub fn memo() -> Memo {
     PROBES.with(|p| {
         let mut p = p.borrow_mut();
@@ -77,6 +126,7 @@ pub fn memo() -> Memo {
         if outer {
             *p = Some(PathMemo::default());
             RESOLVED.with(|r| *r.borrow_mut() = Some(PathMemo::default()));
+            crate::fswatch::sync();
         }
         Memo { outer }
     })
@@ -90,6 +140,7 @@ pub struct Memo {
 impl Drop for Memo {
     fn drop(&mut self) {
         if self.outer {
+            crate::fswatch::unsync();
             PROBES.with(|p| *p.borrow_mut() = None);
             RESOLVED.with(|r| *r.borrow_mut() = None);
         }
@@ -97,28 +148,43 @@ impl Drop for Memo {
 }
 
 fn probe(path: &Path) -> Probe {
-    let known = PROBES.with(|p| p.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
-    if let Some(k) = known {
+    if let Some(k) = crate::fswatch::kept(path) {
         return k;
     }
+    let known = PROBES.with(|p| p.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
+    if let Some(k) = known {
+        ALL_KEPT.with(|k| k.set(false));
+        return k;
+    }
+    ASKED.with(|a| a.set(a.get() + 1));
     let found = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Probe::Link(std::fs::read_link(path).ok()),
         Ok(meta) => Probe::Present(meta.is_dir()),
         Err(_) => Probe::Missing,
     };
-    PROBES.with(|p| {
-        if let Some(m) = p.borrow_mut().as_mut() {
-            m.insert(key(path).to_vec(), found.clone());
-        }
-    });
+    if !crate::fswatch::keep(path, &found) {
+        ALL_KEPT.with(|k| k.set(false));
+        PROBES.with(|p| {
+            if let Some(m) = p.borrow_mut().as_mut() {
+                m.insert(key(path).to_vec(), found.clone());
+            }
+        });
+    }
     found
 }
 
-/// Whether `path` leads to a directory through its symlinks, as `Path::is_dir` says; within
-/// a [`memo`], the probes of resolving it answer, and nothing more is asked.
+/// Whether `path`, a working directory, leads to a directory through its symlinks, as
+/// `Path::is_dir` says; within a [`memo`], the probes of resolving it answer, and nothing
+/// more is asked. It is resolved as [`resolve_workdir`] does.
 pub fn is_dir(path: &Path) -> bool {
-    let target = resolve(path).target;
+    let target = resolve_workdir(path).target;
     probe(&target) == Probe::Present(true)
+}
+
+/// Watches the file at `path` for changes ([`crate::fswatch::watch_file`]) when its directory
+/// is watched and it is neither a directory nor a symlink; returns whether it is watched.
+pub fn watch_file(path: &Path) -> bool {
+    probe(path) == Probe::Present(false) && crate::fswatch::watch_file(path)
 }
 
 /// Whether something (a file, directory or symlink, dangling or not) is at `path`.
@@ -126,7 +192,8 @@ pub fn exists(path: &Path) -> bool {
     probe(path) != Probe::Missing
 }
 
-fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
+/// `path` with every symlink followed; with `watch`, each directory on the way is watched.
+fn physical(path: &Path, links: &mut usize, watch: bool) -> Option<PathBuf> {
     let mut out = PathBuf::from("/");
     let mut depth = 0usize;
     // The depth of the first component found missing: nothing below it exists, so it is
@@ -168,7 +235,10 @@ fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
                 depth += 1;
                 missing_at = Some(depth);
             }
-            Probe::Present(_) => {
+            Probe::Present(dir) => {
+                if dir && watch {
+                    crate::fswatch::watch(&next);
+                }
                 out = next;
                 depth += 1;
             }

@@ -140,19 +140,23 @@
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
            (d (gptel-scope-module-decide req))
            (full (gptel-scope-module-check-command req)))
-      (should (equal (gptel-scope-test--plist-keys d) '(:allowed :tool :reason :refusal)))
-      (dolist (key '(:allowed :tool :reason))
+      ;; The refusal itself, nothing else; what it says is made when it is read, anew
+      ;; each time.
+      (should (user-ptrp d))
+      (should-not (plist-get d :allowed))
+      (let ((refusal d))
+        (setq d (gptel-scope-module-refusal-details refusal))
+        (should (equal (gptel-scope-test--plist-keys d)
+                       '(:allowed :tool :reason :message :resource :validation-type
+                                  :required-scope :category :violations :refusal)))
+        (should (eq (plist-get d :refusal) refusal))
+        (should (equal d (gptel-scope-module-refusal-details refusal)))
+        (should-not (eq d (gptel-scope-module-refusal-details refusal))))
+      (dolist (key '(:allowed :tool :reason :message :resource :validation-type
+                              :required-scope :category))
         (should (equal (plist-get d key) (plist-get full key))))
-      ;; The rest is made when it is read, anew each time.
-      (let ((details (gptel-scope-module-refusal-details (plist-get d :refusal))))
-        (should (equal (gptel-scope-test--plist-keys details)
-                       '(:message :resource :validation-type :required-scope :category :violations)))
-        (dolist (key '(:message :resource :validation-type :required-scope :category))
-          (should (equal (plist-get details key) (plist-get full key))))
-        (should (equal details (gptel-scope-module-refusal-details (plist-get d :refusal))))
-        (should-not (eq details (gptel-scope-module-refusal-details (plist-get d :refusal))))
-        (setq d (append d details)))
       (should-error (gptel-scope-module-refusal-details "not a refusal"))
+      (should-error (gptel-scope-module-refusal-details (make-bool-vector 1 nil)))
       ;; The model's answer, written from the refusal when it is sent: the full one's.
       (should (user-ptrp (plist-get d :refusal)))
       (should (equal (gptel-scope-module-refusal-json (plist-get d :refusal)) (plist-get full :response)))
@@ -174,8 +178,8 @@
         (should (plist-member bad :commands))))))
 
 ;; An allowed decision that says what an earlier one said is that same plist: a
-;; session's allowed commands make no Lisp data.  A refusal makes four keys; the
-;; tool's brief refusal adds the rest, and the caller's own command string.
+;; session's allowed commands make no Lisp data.  A refusal is one user-ptr; the
+;; tool's brief refusal is its plist, with the caller's own command string.
 (ert-deftest gptel-scope-test-brief-decisions-share-what-they-can ()
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls, cat]}}\n"
     (let* ((dir (directory-file-name dir))
@@ -190,12 +194,13 @@
       (should (eq a c))
       ;; No cons, no string made by the third.
       (should (equal made '(0 0 0)))
-      ;; A refusal makes its plist of four keys (eight conses) and no string: not its
-      ;; message, nor the model's answer (its reason's string is made once, by the first).
-      (gptel-scope-module-decide-command "frob" dir scope)
-      (should (equal (gptel-scope-test--made
-                      (lambda () (gptel-scope-module-decide-command "frob" dir scope)))
-                     '(8 0 0)))
+      ;; A refusal makes no cons and no string: not its plist, its message, nor the
+      ;; model's answer; only itself.
+      (let (no)
+        (should (equal (gptel-scope-test--made
+                        (lambda () (setq no (gptel-scope-module-decide-command "frob" dir scope))))
+                       '(0 0 0)))
+        (should (user-ptrp no)))
       ;; Another directory, another plist.
       (make-directory (expand-file-name "sub" dir))
       (let ((other (gptel-scope-module-decide-command "ls" (expand-file-name "sub" dir) scope)))
@@ -254,7 +259,7 @@ command and message, in the plist and in the model's answer."
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}}\n"
     (let* ((req (json-serialize (list :command "ls; rm é" :directory (directory-file-name dir)
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
-           (d (gptel-scope-module-decide req)))
+           (d (gptel-scope-module-refusal-details (gptel-scope-module-decide req))))
       (should (equal (plist-get d :tool) "run_bash_command"))
       (should (string= (plist-get d :reason) "command_not_allowed"))
       (should-not (multibyte-string-p (plist-get d :reason)))
@@ -300,6 +305,39 @@ command and message, in the plist and in the model's answer."
   (let ((circular (list "a" "b")))
     (setcdr (cdr circular) circular)
     (should-error (gptel-scope-module-truncate-output circular 10) :type 'circular-list)))
+
+;; The module keeps what it learned of the file system from one decision to the
+;; next only while the kernel reports no change: a directory swapped for a link
+;; between two decisions is followed by the second, and so is an edited scope.
+(ert-deftest gptel-scope-test-b14-change-between-two-decisions-is-seen ()
+  (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls, cat]}}\n"
+    (let* ((dir (directory-file-name dir))
+           (sub (expand-file-name "sub" dir))
+           (outside (directory-file-name (file-truename (make-temp-file "gptel-scope-outside-" t))))
+           (file (expand-file-name "scope.yml" dir))
+           (scope (json-serialize (list :sources (vector (list :file file)) :home dir))))
+      (unwind-protect
+          (progn
+            (make-directory sub)
+            (dotimes (_ 3)
+              (should (eq (plist-get (gptel-scope-module-decide-command "ls" sub scope) :allowed) t)))
+            (let ((before (plist-get (gptel-scope-module-fs-stats) :asked)))
+              (gptel-scope-module-decide-command "ls" sub scope)
+              (when (> (plist-get (gptel-scope-module-fs-stats) :watched) 0)
+                (should (= (plist-get (gptel-scope-module-fs-stats) :asked) before))))
+            (delete-directory sub)
+            (make-symbolic-link outside sub)
+            (let ((d (gptel-scope-module-refusal-details (gptel-scope-module-decide-command "ls" sub scope))))
+              (should (equal (plist-get d :reason) "directory_not_in_scope"))
+              (should (equal (plist-get d :resource) outside)))
+            ;; The scope edited in place (same length): the next decision uses it.
+            (should (eq (plist-get (gptel-scope-module-decide-command "cat x" dir scope) :allowed) t))
+            (should (user-ptrp (gptel-scope-module-decide-command "wc x" dir scope)))
+            (with-temp-file file
+              (insert (format "paths: {read: [\"%s/**\"]}\nbash_tools: {categories: {read_only: [ls, wc]}}\n" dir)))
+            (should (eq (plist-get (gptel-scope-module-decide-command "wc x" dir scope) :allowed) t))
+            (should (user-ptrp (gptel-scope-module-decide-command "cat x" dir scope))))
+        (delete-directory outside t)))))
 
 (provide 'gptel-scope-module-test)
 ;;; gptel-scope-module-test.el ends here
