@@ -192,6 +192,23 @@ fn main() {
         None,
     );
 
+    // What the file system is asked per decision, and per brief request.
+    let (asked0, stamps0) = (gptel_scope::paths::probes_asked(), config::cache_stats().stamps_read);
+    for c in &commands {
+        black_box(api::decide_command_in(c, &dir_text, &scope_json).ok());
+    }
+    let asked = (gptel_scope::paths::probes_asked() - asked0) as f64 / n;
+    let stamps = (config::cache_stats().stamps_read - stamps0) as f64 / n;
+    println!("{:<52} {:>10.2} lstat, {:.2} scope stamps ({} directories watched)", "file system asked per brief request", asked, stamps, gptel_scope::fswatch::watched());
+    row(
+        "Rust: lstat / scope stamps per brief request",
+        &format!("{asked:.2} / {stamps:.2}"),
+        &format!("{} watched", gptel_scope::fswatch::watched()),
+        None,
+        "(info)",
+        None,
+    );
+
     // A cached scope document costs no file read; an edited one is read on the next call.
     let probe = request("ls");
     black_box(api::check_command(&probe).ok());

@@ -20,14 +20,22 @@
 //!   change a directory without an event here, so their answers are asked anew every time.
 //! - A mount or unmount in this process's mount namespace can put another file system under a
 //!   known name; `/proc/self/mounts` is polled for it.
-//! - At the start of each decision ([`sync`]) one `poll` asks whether anything was reported.
+//! - At the start of each decision (`sync`) one `poll` asks whether anything was reported.
 //!   An event that names a kept answer, a mount change, an overflowing event queue, or a
 //!   watched directory itself moved, deleted or unmounted forgets everything: every watch is
 //!   dropped and the next decision asks the file system again from `/`. Events about other
 //!   names (files made and removed in a watched directory) are read and passed over.
 //!
-//! Whatever cannot be set up (no inotify, too many instances, a file system not listed) leaves
-//! the answers to one decision, as before. Outside a decision nothing is remembered at all.
+//! - A scope document in a watched directory is watched itself (`IN_MODIFY`, `IN_ATTRIB`,
+//!   `IN_CLOSE_WRITE`, moved or deleted): while nothing is reported, its stamp (modification
+//!   time, length, inode, change time) is not asked for again ([`crate::config`]). A write
+//!   through a shared memory mapping reports nothing; no editor writes so, and the next
+//!   change to the file or its directory forgets the stamp.
+//!
+//! A working directory resolved from kept answers alone is kept as well ([`crate::paths`]),
+//! for as long as they are. Whatever cannot be set up (no inotify, too many instances, a file
+//! system not listed) leaves the answers to one decision, as before. Outside a decision
+//! nothing is remembered at all.
 
 #[cfg(target_os = "linux")]
 mod imp {
@@ -44,7 +52,8 @@ mod imp {
     /// about anew at each decision).
     pub const MAX_WATCHES: usize = 256;
 
-    /// At most this many answers are kept; past it everything is forgotten.
+    /// At most this many answers are kept; past it everything is forgotten at the start of
+    /// the next decision.
     const MAX_KEPT: usize = 8192;
 
     /// What a watch reports: entries made, removed or renamed; the directory itself moved or
@@ -233,7 +242,7 @@ mod imp {
         WATCH.with(|w| {
             let mut w = w.borrow_mut();
             if let Some(watch) = w.as_mut() {
-                if !watch.unchanged() {
+                if watch.kept.len() >= MAX_KEPT || !watch.unchanged() {
                     reset(&mut w);
                 }
             }
@@ -267,8 +276,9 @@ mod imp {
                 Some(p) if watch.dirs.contains_key(p) => {}
                 _ => return false,
             }
+            // Full: nothing more is kept, and the next decision starts anew (forgetting now
+            // could answer one path twice within a decision).
             if watch.kept.len() >= MAX_KEPT {
-                reset(&mut w);
                 return false;
             }
             watch.kept.insert(k.to_vec(), probe.clone());

@@ -181,7 +181,7 @@ pub fn is_dir(path: &Path) -> bool {
     probe(&target) == Probe::Present(true)
 }
 
-/// Watches the file at `path` for changes ([`crate::fswatch::watch_file`]) when its directory
+/// Watches the file at `path` for changes (`fswatch::watch_file`) when its directory
 /// is watched and it is neither a directory nor a symlink; returns whether it is watched.
 pub fn watch_file(path: &Path) -> bool {
     probe(path) == Probe::Present(false) && crate::fswatch::watch_file(path)
