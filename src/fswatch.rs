@@ -109,7 +109,13 @@ mod imp {
         static SYNCED: Cell<bool> = const { Cell::new(false) };
         /// Counts the times everything was forgotten (see [`generation`]).
         static GENERATION: Cell<u64> = const { Cell::new(0) };
+        /// Working directories resolved since setting up a watch failed (0: it did not).
+        static FAILED: Cell<u32> = const { Cell::new(0) };
     }
+
+    /// Working directories resolved after a failure to set up watching before it is tried
+    /// again.
+    const RETRY: u32 = 1024;
 
     /// Forgets everything: drops the watches and what was kept under them.
     fn reset(w: &mut Option<Watch>) {
@@ -300,7 +306,17 @@ mod imp {
                 if k != b"/" {
                     return;
                 }
+                // After a failure (no inotify, too many instances) it is tried again only
+                // every [`RETRY`] working directories resolved, not at each one.
+                let failed = FAILED.with(Cell::get);
+                if failed > 0 {
+                    FAILED.with(|f| f.set(if failed >= RETRY { 0 } else { failed + 1 }));
+                    return;
+                }
                 *w = Watch::new();
+                if w.is_none() {
+                    FAILED.with(|f| f.set(1));
+                }
             }
             let Some(watch) = w.as_mut() else { return };
             if watch.dirs.contains_key(k) || watch.dirs.len() >= MAX_WATCHES {
