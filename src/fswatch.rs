@@ -92,16 +92,18 @@ mod imp {
         inotify: OwnedFd,
         /// `/proc/self/mounts`, which polls `POLLPRI` after a mount or unmount.
         mounts: OwnedFd,
-        /// Watched directories (their path bytes) and their watch descriptors.
-        dirs: FxHashMap<Vec<u8>, i32>,
+        /// Watched directories (their path bytes).
+        dirs: FxHashSet<Vec<u8>>,
         /// The directories of each watch descriptor (one directory may have two names
         /// through a bind mount).
         by_wd: FxHashMap<i32, Vec<Vec<u8>>>,
         /// What the file system answered about a path whose parent is watched.
         kept: FxHashMap<Vec<u8>, crate::paths::Probe>,
         /// Watched files (their path bytes).
-        files: FxHashMap<Vec<u8>, i32>,
+        files: FxHashSet<Vec<u8>>,
     }
+
+    type FxHashSet<T> = std::collections::HashSet<T, crate::fxhash::FxBuild>;
 
     thread_local! {
         static WATCH: RefCell<Option<Watch>> = const { RefCell::new(None) };
@@ -149,6 +151,22 @@ mod imp {
     }
 
     impl Watch {
+        /// Whether the parent directory of the path `k` is watched.
+        fn in_watched_dir(&self, k: &[u8]) -> bool {
+            parent(k).is_some_and(|p| self.dirs.contains(p))
+        }
+
+        /// Adds a watch with `mask` on the path `k`; returns whether the kernel took it.
+        fn add(&mut self, k: &[u8], c: &std::ffi::CStr, mask: u32) -> bool {
+            // SAFETY: a valid inotify descriptor and a NUL-terminated path.
+            let wd = unsafe { libc::inotify_add_watch(self.inotify.as_raw_fd(), c.as_ptr(), mask) };
+            if wd < 0 {
+                return false;
+            }
+            self.by_wd.entry(wd).or_default().push(k.to_vec());
+            true
+        }
+
         fn new() -> Option<Watch> {
             // SAFETY: plain system calls; each descriptor is owned at once.
             unsafe {
@@ -234,13 +252,24 @@ mod imp {
                             path.push(b'/');
                         }
                         path.extend_from_slice(name);
-                        if self.kept.contains_key(&path) || self.dirs.contains_key(&path) {
+                        if self.kept.contains_key(&path) || self.dirs.contains(&path) {
                             return false;
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Runs `f` on this thread's watch within a decision; `otherwise` when there is none.
+    fn with_watch<R>(otherwise: R, f: impl FnOnce(&mut Watch) -> R) -> R {
+        if !SYNCED.with(Cell::get) {
+            return otherwise;
+        }
+        WATCH.with(|w| match w.borrow_mut().as_mut() {
+            Some(watch) => f(watch),
+            None => otherwise,
+        })
     }
 
     /// At the start of a decision: forgets everything if anything kept may have changed.
@@ -263,28 +292,16 @@ mod imp {
 
     /// The kept answer about `path`, within a decision.
     pub fn kept(path: &Path) -> Option<crate::paths::Probe> {
-        if !SYNCED.with(Cell::get) {
-            return None;
-        }
-        WATCH.with(|w| w.borrow().as_ref().and_then(|w| w.kept.get(key(path)).cloned()))
+        with_watch(None, |w| w.kept.get(key(path)).cloned())
     }
 
     /// Keeps the answer about `path` when its parent is watched; returns whether it did.
     pub fn keep(path: &Path, probe: &crate::paths::Probe) -> bool {
-        if !SYNCED.with(Cell::get) {
-            return false;
-        }
-        WATCH.with(|w| {
-            let mut w = w.borrow_mut();
-            let Some(watch) = w.as_mut() else { return false };
+        with_watch(false, |watch| {
             let k = key(path);
-            match parent(k) {
-                Some(p) if watch.dirs.contains_key(p) => {}
-                _ => return false,
-            }
             // Full: nothing more is kept, and the next decision starts anew (forgetting now
             // could answer one path twice within a decision).
-            if watch.kept.len() >= MAX_KEPT {
+            if !watch.in_watched_dir(k) || watch.kept.len() >= MAX_KEPT {
                 return false;
             }
             watch.kept.insert(k.to_vec(), probe.clone());
@@ -319,14 +336,11 @@ mod imp {
                 }
             }
             let Some(watch) = w.as_mut() else { return };
-            if watch.dirs.contains_key(k) || watch.dirs.len() >= MAX_WATCHES {
+            if watch.dirs.contains(k) || watch.dirs.len() >= MAX_WATCHES {
                 return;
             }
-            if k != b"/" {
-                let Some(p) = parent(k) else { return };
-                if !watch.dirs.contains_key(p) || watch.kept.get(k) != Some(&crate::paths::Probe::Present(true)) {
-                    return;
-                }
+            if k != b"/" && !(watch.in_watched_dir(k) && watch.kept.get(k) == Some(&crate::paths::Probe::Present(true))) {
+                return;
             }
             let Ok(c) = CString::new(k) else { return };
             // SAFETY: a NUL-terminated path and a zeroed struct for the kernel to fill.
@@ -334,16 +348,9 @@ mod imp {
                 let mut st: libc::statfs = std::mem::zeroed();
                 libc::statfs(c.as_ptr(), &mut st) == 0 && LOCAL.contains(&((st.f_type as u64) & 0xFFFF_FFFF))
             };
-            if !local {
-                return;
+            if local && watch.add(k, &c, MASK) {
+                watch.dirs.insert(k.to_vec());
             }
-            // SAFETY: a valid inotify descriptor and a NUL-terminated path.
-            let wd = unsafe { libc::inotify_add_watch(watch.inotify.as_raw_fd(), c.as_ptr(), MASK) };
-            if wd < 0 {
-                return;
-            }
-            watch.dirs.insert(k.to_vec(), wd);
-            watch.by_wd.entry(wd).or_default().push(k.to_vec());
         });
     }
 
@@ -352,35 +359,23 @@ mod imp {
     /// attributes; returns whether it is watched. What the caller learns about the file
     /// after this holds for the current [`generation`].
     pub fn watch_file(path: &Path) -> bool {
-        if !SYNCED.with(Cell::get) {
-            return false;
-        }
-        WATCH.with(|w| {
-            let mut w = w.borrow_mut();
-            let Some(watch) = w.as_mut() else { return false };
+        with_watch(false, |watch| {
             let k = key(path);
-            if watch.files.contains_key(k) {
+            if watch.files.contains(k) {
                 return true;
             }
-            if watch.files.len() >= MAX_WATCHES {
-                return false;
-            }
-            match parent(k) {
-                Some(p) if watch.dirs.contains_key(p) => {}
-                _ => return false,
-            }
-            if watch.kept.get(k) != Some(&crate::paths::Probe::Present(false)) {
+            if watch.files.len() >= MAX_WATCHES
+                || !watch.in_watched_dir(k)
+                || watch.kept.get(k) != Some(&crate::paths::Probe::Present(false))
+            {
                 return false;
             }
             let Ok(c) = CString::new(k) else { return false };
-            // SAFETY: a valid inotify descriptor and a NUL-terminated path.
-            let wd = unsafe { libc::inotify_add_watch(watch.inotify.as_raw_fd(), c.as_ptr(), FILE_MASK) };
-            if wd < 0 {
-                return false;
+            let added = watch.add(k, &c, FILE_MASK);
+            if added {
+                watch.files.insert(k.to_vec());
             }
-            watch.files.insert(k.to_vec(), wd);
-            watch.by_wd.entry(wd).or_default().push(k.to_vec());
-            true
+            added
         })
     }
 

@@ -530,10 +530,10 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// violation (:resource :validation-type :access :reason), which is all offering the
 /// expansion menu takes; the model's answer is `gptel-scope-module-refusal-json' of it. A
 /// refusal for a bad directory or scope comes as a plist in full, with its :response, and
-/// the evidence of any decision from `gptel-scope-module-check-command'. Decisions share what they can: the strings of codes
-/// (reasons, kinds, access, categories, tool names), and an allowed decision with no
-/// warnings and no grants is the same plist as the last one that said the same. Do not
-/// modify them.
+/// the evidence of any decision from `gptel-scope-module-check-command'. Decisions share
+/// what they can: the strings of codes (reasons, kinds, access, categories, tool names),
+/// and an allowed decision with no warnings and no grants is the same plist as the last one
+/// that said the same. Do not modify them.
 #[defun]
 fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     brief_reply(env, api::decide_command(&text_arg(env, request)?))
