@@ -42,7 +42,7 @@
 (require 'seq)
 (require 'subr-x)
 (require 'tabulated-list)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 
 ;;;; Options
 

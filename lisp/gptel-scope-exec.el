@@ -36,7 +36,7 @@
 
 (require 'cl-lib)
 (require 'seq)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))

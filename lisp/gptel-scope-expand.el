@@ -4,7 +4,7 @@
 
 ;; Author: The gptel-scope authors
 ;; Version: 0.1.0
-;; Package-Requires: ((emacs "28.1") (transient "0.3.7"))
+;; Package-Requires: ((emacs "28.1"))
 ;; Keywords: tools, processes
 ;; URL: https://github.com/gptel-scope/gptel-scope
 
@@ -32,9 +32,9 @@
 ;; still open.  Allow-once grants are buffer-local, used up by the call
 ;; they let through, and cleared when the response ends.
 ;;
-;; The request travels to the suffix commands as the transient's scope:
-;; read with `transient-scope' from transient 0.7 on, and from the prefix
-;; object on older transient (0.3.7 is built into Emacs 28).
+;; The menu itself is in gptel-scope-menu, loaded (with transient) when
+;; it is first shown.  The request travels to the suffix commands as the
+;; transient's scope, read with the API of each transient version.
 ;;
 ;; With `gptel-scope-prompt-on-denial' the menu opens at the refusal
 ;; itself, and the refused call runs when the user lifts the refusal.
@@ -45,12 +45,16 @@
 (require 'seq)
 (require 'subr-x)
 (require 'eieio)
-(require 'transient)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
+;; For the slots of its prefix objects; at run time transient is loaded
+;; only with the menu.
+(eval-when-compile (require 'transient))
 (require 'gptel-scope-tools)
 
 (declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
 (declare-function transient-scope "transient")
+(autoload 'gptel-scope--expansion-show-menu "gptel-scope-menu")
+(autoload 'gptel-scope-expansion-menu "gptel-scope-menu" nil t)
 (declare-function gptel-make-tool "ext:gptel-request")
 (defvar gptel-post-response-functions)
 
@@ -182,28 +186,19 @@ request_scope_expansion; it needs no scope itself."
   (seq-some (lambda (p) (eq (gptel-scope--prefix-command p) 'gptel-scope-expansion-menu))
             (cons (bound-and-true-p transient--prefix) (bound-and-true-p transient--stack))))
 
-(defun gptel-scope--expansion-show-menu (request)
-  "Open the expansion menu on REQUEST.
-While the minibuffer or another transient is active, wait for it."
-  (when (eq request gptel-scope--expansion-current)
-    (if (or (> (minibuffer-depth) 0) (bound-and-true-p transient--prefix))
-        (progn
-          (unless (eq (plist-get request :state) 'deferred)
-            (plist-put request :state 'deferred)
-            (message "gptel-scope: the model asks to widen the scope; its menu opens when the current prompt or menu closes"))
-          (run-with-timer 0.5 nil #'gptel-scope--expansion-show-menu request))
-      (transient-setup 'gptel-scope-expansion-menu nil nil :scope request)
-      (plist-put request :state 'shown))))
-
 (defun gptel-scope--transient-scope ()
-  "Return the scope of the active transient prefix, or nil.
-That is `transient-scope' from transient 0.7 on, and the prefix
-object's slot on older transient (0.3.x, built into Emacs 28)."
-  (if (fboundp 'transient-scope)
-      (ignore-errors (transient-scope 'gptel-scope-expansion-menu))
+  "Return the scope of the expansion menu when it is active, or nil.
+Each transient version has its own way to read it: `transient-scope'
+with the prefix as argument from 0.8 on, `transient-scope' without
+arguments on 0.7 (Emacs 30's own is 0.7.2), and the prefix object's
+slot before 0.7 (0.3.7 is Emacs 28's)."
+  (when (featurep 'transient)
     (let ((prefix (or (bound-and-true-p transient--prefix)
                       (bound-and-true-p transient-current-prefix))))
-      (and prefix (ignore-errors (eieio-oref prefix 'scope))))))
+      (when (eq (gptel-scope--prefix-command prefix) 'gptel-scope-expansion-menu)
+        (cond ((not (fboundp 'transient-scope)) (eieio-oref prefix 'scope))
+              ((eql (cdr (func-arity 'transient-scope)) 0) (transient-scope))
+              (t (transient-scope 'gptel-scope-expansion-menu)))))))
 
 (defun gptel-scope--expansion-request ()
   "Return the request the menu answers.
@@ -235,36 +230,6 @@ the request being shown."
   (if (string-match "\\.\\( \\|\\'\\)" text)
       (substring text 0 (1+ (match-beginning 0)))
     text))
-
-(defun gptel-scope--expansion-description (&rest _)
-  "Return the description of the expansion menu."
-  (let ((request (or (let ((s (gptel-scope--transient-scope))) (and (gptel-scope--request-p s) s))
-                     gptel-scope--expansion-current)))
-    (if (not request)
-        "Scope expansion"
-      (concat
-       (propertize "The model asks to widen the scope" 'face 'transient-heading)
-       (if gptel-scope--expansion-queue
-           (format "  (%d more waiting)" (length gptel-scope--expansion-queue))
-         "")
-       (format "\n  tool:      %s\n  resource:  %s\n  reason:    %s"
-               (plist-get request :tool) (plist-get request :resource) (plist-get request :reason))
-       (if (plist-get request :denial-reason)
-           (format "\n  refused:   %s%s" (plist-get request :denial-reason)
-                   (if (plist-get request :command)
-                       (format " (%s)" (plist-get request :command))
-                     ""))
-         "")
-       (if (plist-get request :denial-message)
-           (format "\n  why:       %s" (gptel-scope--first-sentence (plist-get request :denial-message)))
-         "")
-       (format "\n  type:      %s; Add puts it in %s" (plist-get request :validation-type)
-               (gptel-scope--add-section request))
-       (format "\n  document:  %s"
-               (or (plist-get request :document) "none (Add needs one: Edit creates scope.yml)"))
-       (if (plist-get request :edited)
-           "\n  The document was edited and saved: r asks the model to retry."
-         "")))))
 
 (defun gptel-scope--expansion-menu-exited ()
   "Count the menu closed without a choice (\\[transient-quit-one]) as Cancel."
@@ -457,22 +422,6 @@ Interactively, choose among the pending requests when there are several."
   (gptel-scope--expansion-resume (or request (car gptel-scope--expansion-pending)
                                      (user-error "No scope expansion request is pending"))))
 
-(transient-define-prefix gptel-scope-expansion-menu (request)
-  "Answer the model's request REQUEST to widen the scope."
-  [:description gptel-scope--expansion-description
-   ("d" "Deny (reject the tool call)" gptel-scope-expansion-deny)
-   ("a" "Add to scope (permanent)" gptel-scope-expansion-add)
-   ("o" "Allow once (this turn)" gptel-scope-expansion-allow-once)]
-  [("e" "Edit the scope document" gptel-scope-expansion-edit)
-   ("r" "Retry: the scope document was edited" gptel-scope-expansion-retry
-    :if gptel-scope--expansion-edited-p)
-   ("q" "Cancel (deny)" gptel-scope-expansion-cancel)]
-  (interactive
-   (list (or gptel-scope--expansion-current
-             (user-error "No scope expansion request is waiting (M-x gptel-scope-resume-expansion re-opens one left for editing)"))))
-  (transient-setup 'gptel-scope-expansion-menu nil nil :scope request)
-  (plist-put request :state 'shown))
-
 ;;;; The end of the turn
 
 (defun gptel-scope-end-of-turn (&rest _)
@@ -538,10 +487,6 @@ Lifted: call RETRY.  Denied: give CALLBACK the refusal."
                        :description "What to allow: the command, path or pattern the refusal named")
                '(:name "reason" :type string
                        :description "Why the task needs it, in a sentence for the user"))))
-
-(with-eval-after-load 'gptel
-  (add-hook 'gptel-post-response-functions #'gptel-scope-end-of-turn)
-  (gptel-scope-register-expansion-tool))
 
 (provide 'gptel-scope-expand)
 ;;; gptel-scope-expand.el ends here

@@ -24,7 +24,7 @@
 ;;; Code:
 
 (require 'subr-x)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 (require 'gptel-scope-tools)
 
 (defun gptel-scope-print-decision (decision)

@@ -29,7 +29,7 @@
 
 (require 'cl-lib)
 (require 'seq)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-events)
 
@@ -342,9 +342,6 @@ For `gptel-pre-tool-call-functions': CALL is a plist with :name and
            :description (gptel-scope-fs--description "get_system_info")
            :args nil
            (confirm "get_system_info"))))
-
-(with-eval-after-load 'gptel
-  (gptel-scope-fs-register-tools))
 
 (provide 'gptel-scope-fs)
 ;;; gptel-scope-fs.el ends here

@@ -51,7 +51,7 @@
 (require 'cl-lib)
 (require 'seq)
 (require 'subr-x)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 (require 'gptel-scope-exec)
 (require 'gptel-scope-events)
 (require 'gptel-scope-tools)
@@ -576,6 +576,43 @@ confirm it."
 (defconst gptel-scope-write-stdin-description
   "Write characters to a terminal session started by exec_command and return the output that came since the last answer. Send \"\\n\" to end a line; \"\\u0004\" at the start of a line is end of file (most programs then exit), \"\\u0003\" interrupts the running program; empty chars just polls. close: true ends the session, killing its process and everything it started. The answer is JSON like exec_command's; once exited is true the session_id is no longer valid. Close sessions you no longer need: only a few may be open at a time."
   "What the model is told about write_stdin.")
+
+;;;; Registration with gptel
+
+(declare-function gptel-make-tool "ext:gptel-request")
+
+(defun gptel-scope-pty-register-tools ()
+  "Register exec_command and write_stdin with gptel, in the category \"scope\"."
+  (apply
+   #'gptel-make-tool
+   :name "exec_command" :category "scope" :async t
+   :function #'gptel-scope-exec-command
+   :description gptel-scope-exec-command-description
+   :args (list '(:name "cmd" :type string :description "The bash command to start in a terminal")
+               '(:name "workdir" :type string
+                       :description "The directory to run it in (required): absolute, or relative to the project")
+               '(:name "yield_time_ms" :type integer :optional t
+                       :description "Milliseconds to wait for output before answering (default 250, at most 30000)")
+               '(:name "max_output_tokens" :type integer :optional t
+                       :description "Most output to return, in tokens of about 4 bytes (default 8000)"))
+   (gptel-scope--confirm-arg
+    (lambda (cmd workdir &rest _)
+      (gptel-scope--confirm-p "run_bash_command" cmd workdir))))
+  (apply
+   #'gptel-make-tool
+   :name "write_stdin" :category "scope" :async t
+   :function #'gptel-scope-write-stdin
+   :description gptel-scope-write-stdin-description
+   :args (list '(:name "session_id" :type integer :description "The session_id exec_command returned")
+               '(:name "chars" :type string :optional t
+                       :description "Characters to send, e.g. \"ls\\n\"; \"\\u0004\" is end of file, \"\\u0003\" interrupts; empty to poll")
+               '(:name "yield_time_ms" :type integer :optional t
+                       :description "Milliseconds to wait for output before answering (default 250, at most 30000)")
+               '(:name "max_output_tokens" :type integer :optional t
+                       :description "Most output to return, in tokens of about 4 bytes (default 8000)")
+               '(:name "close" :type boolean :optional t
+                       :description "true to end the session after the wait, killing its process"))
+   (gptel-scope--confirm-arg #'gptel-scope-pty-confirm-p)))
 
 (provide 'gptel-scope-pty)
 ;;; gptel-scope-pty.el ends here

@@ -35,7 +35,7 @@
 
 (require 'cl-lib)
 (require 'seq)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 (require 'gptel-scope-exec)
 (require 'gptel-scope-tools)
 

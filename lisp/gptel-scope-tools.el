@@ -40,8 +40,7 @@
 (require 'cl-lib)
 (require 'seq)
 (require 'subr-x)
-(require 'project)
-(require 'gptel-scope)
+(require 'gptel-scope-core)
 (require 'gptel-scope-exec)
 (require 'gptel-scope-events)
 
@@ -55,6 +54,7 @@
 (declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 (declare-function gptel-scope-module-truename "gptel-scope-module" (path))
 (declare-function gptel-make-tool "ext:gptel-request")
+(declare-function project-root "project" (project))
 (declare-function gptel-scope-exec-command "gptel-scope-pty")
 (declare-function gptel-scope-write-stdin "gptel-scope-pty")
 (declare-function gptel-scope-pty-confirm-p "gptel-scope-pty")
@@ -169,7 +169,7 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
 (defun gptel-scope--project-root ()
   "Return the project root for a scope with no document: the project or directory."
   (directory-file-name
-   (expand-file-name (let ((p (project-current nil)))
+   (expand-file-name (let ((p (progn (require 'project) (project-current nil))))
                        (if p (project-root p) default-directory)))))
 
 (defun gptel-scope--grants (&optional buffer)
@@ -637,13 +637,11 @@ gptel does from 0.9.9.3 on; before, any non-nil value confirms every call."
   "Return the :confirm keyword and FUNCTION when gptel supports it, else nil."
   (and (gptel-scope--confirm-functions-p) (list :confirm function)))
 
-(defun gptel-scope-register-tools ()
+(defun gptel-scope-tools-register-tools ()
   "Register run_bash_command, run_command and list_allowed_commands with gptel.
-And exec_command and write_stdin, the terminal sessions.
 They go in the category \"scope\", so a preset can use :tools \\='(\"scope\").
 With gptel 0.9.9.3 or later the scope's approval_policy decides which
 calls gptel asks you to confirm."
-  (require 'gptel-scope-pty)
   (apply
    #'gptel-make-tool
    :name "run_bash_command" :category "scope" :async t
@@ -677,40 +675,8 @@ calls gptel asks you to confirm."
    :name "list_allowed_commands" :category "scope"
    :function #'gptel-scope-list-allowed-commands
    :description gptel-scope-list-allowed-commands-description
-   :args nil)
-  (apply
-   #'gptel-make-tool
-   :name "exec_command" :category "scope" :async t
-   :function #'gptel-scope-exec-command
-   :description gptel-scope-exec-command-description
-   :args (list '(:name "cmd" :type string :description "The bash command to start in a terminal")
-               '(:name "workdir" :type string
-                       :description "The directory to run it in (required): absolute, or relative to the project")
-               '(:name "yield_time_ms" :type integer :optional t
-                       :description "Milliseconds to wait for output before answering (default 250, at most 30000)")
-               '(:name "max_output_tokens" :type integer :optional t
-                       :description "Most output to return, in tokens of about 4 bytes (default 8000)"))
-   (gptel-scope--confirm-arg
-    (lambda (cmd workdir &rest _)
-      (gptel-scope--confirm-p "run_bash_command" cmd workdir))))
-  (apply
-   #'gptel-make-tool
-   :name "write_stdin" :category "scope" :async t
-   :function #'gptel-scope-write-stdin
-   :description gptel-scope-write-stdin-description
-   :args (list '(:name "session_id" :type integer :description "The session_id exec_command returned")
-               '(:name "chars" :type string :optional t
-                       :description "Characters to send, e.g. \"ls\\n\"; \"\\u0004\" is end of file, \"\\u0003\" interrupts; empty to poll")
-               '(:name "yield_time_ms" :type integer :optional t
-                       :description "Milliseconds to wait for output before answering (default 250, at most 30000)")
-               '(:name "max_output_tokens" :type integer :optional t
-                       :description "Most output to return, in tokens of about 4 bytes (default 8000)")
-               '(:name "close" :type boolean :optional t
-                       :description "true to end the session after the wait, killing its process"))
-   (gptel-scope--confirm-arg #'gptel-scope-pty-confirm-p)))
+   :args nil))
 
-(with-eval-after-load 'gptel
-  (gptel-scope-register-tools))
 
 (provide 'gptel-scope-tools)
 ;;; gptel-scope-tools.el ends here

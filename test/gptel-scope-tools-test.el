@@ -383,11 +383,10 @@ anything it comes from changes, also in place (C02)."
 (ert-deftest gptel-scope-test-tools-registered-in-the-scope-category ()
   (let ((specs nil))
     (cl-letf (((symbol-function 'gptel-make-tool) (lambda (&rest spec) (push spec specs))))
-      (gptel-scope-register-tools)
-      (require 'gptel-scope-expand)
-      (gptel-scope-register-expansion-tool))
+      (gptel-scope-register-tools))
     (should (equal (sort (mapcar (lambda (s) (plist-get s :name)) specs) #'string<)
-                   '("exec_command" "list_allowed_commands" "request_scope_expansion" "run_bash_command"
+                   '("apply_patch" "exec_command" "get_system_info" "grep_files" "list_allowed_commands"
+                     "list_dir" "read_file" "request_scope_expansion" "run_bash_command"
                      "run_command" "write_stdin")))
     (dolist (s specs)
       (should (equal (plist-get s :category) "scope"))

@@ -1,0 +1,353 @@
+;;; gptel-scope-core.el --- Options, errors and the module loader of gptel-scope  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The gptel-scope authors
+
+;; Author: The gptel-scope authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, processes
+;; URL: https://github.com/gptel-scope/gptel-scope
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; The bottom layer of gptel-scope, required by every feature: the
+;; customization group and the options every feature shares, the error
+;; symbols, and the loader of the Rust module (building it with cargo
+;; when it is missing or of another version).  It requires no other
+;; gptel-scope file, so the features above it form an acyclic graph:
+;;
+;;   gptel-scope-core      options, errors, module loader
+;;   gptel-scope-events    the audit log          (core)
+;;   gptel-scope-exec      running a judged command (core)
+;;   gptel-scope-tools     the scope of a buffer, the command tools
+;;                         (core, exec, events)
+;;   gptel-scope-sandbox   bubblewrap             (core, exec, tools)
+;;   gptel-scope-fs        the file tools         (core, tools, events)
+;;   gptel-scope-pty       terminal sessions      (core, exec, events, tools)
+;;   gptel-scope-expand    request_scope_expansion, allow-once (core, tools)
+;;   gptel-scope-menu      its transient menu, loaded when first shown
+;;                         (transient, expand)
+;;   gptel-scope-explain   explain, init          (core, tools)
+;;   gptel-scope           the entry point: requires the features and
+;;                         registers the tools with gptel, last.
+
+;;; Code:
+
+(require 'seq)
+(require 'subr-x)
+
+;;;; Customization
+
+(defgroup gptel-scope nil
+  "Scoped shell tools for gptel."
+  :group 'tools
+  :prefix "gptel-scope-"
+  :link '(url-link "https://github.com/gptel-scope/gptel-scope"))
+
+(defconst gptel-scope--directory
+  (file-name-directory (or load-file-name buffer-file-name default-directory))
+  "The directory of the gptel-scope elisp files.")
+
+(defcustom gptel-scope-profile-directory
+  (seq-find #'file-directory-p
+            (list (expand-file-name "scope-profiles/" gptel-scope--directory)
+                  (expand-file-name "../scope-profiles/" gptel-scope--directory))
+            (expand-file-name "scope-profiles/" gptel-scope--directory))
+  "Directory of the scope profiles, one NAME.yml file each.
+A profile named in `gptel-scope-inline' or in a gptel preset's `:scope'
+key is looked up here, and `gptel-scope-init' copies one of them."
+  :type 'directory
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-prompt-on-denial nil
+  "Non-nil means open the expansion menu at a refusal the user could lift.
+The tool call then waits for the user's answer: Allow once or Add to
+scope runs it, Deny and Cancel return the refusal to the model.  When
+nil the refusal goes to the model, which may call
+request_scope_expansion itself."
+  :type 'boolean
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-capture-factor 10
+  "Output kept in memory while a command runs, as a multiple of its limit.
+Past this many times the scope's `max_output_chars' bytes the rest of
+the output is counted, not kept, so a command that never stops
+printing cannot fill memory."
+  :type 'natnum
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-kill-grace 1.0
+  "Seconds between SIGTERM and SIGKILL when a command is killed."
+  :type 'number
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-max-timeout 600
+  "Upper bound, in seconds, of a timeout a model asks for in a tool call.
+A call may pass its own timeout (for a long build, say); it is capped
+at this value.  Without one the scope's `bash_tools.timeout' applies."
+  :type 'natnum
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-build-module 'ask
+  "Whether to build the module with cargo when it is missing or outdated.
+`ask' asks first (interactive sessions; batch Emacs builds without
+asking), t builds without asking, nil never builds: the tools then
+report that the module is missing until you run
+\\[gptel-scope-build-module]."
+  :type '(choice (const :tag "Ask first" ask)
+                 (const :tag "Build without asking" t)
+                 (const :tag "Never" nil))
+  :group 'gptel-scope)
+
+(defcustom gptel-scope-cargo-program "cargo"
+  "The cargo program that builds the module."
+  :type 'string
+  :group 'gptel-scope)
+
+;;;; Errors
+
+(defconst gptel-scope-version "0.1.0"
+  "The version of gptel-scope; the module must be of the same version.")
+
+;; The module defines the same symbols when it loads; defining them here
+;; lets code catch them before it is loaded.
+(define-error 'gptel-scope-error "gptel-scope error")
+(define-error 'gptel-scope-invalid-config "Invalid scope configuration" 'gptel-scope-error)
+(define-error 'gptel-scope-no-scope-config "No scope configuration" 'gptel-scope-error)
+(define-error 'gptel-scope-io-error "gptel-scope file error" 'gptel-scope-error)
+(define-error 'gptel-scope-invalid-argument "Invalid argument to gptel-scope" 'gptel-scope-error)
+(define-error 'gptel-scope-edit-error "Cannot edit the scope document" 'gptel-scope-error)
+(define-error 'gptel-scope-module-error "gptel-scope module unavailable" 'gptel-scope-error)
+(define-error 'gptel-scope-sandbox-error "gptel-scope sandbox unavailable" 'gptel-scope-error)
+
+;;;; The module
+
+(declare-function gptel-scope-module-version "gptel-scope-module" ())
+(defvar compilation-finish-functions)
+
+(defvar gptel-scope--build-buffer nil
+  "The compilation buffer of a module build under way, or nil.")
+
+(defvar gptel-scope--declined nil
+  "Non-nil once the user declined to build the module in this session.")
+
+(defun gptel-scope--module-file ()
+  "Return the file name of the module, next to the elisp files."
+  (expand-file-name (concat "gptel-scope-module" module-file-suffix) gptel-scope--directory))
+
+(defun gptel-scope--source-root ()
+  "Return the directory holding the module's Cargo.toml, or nil.
+That is the directory of the elisp files (an installed package, where
+the recipe put Cargo.toml beside them) or its parent (a checkout, with
+the elisp in lisp/)."
+  (seq-find (lambda (dir) (file-exists-p (expand-file-name "Cargo.toml" dir)))
+            (list gptel-scope--directory
+                  (file-name-directory (directory-file-name gptel-scope--directory)))))
+
+(defun gptel-scope--library-name ()
+  "Return the file name cargo gives the built library on this system."
+  (pcase system-type
+    ((or 'windows-nt 'ms-dos 'cygwin) "gptel_scope.dll")
+    ('darwin "libgptel_scope.dylib")
+    (_ "libgptel_scope.so")))
+
+(defun gptel-scope--build-args ()
+  "Return the cargo arguments that build the module."
+  (list "build" "--release" "--lib"))
+
+(defun gptel-scope--build-ready (root)
+  "Check that the module can be built from ROOT; return the cargo program.
+Signal `gptel-scope-module-error' with what to do when it cannot."
+  (unless root
+    (signal 'gptel-scope-module-error
+            (list (concat "Cannot build the gptel-scope module: Cargo.toml was not installed with "
+                          "the elisp files.  Add \"Cargo.toml\", \"Cargo.lock\", \"src\", \"data\" "
+                          "and \"scope-profiles\" to the recipe's :files, or put a built "
+                          (file-name-nondirectory (gptel-scope--module-file))
+                          " in " gptel-scope--directory))))
+  (or (executable-find gptel-scope-cargo-program)
+      (signal 'gptel-scope-module-error
+              (list (format (concat "Cannot build the gptel-scope module: `%s' is not installed.  "
+                                    "Install Rust (https://rustup.rs) and run M-x gptel-scope-build-module, "
+                                    "or put a built module at %s")
+                            gptel-scope-cargo-program (gptel-scope--module-file))))))
+
+(defun gptel-scope--module-load (file)
+  "Load the module FILE.
+Signal `gptel-scope-module-error' when it is no loadable module (a copy
+cut short, a library of another system)."
+  (condition-case err
+      (module-load file)
+    (module-load-failed
+     (signal 'gptel-scope-module-error
+             (list (format "The gptel-scope module %s cannot be loaded (%s): rebuild it with M-x gptel-scope-build-module"
+                           file (error-message-string err)))))))
+
+(defun gptel-scope--install-library (root)
+  "Copy the library built in ROOT next to the elisp files.
+The copy is renamed into place, so a module Emacs has already loaded
+keeps its own file."
+  (let ((lib (expand-file-name (concat "target/release/" (gptel-scope--library-name)) root))
+        (dest (gptel-scope--module-file)))
+    (unless (file-exists-p lib)
+      (signal 'gptel-scope-module-error (list (format "The build made no %s" lib))))
+    (let ((tmp (concat dest ".new")))
+      (copy-file lib tmp t)
+      (rename-file tmp dest t))
+    dest))
+
+(defun gptel-scope--build-finished (buffer status)
+  "Install and load the module when the build in BUFFER ends with STATUS."
+  (when (eq buffer gptel-scope--build-buffer)
+    (setq gptel-scope--build-buffer nil)
+    (if (not (string-prefix-p "finished" status))
+        (message "gptel-scope: the module build failed (%s); see %s"
+                 (string-trim status) (buffer-name buffer))
+      (condition-case err
+          (let ((root (buffer-local-value 'default-directory buffer)))
+            (gptel-scope--install-library root)
+            (if (featurep 'gptel-scope-module)
+                (message "gptel-scope: module rebuilt; restart Emacs to use it (a loaded module cannot be replaced)")
+              (gptel-scope--module-load (gptel-scope--module-file))
+              (message "gptel-scope: module %s built and loaded" (gptel-scope-module-version))))
+        (error (message "gptel-scope: %s" (error-message-string err)))))))
+
+;;;###autoload
+(defun gptel-scope-build-module (&optional synchronously)
+  "Build the gptel-scope module with cargo and put it next to the elisp.
+Interactively, and unless SYNCHRONOUSLY, the build runs in a
+compilation buffer and the module is loaded when it succeeds.  In
+batch Emacs, or with SYNCHRONOUSLY, wait for the build; signal
+`gptel-scope-module-error' when it fails.  Return the module's file
+name when the build is done, the compilation buffer otherwise."
+  (interactive)
+  (let* ((root (gptel-scope--source-root))
+         (cargo (gptel-scope--build-ready root))
+         (default-directory (file-name-as-directory root))
+         (process-environment (cons (concat "CARGO_TARGET_DIR=" (expand-file-name "target" root))
+                                    process-environment)))
+    (if (or synchronously noninteractive)
+        (with-temp-buffer
+          (message "gptel-scope: building the module with cargo in %s..." root)
+          (unless (eql 0 (apply #'call-process cargo nil t nil (gptel-scope--build-args)))
+            (signal 'gptel-scope-module-error
+                    (list (concat "cargo build failed:\n"
+                                  (let ((out (buffer-string)))
+                                    (substring out (max 0 (- (length out) 3000))))))))
+          (gptel-scope--install-library root))
+      (require 'compile)
+      (when (buffer-live-p gptel-scope--build-buffer)
+        (user-error "The gptel-scope module is being built already, see %s"
+                    (buffer-name gptel-scope--build-buffer)))
+      (let* ((compilation-buffer-name-function (lambda (_mode) "*gptel-scope-build*"))
+             (buffer (compile (mapconcat #'shell-quote-argument
+                                         (cons cargo (gptel-scope--build-args)) " "))))
+        (setq gptel-scope--build-buffer buffer)
+        (with-current-buffer buffer
+          (add-hook 'compilation-finish-functions #'gptel-scope--build-finished nil t))
+        buffer))))
+
+(defun gptel-scope--may-build-p (question)
+  "Return non-nil when the module may be built now; ask QUESTION if needed."
+  (cond ((null gptel-scope-build-module) nil)
+        (noninteractive t)
+        (gptel-scope--declined nil)
+        ((eq gptel-scope-build-module t) t)
+        ((and (daemonp) (null (frame-parameter nil 'client))) nil)
+        ((y-or-n-p question) t)
+        (t (setq gptel-scope--declined t) nil)))
+
+(defun gptel-scope--start-build (question)
+  "Build the module if allowed (asking QUESTION), or signal what to do.
+In batch Emacs the module is built and loaded before this returns;
+interactively the build starts and this signals that it is under way."
+  (cond
+   ((buffer-live-p gptel-scope--build-buffer)
+    (signal 'gptel-scope-module-error
+            (list "The gptel-scope module is being built; try again when the build ends")))
+   ((gptel-scope--may-build-p question)
+    (let ((result (gptel-scope-build-module)))
+      (if (stringp result)
+          (unless (featurep 'gptel-scope-module) (gptel-scope--module-load result))
+        (signal 'gptel-scope-module-error
+                 (list "Building the gptel-scope module (see *gptel-scope-build*); the tools work when it ends")))))
+   (t (signal 'gptel-scope-module-error
+              (list (format "The gptel-scope module %s is missing or outdated: run M-x gptel-scope-build-module"
+                            (gptel-scope--module-file)))))))
+
+(defvar gptel-scope--version-checked nil
+  "The function `gptel-scope-module-version' last found to give this version.
+A module, once loaded, stays; while the function is the same, each
+tool call need not ask it again.")
+
+(defun gptel-scope--check-version (&optional ask)
+  "Signal `gptel-scope-module-error' unless the loaded module fits this elisp.
+A module of another version is rebuilt (asking when ASK is non-nil
+and the session is interactive); Emacs must restart to load it."
+  (let ((v (if (and gptel-scope--version-checked
+                    (eq gptel-scope--version-checked (symbol-function 'gptel-scope-module-version)))
+               gptel-scope-version
+             (gptel-scope-module-version))))
+    (if (equal v gptel-scope-version)
+        (setq gptel-scope--version-checked (symbol-function 'gptel-scope-module-version))
+      (let ((msg (format "The loaded gptel-scope module is version %s, the elisp %s" v gptel-scope-version)))
+        (condition-case nil
+            (when (and ask (not (buffer-live-p gptel-scope--build-buffer))
+                       (gptel-scope--may-build-p (concat msg "; rebuild it now? ")))
+              (gptel-scope-build-module))
+          (gptel-scope-module-error nil))
+        (signal 'gptel-scope-module-error
+                (list (concat msg ": restart Emacs once the module is rebuilt (M-x gptel-scope-build-module)")))))))
+
+(defun gptel-scope-load-module (&optional ask)
+  "Make sure the module of this version is loaded and return t.
+A missing module is built when `gptel-scope-build-module' allows it;
+with ASK non-nil an interactive session may be asked first, else a
+missing module is only reported.  Signal `gptel-scope-module-error'
+when the module cannot be had now."
+  (cond
+   ((featurep 'gptel-scope-module) (gptel-scope--check-version ask))
+   ((not module-file-suffix)
+    (signal 'gptel-scope-module-error (list "This Emacs was built without dynamic module support")))
+   ((file-exists-p (gptel-scope--module-file))
+    (gptel-scope--module-load (gptel-scope--module-file))
+    (gptel-scope--check-version ask))
+   ((or ask noninteractive)
+    (gptel-scope--start-build "The gptel-scope module is missing; build it with cargo now (a minute or two)? ")
+    (when (featurep 'gptel-scope-module) (gptel-scope--check-version)))
+   (t (signal 'gptel-scope-module-error
+              (list (if (buffer-live-p gptel-scope--build-buffer)
+                        "The gptel-scope module is being built; try again when the build ends"
+                      "The gptel-scope module is missing: run M-x gptel-scope-build-module")))))
+  t)
+
+(defun gptel-scope--module-available-p ()
+  "Return non-nil when the module of this version is loaded or loadable."
+  (ignore-errors (let ((gptel-scope-build-module nil)) (gptel-scope-load-module))))
+
+(defun gptel-scope--load-module-at-startup ()
+  "Load the module as gptel-scope is loaded, building it on first load.
+Problems are shown as a warning, never as an error of `require'."
+  (unless (or (bound-and-true-p byte-compile-current-file)
+              (featurep 'gptel-scope-module))
+    (condition-case err
+        (gptel-scope-load-module t)
+      (error (display-warning 'gptel-scope (error-message-string err) :warning)))))
+
+(provide 'gptel-scope-core)
+;;; gptel-scope-core.el ends here
