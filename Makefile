@@ -48,13 +48,15 @@ demo: module
 # make bench: every benchmark (Rust engine, truncation, and through Emacs), then one table of
 # their rows; the full reports are in target/bench-*.log.
 BENCH_ROWS = target/bench-engine.log target/bench-truncate.log target/bench-emacs.log
+# The benchmarks are their own crate (benches/Cargo.toml), built into this target/.
+BENCH_CARGO = $(CARGO) bench --manifest-path benches/Cargo.toml --target-dir target
 
 bench: module
 	@mkdir -p target
-	@echo "cargo bench --bench engine   > target/bench-engine.log"
-	@$(CARGO) bench --bench engine > target/bench-engine.log 2>&1 || { cat target/bench-engine.log; exit 1; }
-	@echo "cargo bench --bench truncate > target/bench-truncate.log"
-	@$(CARGO) bench --bench truncate > target/bench-truncate.log 2>&1 || { cat target/bench-truncate.log; exit 1; }
+	@echo "cargo bench --manifest-path benches/Cargo.toml --bench engine   > target/bench-engine.log"
+	@$(BENCH_CARGO) --bench engine > target/bench-engine.log 2>&1 || { cat target/bench-engine.log; exit 1; }
+	@echo "cargo bench --manifest-path benches/Cargo.toml --bench truncate > target/bench-truncate.log"
+	@$(BENCH_CARGO) --bench truncate > target/bench-truncate.log 2>&1 || { cat target/bench-truncate.log; exit 1; }
 	@echo "emacs -f gptel-scope-bench-run > target/bench-emacs.log (byte-compiled)"
 	@rm -f lisp/gptel-scope-bench.elc; $(BATCH) -f batch-byte-compile lisp/gptel-scope-bench.el >/dev/null 2>&1; \
 	  $(BATCH) -l gptel-scope-bench -f gptel-scope-bench-run > target/bench-emacs.log 2>&1; \
@@ -65,7 +67,7 @@ bench: module
 	  $$1 == "row" { printf "%-56s %-20s %-20s %8s %-9s %s\n", $$2, $$3, $$4, $$5, $$6, $$7 }'
 
 bench-engine:
-	$(CARGO) bench --bench engine
+	$(BENCH_CARGO) --bench engine
 
 # Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
 # flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
@@ -77,11 +79,11 @@ fuzz-seeds:
 	@mkdir -p fuzz/corpus/decide fuzz/corpus/patch fuzz/corpus/fastparse
 	@if [ -z "$$(ls -A fuzz/corpus/fastparse)" ]; then \
 	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/fastparse/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
-	    tests/corpus/attacks-extra.tsv $(wildcard ../shared/corpus/attacks.tsv); \
+	    tests/corpus/attacks-extra.tsv tests/corpus/attacks.tsv; \
 	  printf 'git commit -m "$$(cat <<'"'"'EOF'"'"'\nmsg it'"'"'s (x)\nEOF\n)" && git log -1 2>&1 | tail -n 3\n' > fuzz/corpus/fastparse/heredoc; fi
 	@if [ -z "$$(ls -A fuzz/corpus/decide)" ]; then \
 	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/decide/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
-	    tests/corpus/attacks-extra.tsv $(wildcard ../shared/corpus/attacks.tsv); fi
+	    tests/corpus/attacks-extra.tsv tests/corpus/attacks.tsv; fi
 	@if [ -z "$$(ls -A fuzz/corpus/patch)" ]; then \
 	  printf -- '--- a/src/a\n+++ b/src/a\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' > fuzz/corpus/patch/unified; \
 	  printf -- '*** Begin Patch\n*** Add File: src/n\n+new\n*** Update File: src/x\n*** Move to: src/y\n@@\n-x\n+X\n*** End of File\n*** Delete File: src/a\n*** End Patch\n' > fuzz/corpus/patch/envelope; \

@@ -66,7 +66,7 @@
 
 (defun gptel-scope-bench--corpus ()
   "Return the commands of the real corpus, a list of strings."
-  (let ((file (expand-file-name "../shared/corpus/real-commands.jsonl" gptel-scope-bench-root)))
+  (let ((file (expand-file-name "tests/corpus/real-commands.jsonl" gptel-scope-bench-root)))
     (with-temp-buffer
       (insert-file-contents file)
       (let (out)

@@ -2000,16 +2000,15 @@ mod tests {
             frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
             words.extend(frontier.iter().cloned());
         }
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+        let read = |name: &str| std::fs::read_to_string(corpus.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut commands: Vec<String> = Vec::new();
-        if let Ok(text) = std::fs::read_to_string(corpus.join("real-commands.jsonl")) {
-            for line in text.lines() {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                commands.push(v["command"].as_str().unwrap().to_string());
-            }
+        for line in read("real-commands.jsonl").lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            commands.push(v["command"].as_str().unwrap().to_string());
         }
-        if let Ok(text) = std::fs::read_to_string(corpus.join("attacks.tsv")) {
-            commands.extend(text.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(|c| c.replace("\\n", "\n")));
+        for name in ["attacks.tsv", "attacks-extra.tsv"] {
+            commands.extend(read(name).lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(|c| c.replace("\\n", "\n")));
         }
         for c in &commands {
             if let Ok(tokens) = brush_parser::tokenize_str(c) {

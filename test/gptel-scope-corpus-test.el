@@ -12,8 +12,8 @@
 (require 'test-helper)
 
 (defconst gptel-scope-test--corpus
-  (expand-file-name "../shared/corpus/" gptel-scope-test-root)
-  "The shared corpus directory.")
+  (expand-file-name "tests/corpus/" gptel-scope-test-root)
+  "The corpus directory (tests/corpus).")
 
 (defun gptel-scope-test--unescape (s)
   "Decode the escapes of attacks.tsv in S."

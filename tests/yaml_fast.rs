@@ -1,5 +1,6 @@
 //! The YAML fast path (src/yaml_fast.rs) against serde_yaml: a table of hostile cases,
-//! every scope document and YAML text of the repository and of ../shared, and thousands of
+//! every scope document and YAML text of the repository (and of ../shared beside it, when it
+//! is there), and thousands of
 //! generated and mutated documents. The contract (tests/support/yaml_diff.rs): a value from
 //! the fast path is serde_yaml's value for the same text, in the same order; anything else
 //! is declined and left to serde_yaml.
@@ -170,10 +171,11 @@ fn table_of_hostile_and_common_cases() {
     }
 }
 
-/// The repository's root and ../shared.
-fn roots() -> (PathBuf, PathBuf) {
+/// The repository's root and ../shared beside it (optional: more YAML texts when present).
+fn roots() -> (PathBuf, Option<PathBuf>) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    (repo.clone(), repo.join("../shared"))
+    let shared = repo.join("../shared");
+    (repo, shared.is_dir().then_some(shared))
 }
 
 fn files_under(dir: &Path, ext: &[&str], out: &mut Vec<PathBuf>) {
@@ -183,7 +185,7 @@ fn files_under(dir: &Path, ext: &[&str], out: &mut Vec<PathBuf>) {
     for p in entries {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if p.is_dir() {
-            if !matches!(name, "target" | ".git" | "corpus" | "artifacts") || p.ends_with("shared/corpus") {
+            if !matches!(name, "target" | ".git" | "corpus" | "artifacts") || p.ends_with("shared/corpus") || p.ends_with("tests/corpus") {
                 files_under(&p, ext, out);
             }
         } else if ext.iter().any(|e| name.ends_with(e)) {
@@ -310,12 +312,16 @@ fn string_literals(src: &str, rust: bool) -> Vec<String> {
     out
 }
 
-/// Every YAML text of the repository and of ../shared: YAML files, ```yaml blocks, and the
-/// string literals of the Rust and Lisp sources and tests. (name, text)
+/// Every YAML text of the repository and of ../shared (when present): YAML files, ```yaml
+/// blocks, and the string literals of the Rust and Lisp sources and tests. (name, text)
 fn corpus() -> Vec<(String, String)> {
     let (repo, shared) = roots();
     let mut docs = Vec::new();
-    for root in [&repo, &shared] {
+    match &shared {
+        Some(s) => eprintln!("YAML texts: the repository and {}", s.display()),
+        None => eprintln!("YAML texts: the repository only (no ../shared beside it to add more)"),
+    }
+    for root in std::iter::once(&repo).chain(shared.as_ref()) {
         let mut files = Vec::new();
         files_under(root, &[".yml", ".yaml"], &mut files);
         for f in files {
@@ -367,13 +373,13 @@ fn every_yaml_text_of_the_repository_and_shared() {
 /// The documents the speed matters for are handled, not just checked.
 #[test]
 fn scope_documents_in_use_take_the_fast_path() {
-    let (repo, shared) = roots();
+    let (repo, _) = roots();
     for f in [
         repo.join("data/defaults.yml"),
         repo.join("scope-profiles/read-only.yml"),
         repo.join("scope-profiles/restricted.yml"),
         repo.join("scope-profiles/coding.yml"),
-        shared.join("corpus/attacks-scope.yml"),
+        repo.join("tests/corpus/attacks-scope.yml"),
     ] {
         let text = std::fs::read_to_string(&f).unwrap();
         assert_eq!(check(&text), Ok(H), "{}", f.display());
@@ -755,13 +761,13 @@ fn generated_and_mutated_documents() {
 /// Loading through the fast path gives the scope that serde_yaml gives.
 #[test]
 fn loaded_scope_is_the_same_through_either_parser() {
-    let (repo, shared) = roots();
+    let (repo, _) = roots();
     for f in [
         repo.join("data/defaults.yml"),
         repo.join("scope-profiles/read-only.yml"),
         repo.join("scope-profiles/restricted.yml"),
         repo.join("scope-profiles/coding.yml"),
-        shared.join("corpus/attacks-scope.yml"),
+        repo.join("tests/corpus/attacks-scope.yml"),
     ] {
         let text = std::fs::read_to_string(&f).unwrap();
         let fast = gptel_scope::yaml_fast::parse(&text).unwrap();

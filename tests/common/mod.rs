@@ -7,9 +7,9 @@ use gptel_scope::decide::{self, Ctx, Decision, Grant};
 use gptel_scope::paths::Matcher;
 use gptel_scope::scope::Scope;
 
-/// The shared corpus directory (`../shared/corpus` beside the repository).
+/// The corpus directory (`tests/corpus`: the attack and real-command corpora).
 pub fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
 
 /// A temporary directory removed on drop.

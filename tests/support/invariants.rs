@@ -928,21 +928,21 @@ pub fn unescape(s: &str) -> String {
 pub fn corpus_commands(manifest_dir: &Path) -> Vec<String> {
     let root = Fixture::get().root.to_string_lossy().into_owned();
     let mut out = Vec::new();
-    for f in [manifest_dir.join("../shared/corpus/attacks.tsv"), manifest_dir.join("tests/corpus/attacks-extra.tsv")] {
-        if let Ok(text) = std::fs::read_to_string(&f) {
-            for l in text.lines().skip(1) {
-                if let Some(c) = l.split('\t').nth(1) {
-                    out.push(unescape(c).replace("@ROOT@", &root));
-                }
+    let read = |name: &str| {
+        let f = manifest_dir.join("tests/corpus").join(name);
+        std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("cannot read {}: {e}", f.display()))
+    };
+    for name in ["attacks.tsv", "attacks-extra.tsv"] {
+        for l in read(name).lines().skip(1) {
+            if let Some(c) = l.split('\t').nth(1) {
+                out.push(unescape(c).replace("@ROOT@", &root));
             }
         }
     }
-    if let Ok(text) = std::fs::read_to_string(manifest_dir.join("../shared/corpus/real-commands.jsonl")) {
-        for l in text.lines() {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(l) {
-                if let Some(c) = v["command"].as_str() {
-                    out.push(c.to_string());
-                }
+    for l in read("real-commands.jsonl").lines() {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(l) {
+            if let Some(c) = v["command"].as_str() {
+                out.push(c.to_string());
             }
         }
     }
