@@ -33,7 +33,7 @@ fn row(figure: &str, ours: &str, reference: &str, ratio: Option<f64>, target: &s
 }
 
 fn corpus() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real-commands.jsonl");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/real-commands.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())

@@ -1,6 +1,7 @@
 //! Throughput of the output limiters on 100 MB of text (SPEC §4; target: ≥ 1 GB/s).
 //!
-//! `cargo bench --bench truncate`: median of 5 runs per case, printed as MB/s.
+//! `make bench`, or `cargo bench --manifest-path benches/Cargo.toml --bench truncate`:
+//! median of 5 runs per case, printed as MB/s.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
