@@ -399,6 +399,57 @@ less noisy than the wall clock on a busy machine)."
                             (format "%d conses" conses) nil
                             (format "timed out: %s" (plist-get result :timed_out)) 'info)))
 
+;;;; Loading
+
+(defvar gptel-scope-bench-loads 10
+  "Fresh Emacs processes for the load-time figure; the median is reported.")
+
+(defun gptel-scope-bench--load-ms (feature &optional after collect)
+  "Return the milliseconds a fresh Emacs takes to require FEATURE.
+AFTER, a feature, is required first.  With COLLECT, garbage is then
+collected, so that a collection owed to AFTER's garbage is not
+counted; without it, a collection may fall inside, as it does for a
+user."
+  (let ((emacs (expand-file-name invocation-name invocation-directory))
+        (args (list "-Q" "--batch" "--eval" (format "(setq load-path '%S)" load-path))))
+    (with-temp-buffer
+      (unless (eql 0 (apply #'call-process emacs nil t nil
+                            (append args
+                                    (list "--eval"
+                                          (format "(progn %s %s (let ((t0 (float-time))) (require '%s) (princ (format \"\\n%%f\" (* 1000 (- (float-time) t0))))))"
+                                                  (if after (format "(require '%s)" after) "")
+                                                  (if collect "(garbage-collect)" "")
+                                                  feature)))))
+        (error "Loading %s failed:\n%s" feature (buffer-string)))
+      (goto-char (point-max))
+      (forward-line 0)
+      (string-to-number (buffer-substring (point) (point-max))))))
+
+(defun gptel-scope-bench--load ()
+  "Time `(require \='gptel-scope)' in fresh Emacs processes, after gptel.
+The reference is `(require \='gptel)' in the same kind of process.
+Without gptel on the load path, gptel-scope alone is timed (info)."
+  (let ((gptel (and (locate-library "gptel") 'gptel))
+        ours with-gc ref)
+    (dotimes (_ gptel-scope-bench-loads)
+      (push (gptel-scope-bench--load-ms 'gptel-scope gptel t) ours)
+      (push (gptel-scope-bench--load-ms 'gptel-scope gptel nil) with-gc)
+      (when gptel
+        (push (gptel-scope-bench--load-ms 'gptel nil t) ref)))
+    (let ((ms (gptel-scope-bench--median ours))
+          (ref-ms (and ref (gptel-scope-bench--median ref))))
+      (if gptel
+          (gptel-scope-bench--row "Emacs: (require 'gptel-scope) after gptel, fresh Emacs"
+                                  (format "%.1f ms" ms) (format "%.1f ms gptel" ref-ms)
+                                  (/ ms ref-ms) "<= 10 ms" (<= ms 10))
+        (gptel-scope-bench--row "Emacs: (require 'gptel-scope), no gptel on the load path"
+                                (format "%.1f ms" ms) "-" nil "(info)" 'info))
+      (gptel-scope-bench--row "Emacs: the same, a collection may fall inside"
+                              (format "%.1f ms" (gptel-scope-bench--median with-gc))
+                              (if ref-ms (format "%.1f ms gptel" ref-ms) "-")
+                              (and ref-ms (/ (gptel-scope-bench--median with-gc) ref-ms))
+                              "(info)" 'info))))
+
 (defun gptel-scope-bench--run-here ()
   "Run every benchmark in this Emacs and print its rows."
   (gptel-scope-load-module)
@@ -417,6 +468,7 @@ less noisy than the wall clock on a busy machine)."
           (setq gptel-scope-file (expand-file-name "scope.yml" dir))
           (gptel-scope-bench--row "Emacs: gptel-scope's Lisp byte-compiled, as installed"
                                   (if gptel-scope-bench-compiled "yes" "no") "yes" nil "(info)" 'info)
+          (gptel-scope-bench--load)
           (let ((spawn (gptel-scope-bench--decisions dir)))
             (gptel-scope-bench--scope-cache dir)
             (gptel-scope-bench--truncate)
@@ -447,10 +499,15 @@ in the environment runs them on the sources, in this Emacs."
                                     (directory-files tmp t "\\.el\\'")))
                 (error "Byte-compiling for the bench failed:\n%s" (buffer-string))))
             (with-temp-buffer
-              (let ((status (call-process emacs nil t nil "-Q" "--batch" "-L" tmp
+              (let ((status (apply #'call-process emacs nil t nil "-Q" "--batch" "-L" tmp
+                                   (append
+                                    ;; gptel and its dependencies, for the load-time figure.
+                                    (mapcan (lambda (d) (list "-L" d))
+                                            (split-string (or (getenv "GPTEL_SCOPE_DEPS") "") ":" t))
+                                    (list
                                           "--eval" (format "(setq gptel-scope-bench-root %S gptel-scope-bench-compiled t)"
                                                            gptel-scope-bench-root)
-                                          "-l" "gptel-scope-bench" "-f" "gptel-scope-bench-run")))
+                                          "-l" "gptel-scope-bench" "-f" "gptel-scope-bench-run")))))
                 (princ (buffer-string))
                 (unless (eql 0 status)
                   (error "The bench failed (exit status %s)" status)))))

@@ -46,9 +46,6 @@
 (require 'subr-x)
 (require 'eieio)
 (require 'gptel-scope-core)
-;; For the slots of its prefix objects; at run time transient is loaded
-;; only with the menu.
-(eval-when-compile (require 'transient))
 (require 'gptel-scope-tools)
 
 (declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
@@ -175,11 +172,17 @@ request_scope_expansion; it needs no scope itself."
 
 ;;;; The menu
 
+(defun gptel-scope--prefix-slot (prefix slot)
+  "Return the SLOT of PREFIX, a transient prefix object.
+The slot is named at run time: transient, whose class declares it, is
+loaded only with the menu, and the compiler would not know the slot."
+  (eieio-oref prefix slot))
+
 (defun gptel-scope--prefix-command (prefix)
   "Return the command of PREFIX, a transient prefix object or stack entry."
   (cond ((null prefix) nil)
         ((consp prefix) (car prefix))
-        (t (ignore-errors (eieio-oref prefix 'command)))))
+        (t (ignore-errors (gptel-scope--prefix-slot prefix 'command)))))
 
 (defun gptel-scope--expansion-menu-active-p ()
   "Return non-nil when the expansion menu is up or suspended."
@@ -196,7 +199,7 @@ slot before 0.7 (0.3.7 is Emacs 28's)."
     (let ((prefix (or (bound-and-true-p transient--prefix)
                       (bound-and-true-p transient-current-prefix))))
       (when (eq (gptel-scope--prefix-command prefix) 'gptel-scope-expansion-menu)
-        (cond ((not (fboundp 'transient-scope)) (eieio-oref prefix 'scope))
+        (cond ((not (fboundp 'transient-scope)) (gptel-scope--prefix-slot prefix 'scope))
               ((eql (cdr (func-arity 'transient-scope)) 0) (transient-scope))
               (t (transient-scope 'gptel-scope-expansion-menu)))))))
 
