@@ -69,6 +69,29 @@ bench: module
 bench-engine:
 	$(BENCH_CARGO) --bench engine
 
+# make dist: a package.el tarball, target/dist/gptel-scope-VERSION.tar (M-x package-install-file):
+# the elisp (not the benchmarks, which need the repository), gptel-scope-pkg.el made from
+# lisp/gptel-scope.el's headers, and what cargo builds the module from on first load.
+.PHONY: dist test-install
+VERSION   := $(shell sed -n 's/^;; Version: *//p' lisp/gptel-scope.el)
+DIST_NAME := gptel-scope-$(VERSION)
+DIST_TAR  := target/dist/$(DIST_NAME).tar
+
+dist:
+	@test "$$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)" = "$(VERSION)" || \
+	  { echo "dist: Cargo.toml's version is not $(VERSION), lisp/gptel-scope.el's"; exit 1; }
+	@rm -rf target/dist/$(DIST_NAME) $(DIST_TAR); mkdir -p target/dist/$(DIST_NAME)
+	@cp $(filter-out lisp/gptel-scope-bench.el,$(ELISP)) Cargo.toml Cargo.lock target/dist/$(DIST_NAME)/
+	@cp -R src data scope-profiles target/dist/$(DIST_NAME)/
+	@$(EMACS) -Q --batch --eval '(progn (require (quote package)) (package-generate-description-file (with-temp-buffer (insert-file-contents "lisp/gptel-scope.el") (package-buffer-info)) "target/dist/$(DIST_NAME)/gptel-scope-pkg.el"))'
+	@tar -C target/dist --format=ustar --owner=0 --group=0 --numeric-owner --sort=name -cf $(DIST_TAR) $(DIST_NAME)
+	@echo "$(DIST_TAR): $$(tar -tf $(DIST_TAR) | grep -vc /$$) files"
+
+# make test-install: install the package the three ways the README gives (straight.el, elpaca,
+# package.el with the dist tarball), each offline in a fresh HOME, and make a tool call.
+test-install:
+	@test/install/run.sh
+
 # Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
 # flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
 FUZZ_SECONDS ?= 60
