@@ -13,7 +13,6 @@
 (require 'test-helper)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-expand)
-(require 'gptel-scope-loader-test)
 
 (defconst gptel-scope-test--faults-scope
   "# The scope of the fault tests.

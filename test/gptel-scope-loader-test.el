@@ -14,35 +14,6 @@
 (require 'gptel-scope-cli)
 (require 'gptel-scope-demo)
 
-(defun gptel-scope-test--emacs (dir forms &optional infile)
-  "Run FORMS in a fresh batch Emacs with DIR on `load-path'.
-Return (EXIT-CODE STDOUT STDERR).  INFILE, if non-nil, is standard input."
-  (let ((err (make-temp-file "gptel-scope-stderr")))
-    (unwind-protect
-        (with-temp-buffer
-          (let* ((process-environment (cons "HOME=/nonexistent-home" process-environment))
-                 (code (call-process (expand-file-name invocation-name invocation-directory)
-                                     infile (list t err) nil
-                                     "-Q" "--batch" "-L" dir
-                                     "--eval" (prin1-to-string (cons 'progn forms)))))
-            (list code (buffer-string) (gptel-scope-test-file-string err))))
-      (delete-file err))))
-
-(defmacro gptel-scope-test-with-package-copy (var files &rest body)
-  "Bind VAR to a temp directory holding the elisp files and FILES, run BODY.
-FILES are names of the repository root to copy beside the elisp, as a
-package recipe's :files puts them.  No module is copied."
-  (declare (indent 2))
-  `(let ((,var (file-name-as-directory (make-temp-file "gptel-scope-pkg-" t))))
-     (unwind-protect
-         (progn
-           (dolist (f (directory-files (expand-file-name "lisp" gptel-scope-test-root) t "\\.el\\'"))
-             (copy-file f ,var))
-           (dolist (f ,files)
-             (copy-file (expand-file-name f gptel-scope-test-root) (expand-file-name f ,var)))
-           ,@body)
-       (delete-directory ,var t))))
-
 (defconst gptel-scope-test--probe
   '((condition-case err
         (progn (gptel-scope-load-module) (princ "LOADED\n"))

@@ -19,8 +19,66 @@
   "The repository root.")
 
 (add-to-list 'load-path (expand-file-name "lisp" gptel-scope-test-root))
+
+;;;; gptel: loaded before gptel-scope when it is on the load path
+
+(defconst gptel-scope-test-require-gptel
+  (not (member (getenv "GPTEL_SCOPE_REQUIRE_GPTEL") '(nil "" "0")))
+  "Non-nil when the run must have gptel: GPTEL_SCOPE_REQUIRE_GPTEL is set.
+Then gptel must load, and a skipped test that depends on gptel (by its
+name, its tags or what it skipped on) fails instead (`make test-elisp-gptel').")
+
 ;; gptel is used when it is on the load path; its tests are skipped otherwise.
-(require 'gptel nil t)
+(condition-case err
+    (unless (require 'gptel nil t)
+      (when gptel-scope-test-require-gptel
+        (error "GPTEL_SCOPE_REQUIRE_GPTEL is set but gptel is not on the load path"))
+      (message "test-helper: gptel is not on the load path: the tests that need gptel are skipped \
+(make test-elisp-gptel runs them with the pinned gptel and transient of ../shared/vendor)"))
+  (error
+   (if gptel-scope-test-require-gptel
+       (signal (car err) (cdr err))
+     (message "test-helper: gptel did not load (%s): the tests that need gptel are skipped"
+              (error-message-string err)))))
+(message "test-helper: Emacs %s; gptel %s; transient %s" emacs-version
+         (if (featurep 'gptel)
+             (format "%s (%s)" (bound-and-true-p gptel-version) (locate-library "gptel"))
+           "absent")
+         (or (locate-library "transient") "absent"))
+
+(defun gptel-scope-test--about-gptel-p (test data)
+  "Non-nil when TEST, skipped with DATA, depends on gptel.
+That is when its name, a tag or DATA says gptel, not counting gptel-scope."
+  (let ((says (lambda (x)
+                (string-match-p "gptel" (replace-regexp-in-string
+                                         "gptel-scope" "" (format "%S" x) t t)))))
+    (or (funcall says (ert-test-name test))
+        (seq-some says (ert-test-tags test))
+        (funcall says data))))
+
+(defun gptel-scope-test--no-gptel-skip (skip data)
+  "Call SKIP with DATA, unless the running test depends on gptel: then fail.
+Around `ert-skip' when `gptel-scope-test-require-gptel'."
+  (let ((test (car (bound-and-true-p ert--running-tests))))
+    (if (and test (gptel-scope-test--about-gptel-p test data))
+        (ert-fail (list "Skipped although GPTEL_SCOPE_REQUIRE_GPTEL is set" data))
+      (funcall skip data))))
+
+(when gptel-scope-test-require-gptel
+  (advice-add 'ert-skip :around #'gptel-scope-test--no-gptel-skip))
+
+;; ert-runner's reporters count skipped tests as expected, and say no more.
+(when (and (boundp 'ert-runner-reporter-run-ended-functions) (fboundp 'ert-runner-message))
+  (add-hook 'ert-runner-reporter-run-ended-functions
+            (lambda (stats _aborted)
+              (let ((skipped (seq-filter (lambda (test)
+                                           (ert-test-skipped-p (ert-test-most-recent-result test)))
+                                         (ert--stats-tests stats))))
+                (ert-runner-message "%d skipped%s\n" (length skipped)
+                                    (mapconcat (lambda (test) (format "\n  SKIPPED  %s" (ert-test-name test)))
+                                               skipped ""))))
+            t))
+
 (require 'gptel-scope)
 (require 'gptel-scope-demo)
 (gptel-scope-load-module)
@@ -113,6 +171,37 @@ Return a function of no argument returning the parsed answers so far."
     (set-buffer-multibyte nil)
     (insert-file-contents-literally file)
     (buffer-string)))
+
+;;;; A fresh Emacs on a copy of the package (the loader and fault tests)
+
+(defun gptel-scope-test--emacs (dir forms &optional infile)
+  "Run FORMS in a fresh batch Emacs with DIR on `load-path'.
+Return (EXIT-CODE STDOUT STDERR).  INFILE, if non-nil, is standard input."
+  (let ((err (make-temp-file "gptel-scope-stderr")))
+    (unwind-protect
+        (with-temp-buffer
+          (let* ((process-environment (cons "HOME=/nonexistent-home" process-environment))
+                 (code (call-process (expand-file-name invocation-name invocation-directory)
+                                     infile (list t err) nil
+                                     "-Q" "--batch" "-L" dir
+                                     "--eval" (prin1-to-string (cons 'progn forms)))))
+            (list code (buffer-string) (gptel-scope-test-file-string err))))
+      (delete-file err))))
+
+(defmacro gptel-scope-test-with-package-copy (var files &rest body)
+  "Bind VAR to a temp directory holding the elisp files and FILES, run BODY.
+FILES are names of the repository root to copy beside the elisp, as a
+package recipe's :files puts them.  No module is copied."
+  (declare (indent 2))
+  `(let ((,var (file-name-as-directory (make-temp-file "gptel-scope-pkg-" t))))
+     (unwind-protect
+         (progn
+           (dolist (f (directory-files (expand-file-name "lisp" gptel-scope-test-root) t "\\.el\\'"))
+             (copy-file f ,var))
+           (dolist (f ,files)
+             (copy-file (expand-file-name f gptel-scope-test-root) (expand-file-name f ,var)))
+           ,@body)
+       (delete-directory ,var t))))
 
 (defun gptel-scope-test-menu-text ()
   "Return the text of the transient menu as shown."
