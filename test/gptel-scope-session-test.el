@@ -66,6 +66,7 @@
 (declare-function gptel-abort "ext:gptel-request")
 (declare-function gptel-get-tool "ext:gptel-request")
 (declare-function gptel-tool-name "ext:gptel-request")
+(declare-function gptel-tool-include "ext:gptel-request")
 (declare-function gptel-fsm-state "ext:gptel-request")
 (declare-function gptel-fsm-info "ext:gptel-request")
 (declare-function gptel--fsm-transition "ext:gptel-request")
@@ -231,8 +232,10 @@ Return (PROCESS . PORT)."
 ;;;; Scenarios
 ;; Each returns a plist: :turns (the script), :keys (typed into the
 ;; expansion menus, in order), :menu (regexps the first menu must show),
-;; :reply (the final answer, which the chat buffer must show) and :after
-;; (a function of the project directory, with assertions).
+;; :reply (the final answer, which the chat buffer must show), :shown
+;; (more text it must show), :setup and :cleanup (functions of no
+;; argument) and :after (a function of the project directory, with
+;; assertions).
 
 (defun gptel-scope-test-session--call (id name &rest args)
   "Return the scripted tool call ID of NAME with ARGS, a plist."
@@ -248,7 +251,9 @@ Return (PROCESS . PORT)."
                                      :json (list :success t :exit_code 0 :truncated :false
                                                  :output "héllo ✓\ncafé.txt\n")))
                :text "Fertig ✓: héllo, café."))
-        :reply "Fertig ✓: héllo, café."))
+        :reply "Fertig ✓: héllo, café."
+        ;; The chat buffer shows the result (the tools are :include t) as text.
+        :shown '("\"output\":\"héllo ✓\\ncafé.txt\\n\"")))
 
 (defun gptel-scope-test-session--scenario-parallel (_dir)
   "Return the scenario: four tools in one response, results matched by id."
@@ -370,7 +375,7 @@ The retry runs, and so does the same call after it.  DIR is the project."
                                                        :directory "d")))
          (list :checks (vector (list :call "b1" :json (list :success :false :reason "invalid_argument"
                                                             :tool "run_bash_command")
-                                     :json_contains (list :message "`command' is required"))
+                                     :json_contains (list :message "`command'"))
                                (list :call "b2" :json (list :success :false :reason "invalid_argument"
                                                             :tool "run_command")))
                :text "The errors were reported."))
@@ -434,24 +439,42 @@ sentinel or filter that ran it, and the request then hangs."
 (defun gptel-scope-test-session--report (what fsm log buffer)
   "Return a failure report: WHAT happened, FSM's state, the server LOG, BUFFER."
   (let ((info (and fsm (gptel-fsm-info fsm))))
-    (format "%s\n  gptel state: %s (history %s)\n  status: %S\n  error: %S\n  errors in gptel's state machine: %S\n  server: %s\n  chat buffer:\n%s"
+    (format "%s\n  gptel state: %s (history %s)\n  status: %S\n  error: %S\n  errors in gptel's state machine: %S\n  known gptel errors: %S\n  server: %s\n  chat buffer:\n%s"
             what
             (and fsm (gptel-fsm-state fsm))
             (reverse (plist-get info :history))
             (plist-get info :status)
             (plist-get info :error)
             gptel-scope-test-session--fsm-errors
+            gptel-scope-test-session--ignored
             (if log (string-join (or (gptel-scope-test-session--log-failures log) '("no failure")) "\n    ")
               "no log")
             (if (buffer-live-p buffer)
                 (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max)))
               "(killed)"))))
 
-(defun gptel-scope-test-session--drive (buffer fsm keys log-file)
+(defconst gptel-scope-test-session--gptel-known-errors
+  '((gemini t (error "No match data, because no search succeeded"))
+    (gemini t (wrong-type-argument integer-or-marker-p nil)))
+  "Errors of gptel in a process filter that do not end the turn.
+Each is (FAMILY STREAM ERROR).  gptel 0.9.9.5's Gemini stream parser
+\(`gptel-curl--parse-stream' of `gptel-gemini') moves back a character
+when no \"{\" follows point; at the start of the buffer (curl wrote
+only the headers so far) that signals, and its handler then reads the
+match data of the search that failed, which signals again.
+Interactively Emacs shows the error, pauses two seconds and reads on,
+and the turn goes on; in batch Emacs it is fatal.  Such an error is
+counted, not failed.")
+
+(defvar gptel-scope-test-session--ignored nil
+  "The errors of `gptel-scope-test-session--gptel-known-errors' seen.")
+
+(defun gptel-scope-test-session--drive (buffer fsm keys log-file family stream)
   "Wait for the turn of FSM, sent from BUFFER, to end; answer menus with KEYS.
 Return (OUTCOME KEYS-LEFT MENU-TEXT) where OUTCOME is nil when the turn
 ended, else a string saying why it did not.  LOG-FILE is the server's
-log, read for progress."
+log, read for progress.  FAMILY and STREAM say which of gptel's own
+known errors to tolerate."
   (let* ((start (float-time))
          (last-progress start)
          (signature nil)
@@ -464,7 +487,9 @@ log, read for progress."
       (condition-case err
           (let ((debug-on-error t))
             (accept-process-output nil 0.02))
-        (error (push (list 'process-filter-or-sentinel err) gptel-scope-test-session--fsm-errors)))
+        (error (if (member (list family stream err) gptel-scope-test-session--gptel-known-errors)
+                   (push err gptel-scope-test-session--ignored)
+                 (push (list 'process-filter-or-sentinel err) gptel-scope-test-session--fsm-errors))))
       (let ((now (float-time))
             (sig (list (gptel-fsm-state fsm) (gptel-scope-test-session--results fsm)
                        (file-attribute-modification-time (file-attributes log-file)))))
@@ -515,6 +540,7 @@ log, read for progress."
             (let ((gptel-use-curl t)
                   (gptel-stream t)
                   (gptel-scope-test-session--fsm-errors nil)
+                  (gptel-scope-test-session--ignored nil)
                   (inhibit-message t))
               (with-current-buffer buffer
                 (text-mode)
@@ -530,8 +556,14 @@ log, read for progress."
               (unless fsm
                 (ert-fail (list "gptel-send started no request" (with-current-buffer buffer (buffer-string)))))
               (pcase-let ((`(,outcome ,keys-left ,menu)
-                           (gptel-scope-test-session--drive buffer fsm (plist-get spec :keys) log-file)))
+                           (gptel-scope-test-session--drive buffer fsm (plist-get spec :keys) log-file
+                                                            family stream)))
                 (setq ended (not outcome))
+                (when gptel-scope-test-session--ignored
+                  (let ((inhibit-message nil))
+                    (message "gptel-scope-test-session: %s known gptel error(s) in a process filter: %S"
+                             (length gptel-scope-test-session--ignored)
+                             (car gptel-scope-test-session--ignored))))
                 (setq log (gptel-scope-test-session--read-json-file log-file))
                 (when outcome
                   (ert-fail (list (gptel-scope-test-session--report outcome fsm log buffer))))
@@ -553,6 +585,9 @@ log, read for progress."
                 ;; ended (gptel-scope-end-of-turn cleared the grants).
                 (with-current-buffer buffer
                   (should (string-search (plist-get spec :reply) (buffer-string)))
+                  (when (gptel-tool-include (gptel-get-tool "run_bash_command"))
+                    (dolist (text (plist-get spec :shown))
+                      (should (string-search text (buffer-string)))))
                   (should (equal gptel-scope--allow-once nil)))
                 (when (plist-get spec :after)
                   (funcall (plist-get spec :after) dir)))))
