@@ -400,6 +400,22 @@ The retry runs, and so does the same call after it.  DIR is the project."
 (defvar gptel-scope-test-session--fsm-errors nil
   "Errors signaled inside gptel's state machine during the current session.")
 
+(defconst gptel-scope-test-session--gptel-known-errors
+  '((gemini t (error "No match data, because no search succeeded"))
+    (gemini t (wrong-type-argument integer-or-marker-p nil)))
+  "Errors of gptel in a process filter that do not end the turn.
+Each is (FAMILY STREAM ERROR).  gptel 0.9.9.5's Gemini stream parser
+\(`gptel-curl--parse-stream' of `gptel-gemini') moves back a character
+when no \"{\" follows point; at the start of the buffer (curl wrote
+only the headers so far) that signals, and its handler then reads the
+match data of the search that failed, which signals again.
+Interactively Emacs shows the error, pauses two seconds and reads on,
+and the turn goes on; in batch Emacs it is fatal.  Such an error is
+counted, not failed.")
+
+(defvar gptel-scope-test-session--ignored nil
+  "The errors of `gptel-scope-test-session--gptel-known-errors' seen.")
+
 (defun gptel-scope-test-session--watch-fsm (transition machine &rest args)
   "Call TRANSITION on MACHINE with ARGS, recording any error it signals.
 Around `gptel--fsm-transition': an error there is caught by the process
@@ -452,22 +468,6 @@ sentinel or filter that ran it, and the request then hangs."
             (if (buffer-live-p buffer)
                 (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max)))
               "(killed)"))))
-
-(defconst gptel-scope-test-session--gptel-known-errors
-  '((gemini t (error "No match data, because no search succeeded"))
-    (gemini t (wrong-type-argument integer-or-marker-p nil)))
-  "Errors of gptel in a process filter that do not end the turn.
-Each is (FAMILY STREAM ERROR).  gptel 0.9.9.5's Gemini stream parser
-\(`gptel-curl--parse-stream' of `gptel-gemini') moves back a character
-when no \"{\" follows point; at the start of the buffer (curl wrote
-only the headers so far) that signals, and its handler then reads the
-match data of the search that failed, which signals again.
-Interactively Emacs shows the error, pauses two seconds and reads on,
-and the turn goes on; in batch Emacs it is fatal.  Such an error is
-counted, not failed.")
-
-(defvar gptel-scope-test-session--ignored nil
-  "The errors of `gptel-scope-test-session--gptel-known-errors' seen.")
 
 (defun gptel-scope-test-session--drive (buffer fsm keys log-file family stream)
   "Wait for the turn of FSM, sent from BUFFER, to end; answer menus with KEYS.
