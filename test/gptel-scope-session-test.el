@@ -186,7 +186,7 @@ Return (PROCESS . PORT)."
                    :name "gptel-scope-fake-llm" :buffer buffer :noquery t
                    :connection-type 'pipe
                    :coding 'utf-8
-                   :command (list (gptel-scope-test-session--python) gptel-scope-test-session-server
+                   :command (list (gptel-scope-test-session--python) "-S" gptel-scope-test-session-server
                                   "--script" script "--log" log
                                   "--timeout" (number-to-string (+ 30 gptel-scope-test-session-timeout))
                                   "--exit-on-eof")))
