@@ -21,21 +21,114 @@ $(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs data/*.yml)
 	$(CARGO) build --release --lib
 	cp $(LIB) $(MODULE).new && mv -f $(MODULE).new $(MODULE)
 
-test: test-rust test-elisp test-fuzz
+# `make test`: cargo test, the ERT suite every way on every Emacs there is, the fuzz smoke run.
+test: test-rust test-elisp-all test-fuzz
 
 test-rust:
 	$(CARGO) test --quiet
 
-test-elisp: module
-	@if ls test/*-test.el >/dev/null 2>&1; then \
-	  $(BATCH) -l test/test-helper.el $(patsubst %,-l %,$(wildcard test/*-test.el)) -f ert-run-tests-batch-and-exit; \
-	else echo "no elisp tests yet"; fi
+# The ERT suite runs three ways:
+#   make test-elisp        plain: what is on EMACS's load path (in a fresh clone no gptel, and the
+#                          transient of Emacs; the tests that need gptel skip, saying so)
+#   make test-elisp-gptel  the pinned gptel 0.9.9.5 and transient 0.13.7 of $(VENDOR) on the load
+#                          path, gptel loaded before gptel-scope; a skipped test that needs gptel
+#                          fails instead (GPTEL_SCOPE_REQUIRE_GPTEL=1)
+#   make test-ert-runner   the real ert-runner (its bin/ert-runner, reading .ert-runner; the load
+#                          path Cask would give it comes in EMACSLOADPATH)
+# The pinned dependencies are unpacked into $(DEPS). Without $(VENDOR) the last two say they are
+# skipped and succeed (with REQUIRE_DEPS=1 they fail). EMACS picks the Emacs, e.g.
+# make test-elisp-gptel EMACS="$$(.ci/emacs30)" on Emacs 30.1 (which .ci/emacs30 sets up).
+# make test-elisp-all runs them all, each to its end, on EMACS and on EMACS30 (the Emacs 30.1 of
+# target/emacs-30 when it is there; ert-runner on EMACS only), then prints their counts.
+VENDOR       ?= ../shared/vendor
+DEPS         := target/deps
+ELPA         ?= /usr/share/emacs/site-lisp/elpa
+EMACS30      ?= $(wildcard $(CURDIR)/target/emacs-30/emacs)
+REQUIRE_DEPS ?=
+ERT_FILES     = test/test-helper.el $(sort $(wildcard test/*-test.el))
+ERT_BATCH     = -L lisp -L test $(patsubst %,-l %,$(ERT_FILES)) -f ert-run-tests-batch-and-exit
+# Shell: say that this run is skipped and why ($$why); succeed, or fail with REQUIRE_DEPS=1.
+SKIP          = { echo "$@ skipped: $$why"; [ -z "$(REQUIRE_DEPS)" ]; }
+# Shell: unpack the pinned set $(1) (new or runner) and export GPTEL_SCOPE_DEPS, or skip.
+UNPACK        = if [ ! -x $(VENDOR)/unpack ]; then \
+                  why="$(VENDOR) (the pinned elisp dependencies) is not there"; $(SKIP); exit $$?; fi; \
+                eval "$$($(VENDOR)/unpack $(DEPS) $(1))" || exit 1
+# Shell: -L for each directory of GPTEL_SCOPE_DEPS.
+DEPS_L        = $$(echo "$$GPTEL_SCOPE_DEPS" | tr : '\n' | sed 's/^/-L /')
 
+.PHONY: test-elisp-gptel test-ert-runner test-elisp-all lint-elisp lint-package
+
+test-elisp: module
+	$(EMACS) -Q --batch $(ERT_BATCH)
+
+test-elisp-gptel: module
+	@$(call UNPACK,new); set -x; \
+	GPTEL_SCOPE_REQUIRE_GPTEL=1 $(EMACS) -Q --batch $(DEPS_L) --eval '(require (quote gptel))' $(ERT_BATCH)
+
+test-ert-runner: module
+	@$(call UNPACK,runner); path=$$GPTEL_SCOPE_DEPS; \
+	for p in s dash f shut-up; do d=$$(ls -d $(ELPA)/$$p-[0-9]* 2>/dev/null | tail -n 1); \
+	  if [ -z "$$d" ]; then why="ert-runner needs Debian's elpa-s elpa-dash elpa-f elpa-shut-up (no $(ELPA)/$$p-*)"; \
+	    $(SKIP); exit $$?; fi; \
+	  path=$$path:$$d; done; set -x; \
+	EMACSLOADPATH=$$path: EMACS="$(EMACS)" $(DEPS)/ert-runner/bin/ert-runner
+
+ERT_RUNS = $(EMACS)@test-elisp $(EMACS)@test-elisp-gptel $(EMACS)@test-ert-runner \
+           $(if $(EMACS30),$(EMACS30)@test-elisp $(EMACS30)@test-elisp-gptel)
+
+test-elisp-all: module
+	@mkdir -p target/ert; rm -f target/ert/*; i=0; \
+	for run in $(ERT_RUNS); do \
+	  i=$$((i + 1)); emacs=$${run%@*}; target=$${run##*@}; log=target/ert/$$i-$$target.log; \
+	  version=$$($$emacs -Q --batch --eval '(princ emacs-version)' 2>/dev/null); \
+	  echo; echo "=== Emacs $$version: make $$target (log: $$log)"; start=$$(date +%s); \
+	  { $(MAKE) --no-print-directory $$target EMACS="$$emacs"; echo $$? > $$log.status; } 2>&1 | tee $$log; \
+	  status=$$(cat $$log.status); if [ "$$status" = 0 ]; then result=ok; else result="FAILED($$status)"; fi; \
+	  counts=$$(grep -E '^(Aborted: )?Ran [0-9]+ tests|^[a-z-]+ skipped: ' $$log | tail -n 1 | sed 's/ ([0-9]\{4\}-[^)]*)$$//'); \
+	  printf 'Emacs %-5s %-17s %-10s %4ss  %s\n' "$$version" "$$target" "$$result" "$$(( $$(date +%s) - start ))" \
+	    "$${counts:-no summary line: see $$log}" >> target/ert/summary; \
+	  grep -E '^ *(FAILED|ABORTED|PASSED|QUIT)  [^ /]+$$' $$log | sed 's/^ */    /' | sort -u >> target/ert/summary; \
+	done; \
+	if [ -z "$(EMACS30)" ]; then echo "Emacs 30.1 runs skipped: no target/emacs-30/emacs (.ci/emacs30 sets it up)" >> target/ert/summary; fi; \
+	echo; echo "=== ERT runs"; cat target/ert/summary; ! grep -q FAILED target/ert/summary
+
+# make lint: byte-compile (warnings are errors) and checkdoc with what is on the load path, and
+# again with the pinned gptel and transient 0.13.7 on it, on EMACS and on EMACS30 when it is
+# there, and package-lint (Debian's elpa-package-lint) on each. Each runs to its end.
 lint: module
-	@rm -f lisp/*.elc; $(BATCH) --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP); \
-	  status=$$?; rm -f lisp/*.elc; exit $$status
-	@$(BATCH) --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP) > .checkdoc.log 2>&1; \
-	  status=0; if grep -E '^[^ ]+\.el:[0-9]+: ' .checkdoc.log; then status=1; else echo "checkdoc: clean"; fi; rm -f .checkdoc.log; exit $$status
+	@status=0; \
+	for emacs in $(EMACS) $(EMACS30); do \
+	  for deps in "" new; do $(MAKE) --no-print-directory lint-elisp EMACS="$$emacs" LINT_DEPS=$$deps || status=1; \
+	  done; $(MAKE) --no-print-directory lint-package EMACS="$$emacs" || status=1; \
+	done; exit $$status
+
+LINT_DEPS ?=
+lint-elisp:
+	@L=; if [ -n "$(LINT_DEPS)" ]; then $(call UNPACK,$(LINT_DEPS)); L="$(DEPS_L)"; fi; \
+	echo "lint: Emacs $$($(EMACS) -Q --batch --eval '(princ emacs-version)'), $(if $(LINT_DEPS),with gptel and transient 0.13.7,plain)"; \
+	mkdir -p target/lint; rm -f lisp/*.elc; \
+	$(EMACS) -Q --batch $$L -L lisp -L test --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP); \
+	  status=$$?; rm -f lisp/*.elc; [ $$status = 0 ] || exit $$status; \
+	$(EMACS) -Q --batch $$L -L lisp -L test --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP) > target/lint/checkdoc.log 2>&1; \
+	  if grep -E '^[^ ]+\.el:[0-9]+: ' target/lint/checkdoc.log; then exit 1; else echo "checkdoc: clean"; fi
+
+# package-lint sees one package whose main file is gptel-scope.el. Offline it has no archive
+# listing: it is given GNU ELPA's transient (0.13.7, the pinned one), so that a dependency on
+# transient is judged by its version instead of reported as not installable.
+PACKAGE_LINT = (progn (require (quote package-lint)) \
+  (setq package-lint-main-file "lisp/gptel-scope.el" package-archives nil \
+        package-user-dir (expand-file-name "target/lint/elpa")) \
+  (advice-add (quote package-initialize) :after \
+    (lambda (&rest _) (push (list (quote transient) (package-desc-create :name (quote transient) \
+                                   :version (quote (0 13 7)) :archive "gnu" :kind (quote tar))) \
+                            package-archive-contents))))
+
+lint-package:
+	@pl=$$(ls -d $(ELPA)/package-lint-[0-9]* 2>/dev/null | tail -n 1); \
+	if [ -z "$$pl" ]; then why="package-lint is not installed (apt-get install elpa-package-lint)"; $(SKIP); exit $$?; fi; \
+	echo "package-lint: $$pl, Emacs $$($(EMACS) -Q --batch --eval '(princ emacs-version)')"; \
+	$(EMACS) -Q --batch -L $$pl -L lisp --eval '$(PACKAGE_LINT)' -f package-lint-batch-and-exit $(ELISP) \
+	  && echo "package-lint: clean"
 
 # make check SCOPE=scope.yml DIR=/some/dir CMD='ls | grep foo'   (one readable decision)
 # make check SCOPE=scope.yml DIR=/some/dir < cmds.jsonl          (one JSON object per line)

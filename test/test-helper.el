@@ -67,15 +67,18 @@ Around `ert-skip' when `gptel-scope-test-require-gptel'."
 (when gptel-scope-test-require-gptel
   (advice-add 'ert-skip :around #'gptel-scope-test--no-gptel-skip))
 
-;; ert-runner's reporters count skipped tests as expected, and say no more.
+;; ert-runner's reporters count skipped tests as expected, and say no more:
+;; the summary ERT's batch runner prints, and the skipped tests.
 (when (and (boundp 'ert-runner-reporter-run-ended-functions) (fboundp 'ert-runner-message))
   (add-hook 'ert-runner-reporter-run-ended-functions
             (lambda (stats _aborted)
               (let ((skipped (seq-filter (lambda (test)
                                            (ert-test-skipped-p (ert-test-most-recent-result test)))
                                          (ert--stats-tests stats))))
-                (ert-runner-message "%d skipped%s\n" (length skipped)
-                                    (mapconcat (lambda (test) (format "\n  SKIPPED  %s" (ert-test-name test)))
+                (ert-runner-message "Ran %d tests, %d results as expected, %d unexpected, %d skipped\n%s"
+                                    (ert-stats-total stats) (ert-stats-completed-expected stats)
+                                    (ert-stats-completed-unexpected stats) (length skipped)
+                                    (mapconcat (lambda (test) (format "  SKIPPED  %s\n" (ert-test-name test)))
                                                skipped ""))))
             t))
 
