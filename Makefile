@@ -83,7 +83,8 @@ test-elisp-all: module
 	  version=$$($$emacs -Q --batch --eval '(princ emacs-version)' 2>/dev/null); \
 	  echo; echo "=== Emacs $$version: make $$target (log: $$log)"; start=$$(date +%s); \
 	  { $(MAKE) --no-print-directory $$target EMACS="$$emacs"; echo $$? > $$log.status; } 2>&1 | tee $$log; \
-	  status=$$(cat $$log.status); if [ "$$status" = 0 ]; then result=ok; else result="FAILED($$status)"; fi; \
+	  status=$$(cat $$log.status); result=ok; grep -q "^$$target skipped: " $$log && result=skipped; \
+	  [ "$$status" = 0 ] || result="FAILED($$status)"; \
 	  counts=$$(grep -E '^(Aborted: )?Ran [0-9]+ tests|^[a-z-]+ skipped: ' $$log | tail -n 1 | sed 's/ ([0-9]\{4\}-[^)]*)$$//'); \
 	  printf 'Emacs %-5s %-17s %-10s %4ss  %s\n' "$$version" "$$target" "$$result" "$$(( $$(date +%s) - start ))" \
 	    "$${counts:-no summary line: see $$log}" >> target/ert/summary; \
