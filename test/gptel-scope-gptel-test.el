@@ -3,9 +3,8 @@
 ;;; Commentary:
 
 ;; These run only when gptel is on the load path (test-helper requires it
-;; when it can), e.g.
-;;
-;;   make test-elisp EMACS="emacs -L /path/to/compat -L /path/to/transient -L /path/to/gptel"
+;; when it can): `make test-elisp-gptel' puts the pinned gptel and
+;; transient of ../shared/vendor there, and fails when one of them skips.
 ;;
 ;; gptel's own request machinery calls the tools: its state machine runs
 ;; the tool calls of a response, with the callback first, in the chat
