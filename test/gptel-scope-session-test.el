@@ -27,8 +27,9 @@
 ;; which mean no arguments.
 ;;
 ;; A turn that does not end fails its test with what gptel and the server
-;; saw: an error signaled inside gptel's state machine (which would leave
-;; the request hanging) at once, else after
+;; saw: an error signaled inside gptel's state machine or a process filter
+;; or sentinel (interactively the request then hangs; in batch Emacs it is
+;; fatal) at once, else after
 ;; `gptel-scope-test-session-idle-timeout' seconds without progress or
 ;; `gptel-scope-test-session-timeout' seconds in all.
 ;;
@@ -481,15 +482,15 @@ known errors to tolerate."
          (menu nil)
          outcome)
     (while (and (not outcome) (not (memq (gptel-fsm-state fsm) '(DONE ERRS ABRT))))
-      ;; An error in a process filter or sentinel: interactively Emacs shows
-      ;; it and the request hangs; in batch Emacs it kills Emacs.  With
-      ;; `debug-on-error' it comes through to here instead.
+      ;; An error in a process filter, sentinel or timer: interactively Emacs
+      ;; shows it and the request hangs; in batch Emacs it kills Emacs.
+      ;; With `debug-on-error' it comes through to here instead.
       (condition-case err
           (let ((debug-on-error t))
             (accept-process-output nil 0.02))
         (error (if (member (list family stream err) gptel-scope-test-session--gptel-known-errors)
                    (push err gptel-scope-test-session--ignored)
-                 (push (list 'process-filter-or-sentinel err) gptel-scope-test-session--fsm-errors))))
+                 (push (list 'process-filter-sentinel-or-timer err) gptel-scope-test-session--fsm-errors))))
       (let ((now (float-time))
             (sig (list (gptel-fsm-state fsm) (gptel-scope-test-session--results fsm)
                        (file-attribute-modification-time (file-attributes log-file)))))
@@ -497,7 +498,7 @@ known errors to tolerate."
           (setq signature sig last-progress now))
         (cond
          (gptel-scope-test-session--fsm-errors
-          (setq outcome "an error was signaled in gptel's state machine (interactively the request hangs, in batch Emacs it kills Emacs)"))
+          (setq outcome "an error was signaled in gptel's state machine or a process filter (interactively the request hangs, in batch Emacs it kills Emacs)"))
          ((gptel-scope--expansion-menu-active-p)
           (setq last-progress now)
           (if (null keys)
