@@ -79,6 +79,7 @@
 (defvar gptel-use-curl)
 (defvar gptel-confirm-tool-calls)
 (defvar gptel--request-alist)
+(defvar gptel--known-backends)
 (defvar gptel-scope--allow-once)
 
 ;;;; Settings
@@ -599,6 +600,10 @@ known errors to tolerate."
           (with-current-buffer buffer (set-buffer-modified-p nil))
           (kill-buffer buffer))
         (when server (gptel-scope-test-session--stop-server (car server)))
+        ;; The test backend points at a server now gone: no later code may pick it.
+        (setq gptel--known-backends
+              (cl-remove-if (lambda (b) (string-prefix-p "gptel-scope-test-" (car b)))
+                            gptel--known-backends))
         (when (plist-get spec :cleanup) (ignore-errors (funcall (plist-get spec :cleanup))))
         (delete-file script)
         (delete-file log-file)))))
