@@ -139,6 +139,7 @@ return the event."
 ;;;; Errors
 
 (declare-function gptel-scope--error-reason "gptel-scope-tools" (err))
+(declare-function gptel-scope--error-message "gptel-scope-tools" (err))
 
 (defmacro gptel-scope--with-error-event (tool args &rest body)
   "Run BODY; on an error emit an `error' event of TOOL with ARGS and re-signal.
@@ -153,7 +154,9 @@ error's message."
                            :reason (if (fboundp 'gptel-scope--error-reason)
                                        (gptel-scope--error-reason ,err)
                                      "error")
-                           :message (error-message-string ,err))
+                           :message (if (fboundp 'gptel-scope--error-message)
+                                        (gptel-scope--error-message ,err)
+                                      (error-message-string ,err)))
         (signal (car ,err) (cdr ,err))))))
 
 ;;;; JSON that never fails

@@ -123,8 +123,12 @@ without it, Emacs does."
                               (string-to-list s))))))
 
 (defun gptel-scope-exec--descendants (pid)
-  "Return the pids of the living descendants of PID, nearest first."
-  (let ((children (make-hash-table)) (out nil) (todo (list pid)))
+  "Return the pids of the living descendants of PID, nearest first.
+Run from timers and sentinels in whatever buffer is current: the
+processes are this machine's, asked with a local `default-directory'
+\(with a remote one, Emacs 29 and later would ask TRAMP, and connect)."
+  (let ((children (make-hash-table)) (out nil) (todo (list pid))
+        (default-directory "/"))
     (dolist (p (ignore-errors (list-system-processes)))
       (let ((ppid (alist-get 'ppid (ignore-errors (process-attributes p)))))
         (when ppid (push p (gethash ppid children)))))

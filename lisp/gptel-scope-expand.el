@@ -120,18 +120,21 @@ What the current buffer recorded of the refusal fills in the details."
   (setq gptel-scope--expansion-queue (append gptel-scope--expansion-queue (list request)))
   (gptel-scope--expansion-next))
 
-(defun gptel-scope-request-scope-expansion (callback tool-name resource reason)
+(defun gptel-scope-request-scope-expansion (callback &optional tool-name resource reason)
   "Ask the user to widen the scope for TOOL-NAME on RESOURCE, for REASON.
 CALLBACK receives the JSON answer, exactly once.  The request waits
 in a queue while another one is answered.  This is
-request_scope_expansion; it needs no scope itself."
+request_scope_expansion; it needs no scope itself.  The arguments are
+as gptel passes them (`gptel-scope--arg'); a missing REASON is
+\"(no reason given)\".  A remote chat directory or RESOURCE is
+refused: nothing there can be added to a scope."
   (let ((once (gptel-scope--once callback)))
     (gptel-scope--guard once "request_scope_expansion"
+      (gptel-scope--check-local)
       (gptel-scope--string-arg "tool_name" tool-name)
       (gptel-scope--string-arg "resource" resource)
-      (let ((reason (if (and (stringp reason) (not (string-empty-p (string-trim reason))))
-                        reason
-                      "(no reason given)")))
+      (gptel-scope--check-local (list (cons "resource" resource)))
+      (let ((reason (or (gptel-scope--arg "reason" reason 'string) "(no reason given)")))
         (if (equal (cdr (assoc tool-name gptel-scope-tool-validation)) "meta")
             (funcall once (gptel-scope--json
                            :success t :message (format "%s needs no permission; call it directly." tool-name)))
@@ -455,7 +458,7 @@ of a turn, and when it fails or is aborted."
     (setq r (plist-put r :user_denied t))
     (setq r (plist-put r :message (concat "The user was asked and did not allow it. "
                                           (or (plist-get r :message) ""))))
-    (json-serialize r)))
+    (gptel-scope--json-encode r)))
 
 (defun gptel-scope--ask-on-denial (buffer decision retry callback)
   "Ask the user about the refusal DECISION of a call from BUFFER.
@@ -463,10 +466,12 @@ Lifted: call RETRY.  Denied: give CALLBACK the refusal."
   (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
     (gptel-scope--enqueue
      (gptel-scope--make-request
+      ;; Called with the user's answer: an error here must still answer.
       (lambda (answer)
-        (if (gptel-scope--answer-allows-p answer)
-            (funcall retry)
-          (funcall callback (gptel-scope--refused-by-user-json decision))))
+        (gptel-scope--guard callback (plist-get decision :tool)
+          (if (gptel-scope--answer-allows-p answer)
+              (funcall retry)
+            (funcall callback (gptel-scope--refused-by-user-json decision)))))
       (plist-get decision :tool) (plist-get decision :resource)
       (format "the call `%s' was refused" (plist-get decision :command))))))
 

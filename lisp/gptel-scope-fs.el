@@ -59,14 +59,9 @@ is off for tools whose calls gptel-scope judges itself."
 ;;;; Calling the module
 
 (defun gptel-scope-fs--int (name value)
-  "Return VALUE, the argument NAME, as an integer or nil; else signal."
-  (cond ((gptel-scope--absent-p value) nil)
-        ((integerp value) value)
-        ((and (floatp value) (= value (ffloor value))) (truncate value))
-        ((and (stringp value) (string-match-p "\\`[0-9]+\\'" value)) (string-to-number value))
-        ((and (stringp value) (string-empty-p (string-trim value))) nil)
-        (t (signal 'gptel-scope-invalid-argument
-                   (list (format "`%s' must be a whole number, not %S" name value))))))
+  "Return VALUE, the optional argument NAME, as a natural number or nil.
+See `gptel-scope--arg': 5.0 and \"5\" are 5; else signal."
+  (gptel-scope--arg name value 'natnum))
 
 (defun gptel-scope-fs--keys (args)
   "Return the plist ARGS without its nil, :null and :false values."
@@ -106,10 +101,14 @@ is what was refused; by default what OP needs."
 (defun gptel-scope-fs--tool (callback op make-args)
   "Run the file tool OP; give CALLBACK the JSON result, exactly once.
 MAKE-ARGS, a function, returns the tool's arguments as a plist; an
-error in it (a malformed argument) is a result too, as every error is."
+error in it (a malformed argument) is a result too, as every error is.
+A remote chat directory or :path is refused before anything else."
   (let ((once (gptel-scope--once callback)))
     (gptel-scope--guard once op
-      (gptel-scope-fs--run (current-buffer) once op (funcall make-args)))))
+      (gptel-scope--check-local)
+      (let ((args (funcall make-args)))
+        (gptel-scope--check-local (list (cons "path" (plist-get args :path))))
+        (gptel-scope-fs--run (current-buffer) once op args)))))
 
 (defun gptel-scope-fs--run (buffer callback op args)
   "Run the file tool OP with ARGS, a plist, for BUFFER; give CALLBACK the JSON.
@@ -122,7 +121,7 @@ with `gptel-scope-prompt-on-denial', asked about at once."
                      (gptel-scope-fs-call op args buffer)
                    (error (gptel-scope-fs--emit 'error op args :id id
                                                 :reason (gptel-scope--error-reason err)
-                                                :message (error-message-string err))
+                                                :message (gptel-scope--error-message err))
                           (signal (car err) (cdr err)))))
            (r (json-parse-string json :object-type 'plist :array-type 'list
                                  :false-object nil :null-object nil))
@@ -160,16 +159,17 @@ with `gptel-scope-prompt-on-denial', asked about at once."
 
 ;;;; The tools
 
-(defun gptel-scope-read-file (callback path &optional offset limit mode)
+(defun gptel-scope-read-file (callback &optional path offset limit mode)
   "Read PATH: LIMIT lines (default 400) from line OFFSET (0-based).
 MODE \"indentation\" shows the block of code holding line OFFSET instead
 of a slice.  Lines over 400 characters are cut with a marker; binary
-files are refused.  CALLBACK receives the JSON result.  This is read_file."
+files are refused.  CALLBACK receives the JSON result.  This is read_file.
+The arguments are as gptel passes them (`gptel-scope--arg')."
   (gptel-scope-fs--tool callback "read_file"
-                        (lambda () (list :path path
+                        (lambda () (list :path (gptel-scope--arg "path" path 'string t)
                                          :offset (gptel-scope-fs--int "offset" offset)
                                          :limit (gptel-scope-fs--int "limit" limit)
-                                         :mode (and (stringp mode) (not (string-empty-p mode)) mode)))))
+                                         :mode (gptel-scope--arg "mode" mode 'string)))))
 
 (defun gptel-scope-list-dir (callback &optional path depth offset limit)
   "List PATH (default the project) breadth-first to DEPTH levels (default 2).
@@ -177,25 +177,24 @@ Entries are sorted, one a line, with / for directories, * for
 executables and @ for symlinks; LIMIT entries (default 200) from OFFSET.
 CALLBACK receives the JSON result.  This is list_dir."
   (gptel-scope-fs--tool callback "list_dir"
-                        (lambda () (list :path (and (stringp path) (not (string-empty-p path)) path)
+                        (lambda () (list :path (gptel-scope--arg "path" path 'string)
                                          :depth (gptel-scope-fs--int "depth" depth)
                                          :offset (gptel-scope-fs--int "offset" offset)
                                          :limit (gptel-scope-fs--int "limit" limit)))))
 
-(defun gptel-scope-grep-files (callback pattern &optional path include limit)
+(defun gptel-scope-grep-files (callback &optional pattern path include limit)
   "Search the files under PATH (default the project) for the regexp PATTERN.
 INCLUDE, a glob or a list of globs, narrows the files; LIMIT (default
 200) caps the matches.  Lines come as file:line:match.  CALLBACK
 receives the JSON result.  This is grep_files."
   (gptel-scope-fs--tool callback "grep_files"
                         (lambda () (list :pattern (gptel-scope--string-arg "pattern" pattern)
-                                         :path (and (stringp path) (not (string-empty-p path)) path)
-                                         :include (cond ((stringp include) (and (not (string-empty-p include)) include))
-                                                        ((gptel-scope--absent-p include) nil)
-                                                        (t (vconcat include)))
+                                         :path (gptel-scope--arg "path" path 'string)
+                                         :include (let ((i (gptel-scope--arg "include" include 'string-or-strings)))
+                                                    (if (listp i) (and i (vconcat i)) i))
                                          :limit (gptel-scope-fs--int "limit" limit)))))
 
-(defun gptel-scope-apply-patch (callback patch)
+(defun gptel-scope-apply-patch (callback &optional patch)
   "Apply PATCH, a unified diff or a *** Begin Patch envelope.
 Every file must be in the write scope; hunks must match exactly; all
 files are written or none.  CALLBACK receives the JSON result with
@@ -203,30 +202,36 @@ per-file stats.  This is apply_patch."
   (gptel-scope-fs--tool callback "apply_patch"
                         (lambda () (list :patch (gptel-scope--string-arg "patch" patch)))))
 
-(defun gptel-scope-system-info ()
+(defun gptel-scope-system-info (&rest _)
   "Return JSON describing the system and the scope in effect.
 This is get_system_info: platform, Emacs, module and shell versions,
-the scope files and the file-system boundary, without running anything."
-  (let* ((scope (condition-case err
-                    (progn (gptel-scope-load-module)
-                           (gptel-scope-module-load-scope (gptel-scope--request (current-buffer))))
-                  (error (list :error (error-message-string err)))))
-         (module (ignore-errors (gptel-scope-module-version))))
-    (gptel-scope--json
-     :success t
-     :system_type (symbol-name system-type)
-     :system_configuration system-configuration
-     :emacs_version emacs-version
-     :module_version (or module :null)
-     :shell (or (executable-find "bash") :null)
-     :home (expand-file-name "~")
-     :default_directory (expand-file-name default-directory)
-     :project_root (or (plist-get scope :project-root) (gptel-scope--project-root))
-     :scope_files (vconcat (plist-get scope :files))
-     :scope_error (or (plist-get scope :error) :null)
-     :fs_mode (or (plist-get scope :fs-mode) :null)
-     :approval_policy (or (plist-get scope :approval-policy) :null)
-     :timeout (or (plist-get scope :timeout) :null))))
+the scope files and the file-system boundary, without running anything.
+It takes no argument (any given is ignored); a remote chat directory,
+and any other error, is its result."
+  (condition-case err
+      (progn
+        (gptel-scope--check-local)
+        (let* ((scope (condition-case err
+                          (progn (gptel-scope-load-module)
+                                 (gptel-scope-module-load-scope (gptel-scope--request (current-buffer))))
+                        (error (list :error (error-message-string err)))))
+               (module (ignore-errors (gptel-scope-module-version))))
+          (gptel-scope--json
+           :success t
+           :system_type (symbol-name system-type)
+           :system_configuration system-configuration
+           :emacs_version emacs-version
+           :module_version (or module :null)
+           :shell (or (executable-find "bash") :null)
+           :home (expand-file-name "~")
+           :default_directory (expand-file-name default-directory)
+           :project_root (or (plist-get scope :project-root) (gptel-scope--project-root))
+           :scope_files (vconcat (plist-get scope :files))
+           :scope_error (or (plist-get scope :error) :null)
+           :fs_mode (or (plist-get scope :fs-mode) :null)
+           :approval_policy (or (plist-get scope :approval-policy) :null)
+           :timeout (or (plist-get scope :timeout) :null))))
+    (error (gptel-scope--error-json err "get_system_info"))))
 
 ;;;; Guarding other tools
 
@@ -240,15 +245,19 @@ the scope files and the file-system boundary, without running anything."
 (defun gptel-scope-guard-check (name args &optional buffer)
   "Check the path arguments of a call of tool NAME with ARGS, a plist.
 Return nil when they are all in scope (or the tool is not guarded),
-else the refusal's JSON for the model.  BUFFER holds the scope."
+else the refusal's JSON for the model.  BUFFER holds the scope.
+A remote chat directory or path signals `gptel-scope-remote-directory'."
   (let ((spec (and (not (member name gptel-scope-fs-tools))
                    (not (assoc name gptel-scope-tool-validation))
                    (gptel-scope--guard-spec name))))
+    (when spec
+      (with-current-buffer (or buffer (current-buffer)) (gptel-scope--check-local)))
     (catch 'refused
       (dolist (arg spec)
         (let ((v (plist-get args (car arg))))
           (dolist (path (if (or (vectorp v) (consp v)) (append v nil) (list v)))
             (when (and (stringp path) (not (string-empty-p path)))
+              (gptel-scope--check-local (list (cons (substring (symbol-name (car arg)) 1) path)))
               (let* ((access (symbol-name (cdr arg)))
                      (json (gptel-scope-fs-call
                             "check_path"
@@ -290,13 +299,14 @@ For `gptel-pre-tool-call-functions': CALL is a plist with :name and
 
 (defun gptel-scope-fs--confirm-p (tool)
   "Return non-nil when the scope's approval_policy wants TOOL confirmed.
-`always' confirms every call, `mutating' the writing tool apply_patch."
-  (ignore-errors
-    (gptel-scope-load-module)
-    (pcase (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
-                      :approval-policy)
-      ("always" t)
-      ("mutating" (equal tool "apply_patch")))))
+`always' confirms every call, `mutating' the writing tool apply_patch.
+An error is signaled, for `gptel-scope--confirm-function' to answer."
+  (gptel-scope--check-local)
+  (gptel-scope-load-module)
+  (pcase (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
+                    :approval-policy)
+    ("always" t)
+    ("mutating" (equal tool "apply_patch"))))
 
 (defun gptel-scope-fs-register-tools ()
   "Register the file tools and get_system_info with gptel, category \"scope\"."

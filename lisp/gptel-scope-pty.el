@@ -334,13 +334,9 @@ it has ended.  Emits the call's `truncated' and `end' events."
 ;;;; Arguments
 
 (defun gptel-scope-pty--number-arg (name value default)
-  "Return VALUE, the argument NAME, as a non-negative integer; DEFAULT if absent."
-  (cond ((memq value '(nil :null :false :json-false)) default)
-        ((and (numberp value) (>= value 0)) (round value))
-        ((and (stringp value) (string-match-p "\\`[0-9]+\\(\\.[0-9]*\\)?\\'" value))
-         (round (string-to-number value)))
-        (t (signal 'gptel-scope-invalid-argument
-                   (list (format "`%s' must be a number that is not negative, not %S" name value))))))
+  "Return VALUE, the argument NAME, as a natural number; DEFAULT if absent.
+See `gptel-scope--arg': 5.0 and \"5\" are 5; else signal."
+  (or (gptel-scope--arg name value 'natnum) default))
 
 (defun gptel-scope-pty--yield-arg (value)
   "Return the yield time VALUE in milliseconds, defaulted and capped."
@@ -353,18 +349,15 @@ it has ended.  Emits the call's `truncated' and `end' events."
 
 (defun gptel-scope-pty--session-arg (value)
   "Return the open session whose id is VALUE; else signal."
-  (let* ((id (cond ((integerp value) value)
-                   ((and (floatp value) (= value (ffloor value))) (truncate value))
-                   ((and (stringp value) (string-match-p "\\`[0-9]+\\'" (string-trim value)))
-                    (string-to-number (string-trim value)))))
+  (let* ((id (gptel-scope--arg "session_id" value 'integer t))
          (session (and id (gethash id gptel-scope-pty--sessions))))
     ;; A session belongs to the chat buffer that started it, as grants do.
     (unless (and session (eq (gptel-scope-pty--session-buffer session) (current-buffer)))
       (setq session nil))
     (or session
         (signal 'gptel-scope-invalid-argument
-                (list (format "Unknown session_id %S: no open session of this chat has it (a session that ended was reported once and then forgotten). Open sessions: %s. Start one with exec_command."
-                              value
+                (list (format "Unknown session_id %d: no open session of this chat has it (a session that ended was reported once and then forgotten). Open sessions: %s. Start one with exec_command."
+                              id
                               (let ((mine (seq-filter (lambda (id) (eq (gptel-scope-pty--session-buffer
                                                                          (gethash id gptel-scope-pty--sessions))
                                                                         (current-buffer)))
@@ -455,7 +448,7 @@ runs ~/.bashrc or ~/.zshrc, which nobody judged (the judge refuses
                        :sessions (vconcat (gptel-scope-pty-session-ids))
                        :message msg)))
 
-(defun gptel-scope-exec-command (callback cmd workdir &optional yield-time-ms max-output-tokens)
+(defun gptel-scope-exec-command (callback &optional cmd workdir yield-time-ms max-output-tokens)
   "Judge the shell command CMD in WORKDIR and start it on a pty if allowed.
 CALLBACK receives, exactly once, the JSON answer after up to
 YIELD-TIME-MS milliseconds (250 by default; sooner when the command
@@ -469,7 +462,10 @@ run_bash_command judges it.  This is exec_command."
                     :max_output_tokens max-output-tokens)))
     (gptel-scope--guard once "exec_command"
       (gptel-scope--with-error-event "exec_command" args
-        (let* ((yield (gptel-scope-pty--yield-arg yield-time-ms))
+        (gptel-scope--check-local)
+        (let* ((cmd (gptel-scope--string-arg "cmd" cmd))
+               (workdir (progn (gptel-scope--directory-arg workdir "workdir") workdir))
+               (yield (gptel-scope-pty--yield-arg yield-time-ms))
                (tokens (gptel-scope-pty--tokens-arg max-output-tokens))
                (d (gptel-scope-check-bash-command cmd workdir buffer)))
           (cond
@@ -506,12 +502,14 @@ run_bash_command judges it.  This is exec_command."
               (gptel-scope--use-grants buffer (plist-get d :grants-used))
               (gptel-scope-pty--wait
                session yield
+               ;; Run by a timer or the sentinel: an error here must still answer.
                (lambda ()
-                 (gptel-scope-pty--respond
-                  session "exec_command" args id start tokens once nil
-                  (list :warnings (vconcat (plist-get d :warnings))))))))))))))
+                 (gptel-scope--guard once "exec_command"
+                   (gptel-scope-pty--respond
+                    session "exec_command" args id start tokens once nil
+                    (list :warnings (vconcat (plist-get d :warnings)))))))))))))))
 
-(defun gptel-scope-write-stdin (callback session-id &optional chars yield-time-ms max-output-tokens close)
+(defun gptel-scope-write-stdin (callback &optional session-id chars yield-time-ms max-output-tokens close)
   "Send CHARS to the terminal session SESSION-ID; answer with its new output.
 CALLBACK receives, exactly once, the JSON answer after up to
 YIELD-TIME-MS milliseconds (250; sooner when the process ends), as
@@ -525,13 +523,16 @@ an invalid_argument error.  This is write_stdin."
                     :max_output_tokens max-output-tokens :close close)))
     (gptel-scope--guard once "write_stdin"
       (gptel-scope--with-error-event "write_stdin" args
+        ;; Sessions are local; a chat whose directory became remote is
+        ;; refused as every tool refuses it.
+        (gptel-scope--check-local)
         (let* ((session (gptel-scope-pty--session-arg session-id))
-               (chars (if (memq chars '(nil :null :false :json-false)) "" (gptel-scope--string-arg "chars" chars t)))
+               (chars (or (gptel-scope--arg "chars" chars 'text) ""))
                (input (gptel-scope-pty--input chars))
                (yield (gptel-scope-pty--yield-arg yield-time-ms))
                (tokens (gptel-scope-pty--tokens-arg max-output-tokens))
                ;; Only JSON true closes: gptel reads false as :json-false.
-               (close (and (member close '(t "true")) t))
+               (close (gptel-scope--arg "close" close 'boolean))
                (proc (gptel-scope-pty--session-process session))
                (id (gptel-scope--event-id))
                (start (float-time))
@@ -547,11 +548,13 @@ an invalid_argument error.  This is write_stdin."
                          notes))))
           (gptel-scope-pty--wait
            session yield
+           ;; Run by a timer or the sentinel: an error here must still answer.
            (lambda ()
-             (when (and close (not (gptel-scope-pty--session-exited session)))
-               (setf (gptel-scope-pty--session-closed session) t)
-               (gptel-scope-pty--kill session))
-             (gptel-scope-pty--respond session "write_stdin" args id start tokens once notes))))))))
+             (gptel-scope--guard once "write_stdin"
+               (when (and close (not (gptel-scope-pty--session-exited session)))
+                 (setf (gptel-scope-pty--session-closed session) t)
+                 (gptel-scope-pty--kill session))
+               (gptel-scope-pty--respond session "write_stdin" args id start tokens once notes)))))))))
 
 ;;;; Approval
 
@@ -560,12 +563,13 @@ an invalid_argument error.  This is write_stdin."
 (defun gptel-scope-pty-confirm-p (&rest _)
   "Return non-nil when the scope's approval_policy wants write_stdin confirmed.
 Input to a session is not judged, so both `always' and `mutating'
-confirm it."
-  (ignore-errors
-    (gptel-scope-load-module)
-    (member (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
-                       :approval-policy)
-            '("always" "mutating"))))
+confirm it.  An error is signaled, for `gptel-scope--confirm-function'
+to answer."
+  (gptel-scope--check-local)
+  (gptel-scope-load-module)
+  (member (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
+                     :approval-policy)
+          '("always" "mutating")))
 
 ;;;; Descriptions for the model
 
@@ -596,7 +600,7 @@ confirm it."
                '(:name "max_output_tokens" :type integer :optional t
                        :description "Most output to return, in tokens of about 4 bytes (default 8000)"))
    (gptel-scope--confirm-arg
-    (lambda (cmd workdir &rest _)
+    (lambda (&optional cmd workdir &rest _)
       (gptel-scope--confirm-p "run_bash_command" cmd workdir))))
   (apply
    #'gptel-make-tool

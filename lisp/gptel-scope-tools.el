@@ -136,7 +136,8 @@ strings, t true."
         ((or (stringp value) (symbolp value))
          (list :profile (gptel-scope--profile-file value)))
         ((consp value)
-         (list :inline (json-serialize (gptel-scope--to-json value)) :name name))
+         ;; Nested in the request's JSON: text, as Emacs 30 wants it there.
+         (list :inline (gptel-scope--json-encode (gptel-scope--to-json value)) :name name))
         (t (signal 'gptel-scope-invalid-argument
                    (list (format "%s must be a plist, a profile name or YAML text, not %S" name value))))))
 
@@ -305,18 +306,46 @@ A plist: :validation-type, :access, :reason, :message, :command."
 
 ;;;; Results for the model
 
+(defun gptel-scope--json-encode (object &rest args)
+  "Return `json-serialize' of OBJECT with ARGS, as text.
+Emacs 30's `json-serialize' returns unibyte UTF-8 bytes, Emacs 28 and
+29 a multibyte string.  gptel puts a tool's result into its next
+request with `json-serialize', which on Emacs 30 refuses a unibyte
+string that is not ASCII; so every result for the model, and every
+JSON text nested in other JSON, is made here: decoded as UTF-8 when
+unibyte (an ASCII string is returned as it is)."
+  (let ((s (apply #'json-serialize object args)))
+    (if (multibyte-string-p s) s (decode-coding-string s 'utf-8-unix t))))
+
 (defun gptel-scope--json (&rest plist)
-  "Serialize PLIST for the model; nil values become false."
+  "Serialize PLIST for the model, as text; nil values become false.
+A value `json-serialize' refuses (a string that is not valid text, say)
+is converted by `gptel-scope--json-value', so this never signals."
   ;; PLIST is this call's own list: its nil values are replaced in place.
   (let ((tail plist))
     (while tail
       (unless (cadr tail) (setcar (cdr tail) :false))
       (setq tail (cddr tail))))
-  (json-serialize plist))
+  (condition-case nil
+      (gptel-scope--json-encode plist)
+    (error (gptel-scope--json-encode (gptel-scope--json-value plist)))))
+
+(defun gptel-scope--result-text (result)
+  "Return RESULT, a tool's answer, as text gptel can send to the model.
+A string is made valid text (a unibyte one decoded as UTF-8); anything
+else, which no tool should answer, becomes an error result."
+  (cond ((and (stringp result) (multibyte-string-p result)) result)
+        ((stringp result) (gptel-scope--json-string result))
+        (t (gptel-scope--json :success nil :reason "error"
+                              :message (format "The tool's result could not be read: %s"
+                                               (truncate-string-to-width (format "%S" result) 200))))))
+
+(define-error 'gptel-scope-remote-directory "Remote directory" 'gptel-scope-error)
 
 (defun gptel-scope--error-reason (err)
   "Return the reason code of the error ERR."
-  (cond ((eq (car err) 'gptel-scope-module-error) "module_unavailable")
+  (cond ((eq (car err) 'gptel-scope-remote-directory) "remote_directory")
+        ((eq (car err) 'gptel-scope-module-error) "module_unavailable")
         ((eq (car err) 'gptel-scope-sandbox-error) "sandbox_unavailable")
         ((memq (car err) '(gptel-scope-invalid-argument wrong-type-argument file-missing))
          "invalid_argument")
@@ -324,55 +353,221 @@ A plist: :validation-type, :access, :reason, :message, :command."
         ((eq (car err) 'gptel-scope-no-scope-config) "no_scope_config")
         (t "error")))
 
+(defun gptel-scope--error-message (err)
+  "Return the message of the error ERR for the model.
+An invalid argument or a remote directory is its own sentence; other
+errors are their `error-message-string'."
+  (if (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory))
+           (consp (cdr err)) (stringp (cadr err)))
+      (cadr err)
+    (error-message-string err)))
+
 (defun gptel-scope--error-json (err &optional tool)
-  "Return the JSON result of TOOL for the error ERR."
-  (gptel-scope--json :success nil
-                     :reason (gptel-scope--error-reason err)
-                     :tool (or tool :null)
-                     :message (error-message-string err)))
+  "Return the JSON result of TOOL for the error ERR.
+An invalid or remote argument is named by `argument', with what was
+`expected' of it."
+  (let ((details (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory))
+                      (consp (cdr err)) (cddr err))))
+    (apply #'gptel-scope--json
+           :success nil
+           :reason (gptel-scope--error-reason err)
+           :tool (or tool :null)
+           :message (gptel-scope--error-message err)
+           (append (and (plist-get details :argument) (list :argument (plist-get details :argument)))
+                   (and (plist-get details :expected) (list :expected (plist-get details :expected)))))))
 
 (defun gptel-scope--once (callback)
-  "Return a function calling CALLBACK with its argument at most once."
+  "Return a function calling CALLBACK with its argument at most once.
+The argument, the tool's result, goes as text (`gptel-scope--result-text')."
   (let ((called nil))
     (lambda (result)
       (unless called
         (setq called t)
-        (funcall callback result)))))
+        (funcall callback (gptel-scope--result-text result))))))
 
 (defmacro gptel-scope--guard (callback tool &rest body)
-  "Run BODY; on any error call CALLBACK with the error, as TOOL's JSON result."
+  "Run BODY; on any error call CALLBACK with the error, as TOOL's JSON result.
+Every async tool runs its body, and each continuation it leaves to a
+timer or a process sentinel, under this guard, with CALLBACK made by
+`gptel-scope--once': an error anywhere becomes the call's one answer
+\(a later error, after the answer, is dropped), so a request never
+waits for an answer that will not come."
   (declare (indent 2) (debug t))
   (let ((err (make-symbol "err")))
     `(condition-case ,err
          (progn ,@body)
        (error (funcall ,callback (gptel-scope--error-json ,err ,tool))))))
 
+;;;; Arguments from the model
+
+;; gptel hands a tool its arguments as the backend's JSON reader made
+;; them: null as nil or :null, false as nil, :false or :json-false,
+;; numbers as integers or floats (Gemini and Ollama send 5.0), objects
+;; as plists or alists, arrays as vectors; a missing argument is nil;
+;; and a model may send a string where an array was declared.  Every
+;; tool reads each argument through `gptel-scope--arg', which returns
+;; it in one form or signals `gptel-scope-invalid-argument' naming the
+;; argument and what was expected: the call is then refused with
+;; reason invalid_argument, and nothing runs.
+
 (defun gptel-scope--absent-p (value)
   "Return non-nil when VALUE is an argument the model left out.
 That is nil, or JSON null or false as gptel or `json-parse-string' read them."
   (memq value '(nil :null :false :json-false)))
 
-(defun gptel-scope--string-arg (name value &optional allow-empty)
-  "Return VALUE, the argument NAME, if it is a string; else signal.
-An empty string is refused unless ALLOW-EMPTY."
-  (unless (and (stringp value) (or allow-empty (string-match-p "[^ \t\n\r]" value)))
-    (signal 'gptel-scope-invalid-argument
-            (list (format "The argument `%s' is required and must be a non-empty string" name))))
-  value)
+(defconst gptel-scope--arg-expected
+  '((string . "a non-empty string")
+    (text . "a string")
+    (integer . "a whole number")
+    (natnum . "a whole number, 0 or more")
+    (boolean . "true or false")
+    (strings . "an array of strings, like [\"-n\", \"5\"]")
+    (string-or-strings . "a string or an array of strings"))
+  "What each type of `gptel-scope--arg' is, as the model is told.")
 
-(defun gptel-scope--directory-arg (directory)
-  "Return DIRECTORY expanded against the buffer's `default-directory' (B13, B26)."
-  (gptel-scope--string-arg "directory" directory)
-  (directory-file-name (expand-file-name directory)))
+(defun gptel-scope--describe-value (value)
+  "Return a short description of VALUE, an argument as gptel passed it."
+  (cond ((null value) "missing (or null)")
+        ((eq value :null) "null")
+        ((memq value '(:false :json-false)) "false")
+        ((eq value t) "true")
+        ((numberp value) (format "the number %s" value))
+        ((and (stringp value) (string-empty-p value)) "an empty string")
+        ((stringp value) (format "the string %S" (truncate-string-to-width value 40 nil nil "...")))
+        ((and (vectorp value) (= (length value) 0)) "an empty array")
+        ((or (hash-table-p value)
+             (and (consp value) (or (keywordp (car value)) (consp (car value)))))
+         "an object")
+        ((or (vectorp value) (consp value)) "an array")
+        (t (truncate-string-to-width (format "%S" value) 40 nil nil "..."))))
+
+(defun gptel-scope--invalid-arg (name type value)
+  "Signal that VALUE is not a valid argument NAME of TYPE.
+The error's data is (MESSAGE :argument NAME :expected WHAT)."
+  (let ((expected (cdr (assq type gptel-scope--arg-expected))))
+    (signal 'gptel-scope-invalid-argument
+            (list (format "The argument `%s' must be %s; it was %s. Nothing ran: call the tool again with a valid `%s'."
+                          name expected (gptel-scope--describe-value value) name)
+                  :argument name :expected expected))))
+
+(defun gptel-scope--integral (value)
+  "Return VALUE as an integer when it is a whole number, else nil.
+An integral float (5.0) and a string of digits (\"5\") count."
+  (cond ((integerp value) value)
+        ((and (floatp value) (< (abs value) 1e15) (= value (ffloor value))) (truncate value))
+        ((and (stringp value)
+              (string-match "\\`[ \t]*\\(-?[0-9]\\{1,15\\}\\)\\(?:\\.0*\\)?[ \t]*\\'" value))
+         (string-to-number (match-string 1 value)))))
+
+(defun gptel-scope--string-list (value)
+  "Return VALUE, an array of strings, as a list; `invalid' when it is not one.
+A vector or a proper list of strings, or a string holding a JSON
+array of strings (some models send nested JSON as a string)."
+  (let ((l (cond ((vectorp value) (append value nil))
+                 ((proper-list-p value) value)
+                 ((and (stringp value) (string-match-p "\\`[ \t\n\r]*\\[" value))
+                  (condition-case nil
+                      (json-parse-string value :array-type 'list :object-type 'hash-table)
+                    (error 'invalid)))
+                 (t 'invalid))))
+    (if (and (listp l) (seq-every-p #'stringp l)) l 'invalid)))
+
+(defun gptel-scope--arg (name value type &optional required)
+  "Return VALUE, the argument NAME as gptel passed it, read as TYPE.
+TYPE is one of
+  `string'             a string with more than white space
+  `text'               any string, the empty one too
+  `integer', `natnum'  a whole number (`natnum': 0 or more); an
+                       integral float (5.0) or a string of digits
+                       (\"5\") is taken
+  `boolean'            true or false: t, nil, :null, :false,
+                       :json-false, \"true\", \"false\"
+  `strings'            an array of strings (a vector or a list), or a
+                       string holding a JSON array of strings; a list
+  `string-or-strings'  a string, or an array of strings as a list.
+A missing argument (nil, JSON null or false) is nil, unless REQUIRED.
+An optional blank string (and an empty array) counts as missing.
+Anything else signals `gptel-scope-invalid-argument', naming NAME and
+what TYPE is (`gptel-scope--invalid-arg')."
+  (let ((invalid (lambda () (gptel-scope--invalid-arg name type value))))
+    (cond
+     ((eq type 'boolean)
+      (cond ((or (gptel-scope--absent-p value) (equal value "false")) nil)
+            ((or (eq value t) (equal value "true")) t)
+            (t (funcall invalid))))
+     ((gptel-scope--absent-p value) (if required (funcall invalid) nil))
+     ((and (not required) (not (eq type 'text)) (stringp value) (string-blank-p value)) nil)
+     ((eq type 'string) (if (and (stringp value) (not (string-blank-p value))) value (funcall invalid)))
+     ((eq type 'text) (if (stringp value) value (funcall invalid)))
+     ((memq type '(integer natnum))
+      (let ((n (gptel-scope--integral value)))
+        (if (and n (or (eq type 'integer) (>= n 0))) n (funcall invalid))))
+     ((and (eq type 'string-or-strings) (stringp value)) value)
+     ((memq type '(strings string-or-strings))
+      (let ((l (gptel-scope--string-list value)))
+        (cond ((eq l 'invalid) (funcall invalid))
+              ((and (null l) required) (funcall invalid))
+              (t l))))
+     (t (error "Unknown argument type %S of %s" type name)))))
+
+(defun gptel-scope--string-arg (name value &optional allow-empty)
+  "Return VALUE, the required argument NAME, if it is a string; else signal.
+A blank string is refused unless ALLOW-EMPTY."
+  (gptel-scope--arg name value (if allow-empty 'text 'string) t))
+
+;;;; Remote directories
+
+(defun gptel-scope--remote-p (name)
+  "Return non-nil when the file name NAME is on another host (TRAMP).
+This is `file-remote-p' without IDENTIFICATION or CONNECTED: it reads
+the name and connects to nothing.  A name TRAMP cannot read counts as
+remote."
+  (and (stringp name)
+       (condition-case nil (and (file-remote-p name) t) (error t))))
+
+(defconst gptel-scope--remote-advice
+  "gptel-scope works on this machine only: its scope, its checks of paths and commands and its sandbox are local, and it never connects to another host, so nothing was run. Remote (TRAMP) directories are not supported. Tell the user: to work on that project, open the chat from a buffer of a local copy of it, or run Emacs with gptel-scope on that host."
+  "What a refusal of a remote directory says is and is not supported.")
+
+(defun gptel-scope--check-local (&optional args)
+  "Refuse a call that would work in a remote directory, before any connection.
+The buffer's `default-directory', `gptel-scope-directory' and
+`gptel-scope-file' are checked, then ARGS, a list of (NAME . VALUE),
+the file name arguments of the call (values that are not strings are
+left to their own checks).  Signal `gptel-scope-remote-directory'
+\(reason remote_directory) on the first that is remote."
+  (let ((where (cond ((gptel-scope--remote-p default-directory)
+                      (format "The chat's directory %s is on another host." default-directory))
+                     ((gptel-scope--remote-p gptel-scope-directory)
+                      (format "The chat's scope directory %s is on another host." gptel-scope-directory))
+                     ((gptel-scope--remote-p gptel-scope-file)
+                      (format "The chat's scope document %s is on another host." gptel-scope-file))))
+        (argument nil))
+    (unless where
+      (let ((arg (seq-find (lambda (a) (gptel-scope--remote-p (cdr a))) args)))
+        (when arg
+          (setq argument (car arg)
+                where (format "The argument `%s' names %s, on another host." (car arg) (cdr arg))))))
+    (when where
+      (signal 'gptel-scope-remote-directory
+              (append (list (concat where " " gptel-scope--remote-advice))
+                      (and argument (list :argument argument)))))))
+
+(defun gptel-scope--directory-arg (directory &optional name)
+  "Return DIRECTORY, the required argument NAME, expanded (B13, B26).
+NAME defaults to \"directory\".  A relative DIRECTORY is expanded
+against the buffer's `default-directory'; a remote one is refused
+\(`gptel-scope--check-local') before it is expanded."
+  (let* ((name (or name "directory"))
+         (dir (gptel-scope--arg name directory 'string t)))
+    (gptel-scope--check-local (list (cons name dir)))
+    (directory-file-name (expand-file-name dir))))
 
 (defun gptel-scope--timeout-arg (timeout decision)
-  "Return the timeout of a call: TIMEOUT if given (capped), else DECISION's."
-  (let ((asked (cond ((numberp timeout) timeout)
-                     ((and (stringp timeout) (string-match-p "\\`[0-9.]+\\'" timeout))
-                      (string-to-number timeout))
-                     ((gptel-scope--absent-p timeout) nil)
-                     (t (signal 'gptel-scope-invalid-argument
-                                (list (format "timeout must be a number of seconds, not %S" timeout)))))))
+  "Return the timeout of a call: TIMEOUT if given (capped), else DECISION's.
+TIMEOUT is the argument as the model gave it (`gptel-scope--arg'): a
+whole number of seconds; 0 means the scope's."
+  (let ((asked (gptel-scope--arg "timeout" timeout 'natnum)))
     (if (and asked (> asked 0))
         (min asked gptel-scope-max-timeout)
       (or (plist-get decision :timeout) 30))))
@@ -494,9 +689,11 @@ arguments, go into its events."
       (gptel-scope--emit 'start tool args :id id)
       (gptel-scope-exec-start
        argv (plist-get decision :directory)
+       ;; Run by the process sentinel: an error here must still answer.
        (lambda (r)
-         (gptel-scope--emit-result tool args id r)
-         (funcall callback (gptel-scope--result-json decision r timeout)))
+         (gptel-scope--guard callback tool
+           (gptel-scope--emit-result tool args id r)
+           (funcall callback (gptel-scope--result-json decision r timeout))))
        :timeout timeout
        :max-chars (or (plist-get decision :max-output-chars) 20000))
       ;; The grant is used up by the call it let through (E18).
@@ -514,8 +711,10 @@ written from, by `gptel-scope--denial-json'), and the :command and
 :directory judged.  `gptel-scope-explain' shows the evidence.  An
 allowed decision may be shared with others: do not modify it."
   (let ((buffer (or buffer (current-buffer))))
-    (gptel-scope-load-module)
     (with-current-buffer buffer
+      ;; A remote chat directory is refused before anything touches it.
+      (gptel-scope--check-local)
+      (gptel-scope-load-module)
       (let* ((command (gptel-scope--string-arg "command" command))
              (dir (gptel-scope--directory-arg directory))
              (d (if brief
@@ -530,16 +729,23 @@ allowed decision may be shared with others: do not modify it."
          ((or (plist-get d :allowed) (plist-member d :command)) d)
          (t (nconc d (list :command command :directory dir))))))))
 
-(defun gptel-scope-run-bash-command (callback command directory &optional timeout)
+(defun gptel-scope-run-bash-command (callback &optional command directory timeout)
   "Judge the shell COMMAND in DIRECTORY and run it if allowed.
 CALLBACK receives the JSON result, exactly once.  TIMEOUT, in
 seconds, overrides the scope's for this call (capped by
-`gptel-scope-max-timeout').  This is run_bash_command."
+`gptel-scope-max-timeout').  This is run_bash_command.  The
+arguments are as gptel passes them (`gptel-scope--arg'): a missing or
+malformed one is an invalid_argument result, as any error is."
   (let ((buffer (current-buffer))
         (once (gptel-scope--once callback))
         (args (list :command command :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_bash_command"
       (gptel-scope--with-error-event "run_bash_command" args
+        ;; Every argument is read, in order, before anything is judged.
+        (gptel-scope--check-local)
+        (gptel-scope--string-arg "command" command)
+        (gptel-scope--directory-arg directory)
+        (gptel-scope--arg "timeout" timeout 'natnum)
         (let ((d (gptel-scope-check-bash-command command directory buffer t)))
           (gptel-scope--run buffer once d (gptel-scope-exec-shell-argv command) timeout
                             (lambda ()
@@ -549,29 +755,33 @@ seconds, overrides the scope's for this call (capped by
                             args))))))
 
 (defun gptel-scope--args-list (args)
-  "Return ARGS, a vector or list of strings, as a list; else signal."
-  (let ((l (append (if (gptel-scope--absent-p args) nil args) nil)))
-    (unless (seq-every-p #'stringp l)
-      (signal 'gptel-scope-invalid-argument (list "args must be an array of strings")))
-    l))
+  "Return ARGS, the argument array of run_command, as a list of strings.
+Missing (some backends drop an empty array) is no arguments; else it
+must be an array of strings (`gptel-scope--arg'), or signal."
+  (gptel-scope--arg "args" args 'strings))
 
-(defun gptel-scope-run-command (callback command args directory &optional timeout)
+(defun gptel-scope-run-command (callback &optional command args directory timeout)
   "Judge COMMAND with ARGS (no shell) in DIRECTORY and run it if allowed.
 CALLBACK receives the JSON result, exactly once.  TIMEOUT as in
 `gptel-scope-run-bash-command'.  This is run_command: ARGS are never
-re-interpreted by a shell (C12)."
+re-interpreted by a shell (C12).  The arguments are as gptel passes
+them (`gptel-scope--arg'); a missing ARGS is no arguments."
   (let ((buffer (current-buffer))
         (once (gptel-scope--once callback))
         (event-args (list :command command :args args :directory directory :timeout timeout)))
     (gptel-scope--guard once "run_command"
       (gptel-scope--with-error-event "run_command" event-args
-        (gptel-scope-load-module)
-        (let* ((args (gptel-scope--args-list args))
+        (gptel-scope--check-local)
+        (let* ((command (gptel-scope--string-arg "command" command))
+               (args (gptel-scope--args-list args))
+               (dir (gptel-scope--directory-arg directory))
+               (_ (gptel-scope--arg "timeout" timeout 'natnum))
+               (_ (gptel-scope-load-module))
                (d (gptel-scope-module-check-argv
                    (gptel-scope--request buffer
-                                         :command (gptel-scope--string-arg "command" command)
+                                         :command command
                                          :args (vconcat args)
-                                         :directory (gptel-scope--directory-arg directory)
+                                         :directory dir
                                          :tool "run_command"))))
           (gptel-scope--run buffer once d (cons command args) timeout
                             (lambda ()
@@ -584,32 +794,38 @@ re-interpreted by a shell (C12)."
   "Return the list of commands allowed by the current buffer's scope (C11)."
   (condition-case err
       (progn
+        (gptel-scope--check-local)
         (gptel-scope-load-module)
-        (gptel-scope-module-list-commands (gptel-scope--request (current-buffer))))
+        (gptel-scope--result-text
+         (gptel-scope-module-list-commands (gptel-scope--request (current-buffer)))))
     (error (format "No commands are available: %s (%s)"
-                   (error-message-string err) (gptel-scope--error-reason err)))))
+                   (gptel-scope--error-message err) (gptel-scope--error-reason err)))))
 
 (defun gptel-scope--confirm-p (tool command directory)
   "Return non-nil when the scope's approval_policy wants TOOL's call confirmed.
-COMMAND runs in DIRECTORY.  `always' confirms every call, `mutating'
-the calls that need write scope, `never' none."
-  (ignore-errors
-    (gptel-scope-load-module)
-    (let ((policy (plist-get (gptel-scope-module-load-scope
-                              (gptel-scope--request (current-buffer)))
-                             :approval-policy)))
-      (pcase policy
-        ("always" t)
-        ("mutating"
-         (let ((d (if (equal tool "run_command")
-                      (gptel-scope-module-check-argv
-                       (gptel-scope--request (current-buffer) :command (car command)
-                                             :args (vconcat (cdr command))
-                                             :directory (gptel-scope--directory-arg directory)
-                                             :tool tool))
-                    (gptel-scope-check-bash-command command directory nil t))))
-           (or (equal (plist-get d :required-scope) "write")
-               (equal (plist-get d :category) "dangerous"))))))))
+COMMAND runs in DIRECTORY; for run_command it is (PROGRAM . ARGS), ARGS
+as gptel passes them.  `always' confirms every call, `mutating' the
+calls that need write scope, `never' none.  An error (a malformed
+argument, no scope) is signaled: gptel gets its :confirm function
+from `gptel-scope--confirm-function', which answers it."
+  (gptel-scope--check-local)
+  (gptel-scope-load-module)
+  (let ((policy (plist-get (gptel-scope-module-load-scope
+                            (gptel-scope--request (current-buffer)))
+                           :approval-policy)))
+    (pcase policy
+      ("always" t)
+      ("mutating"
+       (let ((d (if (equal tool "run_command")
+                    (gptel-scope-module-check-argv
+                     (gptel-scope--request (current-buffer)
+                                           :command (gptel-scope--string-arg "command" (car-safe command))
+                                           :args (vconcat (gptel-scope--args-list (cdr-safe command)))
+                                           :directory (gptel-scope--directory-arg directory)
+                                           :tool tool))
+                  (gptel-scope-check-bash-command command directory nil t))))
+         (or (equal (plist-get d :required-scope) "write")
+             (equal (plist-get d :category) "dangerous")))))))
 
 ;;;; Registration with gptel
 
@@ -633,9 +849,28 @@ gptel does from 0.9.9.3 on; before, any non-nil value confirms every call."
   (and (boundp 'gptel-version) (stringp gptel-version)
        (ignore-errors (version<= "0.9.9.3" gptel-version))))
 
+(defun gptel-scope--confirm-function (function)
+  "Return a tool's :confirm function for gptel: FUNCTION, made total.
+gptel calls it with the call's arguments, as the tool gets them, in
+the process sentinel of its request, where an error would leave the
+request waiting forever.  So it answers t or nil and never signals:
+FUNCTION's answer as a boolean; nil for a remote chat directory (the
+call is refused at once, and nothing is touched to read the policy),
+an invalid argument or another gptel-scope error, since the call then
+is refused with that error and runs nothing; t for any other error,
+so that the user is asked rather than a call run unconfirmed."
+  (lambda (&rest args)
+    (condition-case nil
+        (progn (gptel-scope--check-local)
+               (and (apply function args) t))
+      (gptel-scope-error nil)
+      (error t))))
+
 (defun gptel-scope--confirm-arg (function)
-  "Return the :confirm keyword and FUNCTION when gptel supports it, else nil."
-  (and (gptel-scope--confirm-functions-p) (list :confirm function)))
+  "Return :confirm and FUNCTION made total when gptel supports it, else nil.
+See `gptel-scope--confirm-function'."
+  (and (gptel-scope--confirm-functions-p)
+       (list :confirm (gptel-scope--confirm-function function))))
 
 (defun gptel-scope-tools-register-tools ()
   "Register run_bash_command, run_command and list_allowed_commands with gptel.
@@ -654,7 +889,7 @@ calls gptel asks you to confirm."
                '(:name "timeout" :type integer :optional t
                        :description "Seconds before the command is killed; omit to use the scope's timeout"))
    (gptel-scope--confirm-arg
-    (lambda (command directory &rest _)
+    (lambda (&optional command directory &rest _)
       (gptel-scope--confirm-p "run_bash_command" command directory))))
   (apply
    #'gptel-make-tool
@@ -669,8 +904,8 @@ calls gptel asks you to confirm."
                '(:name "timeout" :type integer :optional t
                        :description "Seconds before the program is killed; omit to use the scope's timeout"))
    (gptel-scope--confirm-arg
-    (lambda (command args directory &rest _)
-      (gptel-scope--confirm-p "run_command" (cons command (append args nil)) directory))))
+    (lambda (&optional command args directory &rest _)
+      (gptel-scope--confirm-p "run_command" (cons command args) directory))))
   (gptel-make-tool
    :name "list_allowed_commands" :category "scope"
    :function #'gptel-scope-list-allowed-commands
