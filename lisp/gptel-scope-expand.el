@@ -133,7 +133,7 @@ refused: nothing there can be added to a scope."
       (gptel-scope--check-local)
       (gptel-scope--string-arg "tool_name" tool-name)
       (gptel-scope--string-arg "resource" resource)
-      (gptel-scope--check-local (list (cons "resource" resource)))
+      (gptel-scope--check-local "resource" resource)
       (let ((reason (or (gptel-scope--arg "reason" reason 'string) "(no reason given)")))
         (if (equal (cdr (assoc tool-name gptel-scope-tool-validation)) "meta")
             (funcall once (gptel-scope--json

@@ -107,7 +107,7 @@ A remote chat directory or :path is refused before anything else."
     (gptel-scope--guard once op
       (gptel-scope--check-local)
       (let ((args (funcall make-args)))
-        (gptel-scope--check-local (list (cons "path" (plist-get args :path))))
+        (gptel-scope--check-local "path" (plist-get args :path))
         (gptel-scope-fs--run (current-buffer) once op args)))))
 
 (defun gptel-scope-fs--run (buffer callback op args)
@@ -257,7 +257,7 @@ A remote chat directory or path signals `gptel-scope-remote-directory'."
         (let ((v (plist-get args (car arg))))
           (dolist (path (if (or (vectorp v) (consp v)) (append v nil) (list v)))
             (when (and (stringp path) (not (string-empty-p path)))
-              (gptel-scope--check-local (list (cons (substring (symbol-name (car arg)) 1) path)))
+              (gptel-scope--check-local (substring (symbol-name (car arg)) 1) path)
               (let* ((access (symbol-name (cdr arg)))
                      (json (gptel-scope-fs-call
                             "check_path"

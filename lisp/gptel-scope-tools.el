@@ -489,26 +489,31 @@ A missing argument (nil, JSON null or false) is nil, unless REQUIRED.
 An optional blank string (and an empty array) counts as missing.
 Anything else signals `gptel-scope-invalid-argument', naming NAME and
 what TYPE is (`gptel-scope--invalid-arg')."
-  (let ((invalid (lambda () (gptel-scope--invalid-arg name type value))))
-    (cond
-     ((eq type 'boolean)
-      (cond ((or (gptel-scope--absent-p value) (equal value "false")) nil)
-            ((or (eq value t) (equal value "true")) t)
-            (t (funcall invalid))))
-     ((gptel-scope--absent-p value) (if required (funcall invalid) nil))
-     ((and (not required) (not (eq type 'text)) (stringp value) (string-blank-p value)) nil)
-     ((eq type 'string) (if (and (stringp value) (not (string-blank-p value))) value (funcall invalid)))
-     ((eq type 'text) (if (stringp value) value (funcall invalid)))
-     ((memq type '(integer natnum))
-      (let ((n (gptel-scope--integral value)))
-        (if (and n (or (eq type 'integer) (>= n 0))) n (funcall invalid))))
-     ((and (eq type 'string-or-strings) (stringp value)) value)
-     ((memq type '(strings string-or-strings))
-      (let ((l (gptel-scope--string-list value)))
-        (cond ((eq l 'invalid) (funcall invalid))
-              ((and (null l) required) (funcall invalid))
-              (t l))))
-     (t (error "Unknown argument type %S of %s" type name)))))
+  ;; Called for every argument of every call: it makes no Lisp data
+  ;; unless it converts the value or refuses it.
+  (cond
+   ((eq type 'boolean)
+    (cond ((or (gptel-scope--absent-p value) (equal value "false")) nil)
+          ((or (eq value t) (equal value "true")) t)
+          (t (gptel-scope--invalid-arg name type value))))
+   ((gptel-scope--absent-p value)
+    (if required (gptel-scope--invalid-arg name type value) nil))
+   ((and (not required) (not (eq type 'text)) (stringp value) (string-blank-p value)) nil)
+   ((eq type 'string)
+    (if (and (stringp value) (not (string-blank-p value)))
+        value
+      (gptel-scope--invalid-arg name type value)))
+   ((eq type 'text) (if (stringp value) value (gptel-scope--invalid-arg name type value)))
+   ((memq type '(integer natnum))
+    (let ((n (gptel-scope--integral value)))
+      (if (and n (or (eq type 'integer) (>= n 0))) n (gptel-scope--invalid-arg name type value))))
+   ((and (eq type 'string-or-strings) (stringp value)) value)
+   ((memq type '(strings string-or-strings))
+    (let ((l (gptel-scope--string-list value)))
+      (if (or (eq l 'invalid) (and (null l) required))
+          (gptel-scope--invalid-arg name type value)
+        l)))
+   (t (error "Unknown argument type %S of %s" type name))))
 
 (defun gptel-scope--string-arg (name value &optional allow-empty)
   "Return VALUE, the required argument NAME, if it is a string; else signal.
@@ -529,13 +534,13 @@ remote."
   "gptel-scope works on this machine only: its scope, its checks of paths and commands and its sandbox are local, and it never connects to another host, so nothing was run. Remote (TRAMP) directories are not supported. Tell the user: to work on that project, open the chat from a buffer of a local copy of it, or run Emacs with gptel-scope on that host."
   "What a refusal of a remote directory says is and is not supported.")
 
-(defun gptel-scope--check-local (&optional args)
+(defun gptel-scope--check-local (&optional name file)
   "Refuse a call that would work in a remote directory, before any connection.
 The buffer's `default-directory', `gptel-scope-directory' and
-`gptel-scope-file' are checked, then ARGS, a list of (NAME . VALUE),
-the file name arguments of the call (values that are not strings are
-left to their own checks).  Signal `gptel-scope-remote-directory'
-\(reason remote_directory) on the first that is remote."
+`gptel-scope-file' are checked, then FILE, the file name argument NAME
+of the call (a FILE that is not a string is left to its own checks).
+Signal `gptel-scope-remote-directory' (reason remote_directory) on
+the first that is remote."
   (let ((where (cond ((gptel-scope--remote-p default-directory)
                       (format "The chat's directory %s is on another host." default-directory))
                      ((gptel-scope--remote-p gptel-scope-directory)
@@ -543,11 +548,9 @@ left to their own checks).  Signal `gptel-scope-remote-directory'
                      ((gptel-scope--remote-p gptel-scope-file)
                       (format "The chat's scope document %s is on another host." gptel-scope-file))))
         (argument nil))
-    (unless where
-      (let ((arg (seq-find (lambda (a) (gptel-scope--remote-p (cdr a))) args)))
-        (when arg
-          (setq argument (car arg)
-                where (format "The argument `%s' names %s, on another host." (car arg) (cdr arg))))))
+    (when (and (not where) (gptel-scope--remote-p file))
+      (setq argument name
+            where (format "The argument `%s' names %s, on another host." name file)))
     (when where
       (signal 'gptel-scope-remote-directory
               (append (list (concat where " " gptel-scope--remote-advice))
@@ -560,7 +563,7 @@ against the buffer's `default-directory'; a remote one is refused
 \(`gptel-scope--check-local') before it is expanded."
   (let* ((name (or name "directory"))
          (dir (gptel-scope--arg name directory 'string t)))
-    (gptel-scope--check-local (list (cons name dir)))
+    (gptel-scope--check-local name dir)
     (directory-file-name (expand-file-name dir))))
 
 (defun gptel-scope--timeout-arg (timeout decision)
