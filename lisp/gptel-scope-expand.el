@@ -489,7 +489,7 @@ Lifted: call RETRY.  Denied: give CALLBACK the refusal."
    :name "request_scope_expansion" :category "scope" :async t
    :function #'gptel-scope-request-scope-expansion
    :description gptel-scope-request-scope-expansion-description
-   :args (list '(:name "tool_name" :type string
+   :args (gptel-scope--tool-args '(:name "tool_name" :type string
                        :description "The tool that was refused, e.g. run_bash_command")
                '(:name "resource" :type string
                        :description "What to allow: the command, path or pattern the refusal named")

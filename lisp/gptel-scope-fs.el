@@ -316,7 +316,7 @@ An error is signaled, for `gptel-scope--confirm-function' to answer."
            :name "read_file" :category "scope" :async t
            :function #'gptel-scope-read-file
            :description (gptel-scope-fs--description "read_file")
-           :args (list '(:name "path" :type string :description "The file: relative to the project root, or absolute")
+           :args (gptel-scope--tool-args '(:name "path" :type string :description "The file: relative to the project root, or absolute")
                        '(:name "offset" :type integer :optional t :description "First line, 0-based (default 0)")
                        '(:name "limit" :type integer :optional t :description "How many lines (default 400)")
                        '(:name "mode" :type string :enum ["slice" "indentation"] :optional t
@@ -326,7 +326,7 @@ An error is signaled, for `gptel-scope--confirm-function' to answer."
            :name "list_dir" :category "scope" :async t
            :function #'gptel-scope-list-dir
            :description (gptel-scope-fs--description "list_dir")
-           :args (list '(:name "path" :type string :optional t :description "The directory (default the project root)")
+           :args (gptel-scope--tool-args '(:name "path" :type string :optional t :description "The directory (default the project root)")
                        '(:name "depth" :type integer :optional t :description "Levels to descend (default 2)")
                        '(:name "offset" :type integer :optional t :description "Entries to skip (default 0)")
                        '(:name "limit" :type integer :optional t :description "Entries to show (default 200)"))
@@ -335,7 +335,7 @@ An error is signaled, for `gptel-scope--confirm-function' to answer."
            :name "grep_files" :category "scope" :async t
            :function #'gptel-scope-grep-files
            :description (gptel-scope-fs--description "grep_files")
-           :args (list '(:name "pattern" :type string :description "A regular expression")
+           :args (gptel-scope--tool-args '(:name "pattern" :type string :description "A regular expression")
                        '(:name "path" :type string :optional t :description "Where to search (default the project root)")
                        '(:name "include" :type string :optional t :description "A glob of the files to search, e.g. *.py")
                        '(:name "limit" :type integer :optional t :description "Most matches (default 200)"))
@@ -344,7 +344,7 @@ An error is signaled, for `gptel-scope--confirm-function' to answer."
            :name "apply_patch" :category "scope" :async t
            :function #'gptel-scope-apply-patch
            :description (gptel-scope-fs--description "apply_patch")
-           :args (list '(:name "patch" :type string :description "A unified diff or a *** Begin Patch envelope"))
+           :args (gptel-scope--tool-args '(:name "patch" :type string :description "A unified diff or a *** Begin Patch envelope"))
            (confirm "apply_patch"))
     (apply #'gptel-make-tool
            :name "get_system_info" :category "scope"

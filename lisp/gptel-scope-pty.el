@@ -592,7 +592,7 @@ to answer."
    :name "exec_command" :category "scope" :async t
    :function #'gptel-scope-exec-command
    :description gptel-scope-exec-command-description
-   :args (list '(:name "cmd" :type string :description "The bash command to start in a terminal")
+   :args (gptel-scope--tool-args '(:name "cmd" :type string :description "The bash command to start in a terminal")
                '(:name "workdir" :type string
                        :description "The directory to run it in (required): absolute, or relative to the project")
                '(:name "yield_time_ms" :type integer :optional t
@@ -607,7 +607,7 @@ to answer."
    :name "write_stdin" :category "scope" :async t
    :function #'gptel-scope-write-stdin
    :description gptel-scope-write-stdin-description
-   :args (list '(:name "session_id" :type integer :description "The session_id exec_command returned")
+   :args (gptel-scope--tool-args '(:name "session_id" :type integer :description "The session_id exec_command returned")
                '(:name "chars" :type string :optional t
                        :description "Characters to send, e.g. \"ls\\n\"; \"\\u0004\" is end of file, \"\\u0003\" interrupts; empty to poll")
                '(:name "yield_time_ms" :type integer :optional t

@@ -852,6 +852,12 @@ gptel does from 0.9.9.3 on; before, any non-nil value confirms every call."
   (and (boundp 'gptel-version) (stringp gptel-version)
        (ignore-errors (version<= "0.9.9.3" gptel-version))))
 
+(defun gptel-scope--tool-args (&rest args)
+  "Return ARGS, the argument specs of a tool, as a fresh copy for gptel.
+`gptel-make-tool' turns their :type symbols into strings in place, which
+must not happen to the constants of this code."
+  (copy-tree args t))
+
 (defun gptel-scope--confirm-function (function)
   "Return a tool's :confirm function for gptel: FUNCTION, made total.
 gptel calls it with the call's arguments, as the tool gets them, in
@@ -885,7 +891,7 @@ calls gptel asks you to confirm."
    :name "run_bash_command" :category "scope" :async t
    :function #'gptel-scope-run-bash-command
    :description gptel-scope-run-bash-command-description
-   :args (list '(:name "command" :type string
+   :args (gptel-scope--tool-args '(:name "command" :type string
                        :description "The bash command to run")
                '(:name "directory" :type string
                        :description "The directory to run it in (required): absolute, or relative to the project")
@@ -899,7 +905,7 @@ calls gptel asks you to confirm."
    :name "run_command" :category "scope" :async t
    :function #'gptel-scope-run-command
    :description gptel-scope-run-command-description
-   :args (list '(:name "command" :type string :description "The program to run, e.g. git")
+   :args (gptel-scope--tool-args '(:name "command" :type string :description "The program to run, e.g. git")
                '(:name "args" :type array :items (:type string)
                        :description "Its arguments, one string each, e.g. [\"log\", \"--oneline\", \"-n\", \"5\"]")
                '(:name "directory" :type string

@@ -81,14 +81,14 @@ As gptel 0.9.9.3 or later gets them, with :confirm functions."
 (defun gptel-scope-test--invoke (spec args &optional wait)
   "Call SPEC's function as gptel does with ARGS; return the list of results.
 An async tool gets a callback first; its results are collected for WAIT
-seconds after the first (0.05 by default), so a second answer shows.  A
+seconds after the first (0.02 by default), so a second answer shows.  A
 sync tool's return value is its one result."
   (if (plist-get spec :async)
       (let ((results nil))
         (apply (plist-get spec :function) (lambda (r) (push r results)) args)
         (with-timeout (20 (error "No answer from %s with %S" (plist-get spec :name) args))
           (while (not results) (accept-process-output nil 0.01)))
-        (let ((end (+ (float-time) (or wait 0.05))))
+        (let ((end (+ (float-time) (or wait 0.02))))
           (while (< (float-time) end) (accept-process-output nil 0.01)))
         (nreverse results))
     (list (apply (plist-get spec :function) args))))
