@@ -165,6 +165,8 @@ bench: module
 	@$(BENCH_CARGO) --bench truncate > target/bench-truncate.log 2>&1 || { cat target/bench-truncate.log; exit 1; }
 	@echo "emacs -f gptel-scope-bench-run > target/bench-emacs.log (byte-compiled)"
 	@rm -f lisp/gptel-scope-bench.elc; $(BATCH) -f batch-byte-compile lisp/gptel-scope-bench.el >/dev/null 2>&1; \
+	  if [ -x $(VENDOR)/unpack ]; then eval "$$($(VENDOR)/unpack $(DEPS) new)" || exit 1; \
+	  else echo "no $(VENDOR): the load-time row times gptel-scope without gptel"; fi; \
 	  $(BATCH) -l gptel-scope-bench -f gptel-scope-bench-run > target/bench-emacs.log 2>&1; \
 	  status=$$?; rm -f lisp/gptel-scope-bench.elc; if [ $$status -ne 0 ]; then cat target/bench-emacs.log; exit $$status; fi
 	@echo; echo "$$(nproc) cores, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1), $$($(EMACS) --version | head -1), $$(rustc --version)"
