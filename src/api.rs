@@ -123,12 +123,10 @@ static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, MatcherEntry>>> = Lazy::new(||
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
-    let loaded = config::load(&req.sources()?)?;
-    if req.check_trust {
-        let approved: Vec<(PathBuf, Option<String>)> =
-            req.sources.iter().filter_map(|s| s.file.as_ref().map(|f| (PathBuf::from(f), s.sha256.clone()))).collect();
-        crate::trust::verify(&loaded, &approved)?;
-    }
+    let approved: Option<Vec<(PathBuf, Option<String>)>> = req
+        .check_trust
+        .then(|| req.sources.iter().filter_map(|s| s.file.as_ref().map(|f| (PathBuf::from(f), s.sha256.clone()))).collect());
+    let loaded = config::load_approved(&req.sources()?, approved.as_deref())?;
     let home = req.home();
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
     let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone(), req.protect.clone());
@@ -162,9 +160,9 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
             "{e}. No scope applies here, so every tool is refused: ask the user to create a scope.yml (M-x gptel-scope-init)."
         ),
         ScopeError::InvalidConfig { .. } => format!("{e}. Nothing runs until the scope file is fixed; tell the user."),
-        ScopeError::UntrustedScope { file, .. } => format!(
-            "{e}. The scope document {file} applies only once the user has approved its content, so every tool is refused and nothing ran. Tell the user to review it and approve it with M-x gptel-scope-trust; request_scope_expansion cannot approve it, and no tool may change it."
-        ),
+        ScopeError::UntrustedScope { .. } => {
+            format!("{e}. Every tool is refused and nothing ran: tell the user. request_scope_expansion cannot approve it, and no tool may change it.")
+        }
         other => other.to_string(),
     };
     let reason = e.reason();

@@ -146,6 +146,13 @@ fn io_error(path: &Path, e: &std::io::Error) -> ScopeError {
 
 /// Loads and merges `sources` over the built-in defaults.
 pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
+    load_approved(sources, None)
+}
+
+/// [`load`], applying each scope document only when its content is the one `approved`
+/// gives for it ([`crate::trust::verify`]): an unapproved document is refused before its
+/// rules are even parsed.
+pub fn load_approved(sources: &[Source], approved: Option<&[(PathBuf, Option<String>)]>) -> Result<Arc<LoadedScope>> {
     if sources.is_empty() {
         return Err(ScopeError::NoScopeConfig(
             "no scope document applies: create a scope.yml in the project (M-x gptel-scope-init) or give the session an inline scope".into(),
@@ -162,6 +169,10 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
     if let Ok(mut cache) = CACHE.lock() {
         if let Some(hit) = cache.merged.get(&key).cloned() {
             cache.stats.hits += 1;
+            drop(cache);
+            if let Some(a) = approved {
+                crate::trust::verify(&hit, a)?;
+            }
             return Ok(hit);
         }
     }
@@ -172,7 +183,11 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
     for (source, st) in &key {
         let doc = match source {
             Source::File(p) | Source::Profile(p) => {
-                let (doc, hash) = document(p, *st)?;
+                let check = |hash: &str| match (source, approved) {
+                    (Source::File(f), Some(a)) => crate::trust::verify_one(f, hash, a),
+                    _ => Ok(()),
+                };
+                let (doc, hash) = document(p, *st, check)?;
                 if let Source::File(_) = source {
                     project_root = p.parent().map(Path::to_path_buf);
                     hashes.push((p.clone(), hash));
@@ -212,16 +227,19 @@ fn defaults_value() -> Result<Value> {
 
 /// A file's document and the SHA-256 of the bytes it was parsed from, from the cache when
 /// its stamp is unchanged. The file is read once: the bytes hashed are the bytes parsed.
-fn document(path: &Path, st: Stamp) -> Result<(Arc<Value>, Arc<str>)> {
+/// `check` judges the hash before anything is parsed.
+fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Result<(Arc<Value>, Arc<str>)> {
     if let Ok(cache) = CACHE.lock() {
         if let Some((s, v, h)) = cache.documents.get(path) {
             if *s == st {
+                check(h)?;
                 return Ok((v.clone(), h.clone()));
             }
         }
     }
     let bytes = std::fs::read(path).map_err(|e| io_error(path, &e))?;
     let hash: Arc<str> = Arc::from(crate::trust::sha256_hex(&bytes));
+    check(&hash)?;
     let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io { path: path.display().to_string(), message: format!("the file is not valid UTF-8 ({e})") })?;
     if let Ok(mut cache) = CACHE.lock() {
         cache.stats.file_reads += 1;

@@ -207,6 +207,12 @@ fn an_unapproved_document_is_not_applied() {
     assert_eq!(e.symbol(), "gptel-scope-untrusted-scope");
     let e = gptel_scope::sandbox::mounts_for_request(&json!({"check_trust": true, "sources": [{"file": doc}]}).to_string()).unwrap_err();
     assert_eq!(e.reason(), "untrusted_scope");
+    // An unapproved document is refused before its rules are parsed: a broken one too.
+    fs::write(p.doc(), "paths: [unclosed\n").expect("broken");
+    let v = api::check_command(&req(json!(good))).expect("decision");
+    assert_eq!(v["reason"], json!("untrusted_scope"), "{v}");
+    fs::write(p.doc(), SCOPE).expect("back");
+    assert_eq!(api::check_command(&req(json!(good))).expect("decision")["allowed"], json!(true));
     // Without check_trust (the command-line check, which names its file) it applies.
     assert_eq!(api::check_command(&json!({"command": "ls", "directory": p.root, "sources": [{"file": doc}]}).to_string()).expect("d")["allowed"], json!(true));
 }
