@@ -149,7 +149,7 @@ refused: nothing there can be added to a scope."
           (gptel-scope--enqueue (gptel-scope--make-request once tool-name resource reason))))))))
 
 (defun gptel-scope--rules-resource-p (resource)
-  "Return non-nil when RESOURCE names a file that holds rules.
+  "Return non-nil when RESOURCE is a file holding rules.
 A path named scope.yml, the document in effect, or one of
 `gptel-scope-protected-paths': no expansion may cover writing it."
   (let ((file (directory-file-name (expand-file-name resource))))

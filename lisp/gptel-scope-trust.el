@@ -87,7 +87,7 @@ A call under one of them is refused without asking again.")
 It returns non-nil when FILE's content is approved now.  Tests bind it.")
 
 (defun gptel-scope--trust-stamp (file)
-  "Return what tells whether FILE changed: its mtime, size and inode, or nil."
+  "Return the mtime, size and inode of FILE (nil when it is missing)."
   (let ((a (file-attributes file 'integer)))
     (and a (list (file-attribute-modification-time a) (file-attribute-size a)
                  (file-attribute-inode-number a)))))
@@ -121,7 +121,7 @@ reported once)."
     (cdr gptel-scope--trust-cache)))
 
 (defun gptel-scope-trust-generation ()
-  "Return a number that changes whenever an approval may have changed."
+  "Return the generation of the approvals: a new number after any change."
   (gptel-scope--trust-entries)
   gptel-scope--trust-generation)
 
