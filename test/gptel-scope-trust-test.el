@@ -123,6 +123,41 @@ The sandbox binds the document read-only inside the writable project."
       (should (member (expand-file-name "scope.yml" dir)
                       (plist-get (gptel-scope-sandbox-mounts) :protect))))))
 
+(ert-deftest gptel-scope-test-trust-a-terminal-session-cannot-write-a-document-in-the-sandbox ()
+  "Input typed into a session is not judged: the sandbox is the wall there."
+  (skip-unless (gptel-scope-test-bwrap-works-p))
+  (gptel-scope-test-with-project dir (replace-regexp-in-string
+                                      "safe_write: \\[" "safe_write: [bash, " gptel-scope-test--trust-scope t t)
+    (gptel-scope-test-in-chat dir
+      (let ((gptel-scope-sandbox 'bwrap) (gptel-scope-sandbox-program "bwrap")
+            (gptel-scope-pty--sessions (make-hash-table)))
+        (unwind-protect
+            (let* ((r (gptel-scope-test-call #'gptel-scope-exec-command "bash --norc" dir))
+                   (id (plist-get r :session_id))
+                   (out ""))
+              (should (integerp id))
+              (gptel-scope-test-call #'gptel-scope-write-stdin id
+                                     "echo 'x: 1' >> scope.yml; rm -f scope.yml; echo done > wrote.txt\n" 1000)
+              (with-timeout (10 (error "The session wrote nothing"))
+                (while (not (file-exists-p (expand-file-name "wrote.txt" dir)))
+                  (setq out (concat out (plist-get (gptel-scope-test-call #'gptel-scope-write-stdin id "" 200)
+                                                   :output)))))
+              (gptel-scope-test-call #'gptel-scope-write-stdin id "" 300 nil t)
+              (should (equal (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))
+                             (replace-regexp-in-string "safe_write: \\[" "safe_write: [bash, "
+                                                       gptel-scope-test--trust-scope t t))))
+          (gptel-scope-pty-close-all))))))
+
+(ert-deftest gptel-scope-test-trust-guarded-tools-cannot-write-a-document ()
+  "Other tools held to the scope (MCP file tools) cannot write one either."
+  (gptel-scope-test-with-trust-project dir
+    (let ((gptel-scope-guarded-tools '(("mcp_write" (:path . write)) ("mcp_read" (:path . read)))))
+      (let* ((blocked (gptel-scope-guard-tool-call '(:name "mcp_write" :args (:path "scope.yml"))))
+             (r (gptel-scope-test-parse (plist-get blocked :block))))
+        (should (equal (plist-get r :reason) "scope_document")))
+      (should-not (gptel-scope-guard-tool-call '(:name "mcp_write" :args (:path "a.txt"))))
+      (should-not (gptel-scope-guard-tool-call '(:name "mcp_read" :args (:path "scope.yml")))))))
+
 (ert-deftest gptel-scope-test-trust-reading-a-scope-document-is-allowed ()
   (gptel-scope-test-with-trust-project dir
     (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "cat scope.yml | head -1" dir)))
