@@ -71,9 +71,16 @@ refused with untrusted_scope and you approve with \\[gptel-scope-trust]."
   :group 'gptel-scope)
 
 (defvar gptel-scope--trust-cache nil
-  "The trust list as last read: (ATTRIBUTES . ENTRIES).
-ATTRIBUTES are the file's modification time, size and inode; ENTRIES
+  "The trust list as last read: (FILE TIME ATTRIBUTES . ENTRIES).
+FILE is `gptel-scope-trust-file' then, TIME when the file was last
+looked at, ATTRIBUTES its modification time, size and inode; ENTRIES
 a list of (TRUENAME :sha256 HASH :content TEXT :time TIME).")
+
+(defconst gptel-scope--trust-recheck 1.0
+  "Seconds during which the trust list's file is not looked at again.
+A change this Emacs makes is seen at once; one made by another Emacs
+within this delay.  (The module checks each document's content at
+every call whatever this says.)")
 
 (defvar gptel-scope--trust-generation 0
   "Incremented each time the trust list is read or written in this session.")
@@ -113,12 +120,19 @@ reported once)."
              nil))))
 
 (defun gptel-scope--trust-entries ()
-  "Return the trust list's entries, read again when the file changed."
-  (let ((stamp (gptel-scope--trust-stamp gptel-scope-trust-file)))
-    (unless (and gptel-scope--trust-cache (equal (car gptel-scope--trust-cache) stamp))
-      (setq gptel-scope--trust-cache (cons stamp (gptel-scope--trust-read))
-            gptel-scope--trust-generation (1+ gptel-scope--trust-generation)))
-    (cdr gptel-scope--trust-cache)))
+  "Return the trust list's entries, read again when the file changed.
+The file is looked at again after `gptel-scope--trust-recheck' seconds."
+  (let ((c gptel-scope--trust-cache)
+        (now (float-time)))
+    (unless (and c (equal (car c) gptel-scope-trust-file)
+                 (< (- now (nth 1 c)) gptel-scope--trust-recheck))
+      (let ((stamp (gptel-scope--trust-stamp gptel-scope-trust-file)))
+        (if (and c (equal (car c) gptel-scope-trust-file) (equal (nth 2 c) stamp))
+            (setcar (cdr c) now)
+          (setq gptel-scope--trust-cache
+                (cons gptel-scope-trust-file (cons now (cons stamp (gptel-scope--trust-read))))
+                gptel-scope--trust-generation (1+ gptel-scope--trust-generation)))))
+    (nthcdr 3 gptel-scope--trust-cache)))
 
 (defun gptel-scope-trust-generation ()
   "Return the generation of the approvals: a new number after any change."
