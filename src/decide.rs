@@ -732,7 +732,29 @@ impl<'a> Judge<'a> {
         let long = |l: &str| flags.iter().any(|f| *f == l || f.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
         let hard_link = (base == "ln" && !short('s') && !long("--symbolic")) || (base == "cp" && (short('l') || long("--link")));
         let n = files.len();
-        let into_dir = matches!(kind, OperandKind::LastWrite | OperandKind::AllWrite) && n > 1;
+        // `cp -t DIR FILE...`: each file lands in DIR under its own name.
+        let mut target_dir: Option<&str> = None;
+        for (k, w) in rest.iter().enumerate() {
+            match w.exact() {
+                Some("--") => break,
+                Some("-t") => target_dir = rest.get(k + 1).and_then(|v| v.value.as_deref()),
+                Some(s) if s.starts_with("--target-directory=") => target_dir = Some(&s["--target-directory=".len()..]),
+                Some(s) if s.starts_with("-t") && s.len() > 2 && matches!(base, "cp" | "mv" | "ln" | "install") => target_dir = Some(&s[2..]),
+                _ => {}
+            }
+        }
+        if let Some(dir) = target_dir.filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
+            for d in cwds {
+                let into = d.join(dir);
+                for src in files.iter() {
+                    if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
+                        let dest = into.join(name).to_string_lossy().into_owned();
+                        self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, into {dir}"), true);
+                    }
+                }
+            }
+        }
+        let into_dir = matches!(kind, OperandKind::LastWrite | OperandKind::AllWrite) && n > 1 && target_dir.is_none();
         let removes = matches!(kind, OperandKind::Write | OperandKind::AllWrite);
         for (k, f) in files.iter().enumerate() {
             let Some(v) = f.value.as_deref() else { continue };
@@ -1146,7 +1168,61 @@ impl<'a> Judge<'a> {
             self.argv(&echo, cwds, &v, context, replace);
             return;
         }
-        self.argv(&args[i..], cwds, &v, context, replace);
+        if self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace)) {
+            // The paths come from the input: any file of the write scope.
+            let writable = self.ctx.matcher.protected().iter().find(|p| self.ctx.matcher.in_write_scope(p)).cloned();
+            if let Some(doc) = writable {
+                let name = args[i].display();
+                self.violate(
+                    "scope_document",
+                    format!(
+                        "{} (`xargs {name}` writes paths read from its input, which the engine cannot see, and the write scope holds it: pass the paths as arguments)",
+                        paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy())
+                    ),
+                    Some(label.to_string()),
+                    doc.to_string_lossy().into_owned(),
+                    "path",
+                    Some(Access::Write),
+                );
+            }
+        }
+    }
+
+    /// Runs `judge` and says whether what it judged needs write scope.
+    fn writes(&mut self, judge: impl FnOnce(&mut Self)) -> bool {
+        let before = self.max_access.take();
+        judge(self);
+        let wrote = self.max_access == Some(Access::Write);
+        if let Some(b) = before {
+            self.need(b);
+        }
+        wrote
+    }
+
+    /// A write to files the command finds or reads at run time, under `starts` (resolved
+    /// from each of `cwds`): refused when a protected file lies there.
+    fn unseen_writes_under(&mut self, starts: &[WordInfo], cwds: &[PathBuf], what: &str, label: &str) {
+        for st in starts {
+            let Some(v) = st.value.as_deref() else { continue };
+            for d in cwds {
+                let r = paths::resolve(&d.join(v));
+                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target).cloned());
+                if let Some(doc) = hit {
+                    self.violate(
+                        "scope_document",
+                        format!(
+                            "{} ({what}, which the engine cannot see, under {}: start it where no scope document lies, or name the files)",
+                            paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
+                            r.target.display()
+                        ),
+                        Some(label.to_string()),
+                        doc.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Write),
+                    );
+                }
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1304,8 +1380,9 @@ impl<'a> Judge<'a> {
                 v.push(format!("find {s}"));
                 if inner.is_empty() {
                     self.violate("parse_error", format!("`find {s}` without a command"), Some(label.to_string()), "find".into(), "command", None);
-                } else {
-                    self.argv(inner, cwds, &v, "top_level", false);
+                } else if self.writes(|me| me.argv(inner, cwds, &v, "top_level", false)) {
+                    let what = format!("`find {s} {}` writes the files find finds", inner.first().map(WordInfo::display).unwrap_or_default());
+                    self.unseen_writes_under(&starts, cwds, &what, label);
                 }
                 i = end + 1;
                 continue;
@@ -1314,6 +1391,7 @@ impl<'a> Judge<'a> {
                 for st in &starts {
                     self.path_effect(st, Access::Write, cwds, "find -delete", true);
                 }
+                self.unseen_writes_under(&starts, cwds, "`find -delete` removes the files find finds", label);
             }
             if WITH_ARG.contains(&s) || s.starts_with("-newer") && s.len() == 8 {
                 i += 2;

@@ -680,6 +680,11 @@ impl Matcher {
         self
     }
 
+    /// Whether a write pattern covers `p` (deny patterns and protection aside).
+    pub fn in_write_scope(&self, p: &Path) -> bool {
+        self.write.first_match(p).is_some()
+    }
+
     /// The protected paths (as given and resolved).
     pub fn protected(&self) -> &[PathBuf] {
         &self.protected
