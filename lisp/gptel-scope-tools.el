@@ -160,12 +160,40 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
            (let ((preset (expand-file-name "preset.md" (file-name-directory buffer-file-name))))
              (and (file-exists-p preset) preset)))))))
 
+(defvar-local gptel-scope--document-in-use nil
+  "The scope document this buffer's tool calls last ran under, or nil.")
+
+(defun gptel-scope--document-checked (doc)
+  "Return DOC, the scope document of the current buffer now.
+When the document its calls ran under is gone (removed or moved) and
+other rules would apply instead (another document, or inline scope
+alone), signal `gptel-scope-untrusted-scope': a tool could have removed
+it to fall back on wider rules.  `gptel-scope-trust' lifts this."
+  (let ((used gptel-scope--document-in-use))
+    (when (and used (not (equal used doc)) (not (file-exists-p used))
+               (or doc gptel-scope gptel-scope-inline))
+      (signal 'gptel-scope-untrusted-scope
+              (list (format "untrusted_scope: the scope document %s this chat ran under is gone (removed or moved), and %s would apply instead. Nothing runs until the user reviews the rules that apply now and approves them (M-x gptel-scope-trust); tell the user"
+                            used (if doc (format "the scope document %s" doc) "the preset's inline scope alone")))))
+    (when doc (setq gptel-scope--document-in-use doc))
+    doc))
+
+(defun gptel-scope--forget-vanished-documents ()
+  "Let the buffers whose scope document vanished take the rules that apply now.
+Run by `gptel-scope-trust': the user has reviewed the rules."
+  (dolist (b (buffer-list))
+    (let ((used (buffer-local-value 'gptel-scope--document-in-use b)))
+      (when (and used (not (file-exists-p used)))
+        (with-current-buffer b (setq gptel-scope--document-in-use nil))))))
+
+(add-hook 'gptel-scope-trust-functions #'gptel-scope--forget-vanished-documents)
+
 (defun gptel-scope-sources (&optional buffer)
   "Return the scope sources of BUFFER, a vector for the module.
 The document comes with the SHA-256 of the content the user approved
 \(:null when none): the module applies it only with that content."
   (with-current-buffer (or buffer (current-buffer))
-    (let ((doc (gptel-scope-document)))
+    (let ((doc (gptel-scope--document-checked (gptel-scope-document))))
       (vconcat (delq nil (list (gptel-scope--inline-source gptel-scope "preset :scope")
                                (gptel-scope--inline-source gptel-scope-inline "gptel-scope-inline")
                                (and doc (list :file doc
@@ -255,7 +283,7 @@ project root, as `gptel-scope--request' sends them.  It is made again
 only when one of them changed: every call looks for the document and
 compares the rest."
   (with-current-buffer buffer
-    (let* ((doc (gptel-scope-document))
+    (let* ((doc (gptel-scope--document-checked (gptel-scope-document)))
            (c gptel-scope--scope-json)
            ;; `expand-file-name' of ~ is asked again only when HOME changed.
            (entry (gptel-scope--home-entry))
@@ -403,7 +431,8 @@ else, which no tool should answer, becomes an error result."
   "Return the message of the error ERR for the model.
 An invalid argument or a remote directory is its own sentence; other
 errors are their `error-message-string'."
-  (if (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory))
+  (if (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory
+                             gptel-scope-untrusted-scope))
            (consp (cdr err)) (stringp (cadr err)))
       (cadr err)
     (error-message-string err)))

@@ -89,6 +89,9 @@ every call whatever this says.)")
   "Documents the user declined to approve in this session: (TRUENAME . HASH).
 A call under one of them is refused without asking again.")
 
+(defvar gptel-scope-trust-functions nil
+  "Functions called with no argument after the user approved a document.")
+
 (defvar gptel-scope-trust-asker #'gptel-scope--trust-ask
   "Function (FILE) asking the user to approve FILE at a refused call.
 It returns non-nil when FILE's content is approved now.  Tests bind it.")
@@ -205,6 +208,7 @@ The approval replaces any earlier one of FILE.  Return the hash."
                          :time (format-time-string "%FT%T%z")))))
     (setq gptel-scope--trust-declined
           (seq-remove (lambda (d) (equal (car d) truename)) gptel-scope--trust-declined))
+    (run-hooks 'gptel-scope-trust-functions)
     hash))
 
 (defun gptel-scope--trust-review-buffer (file bytes)

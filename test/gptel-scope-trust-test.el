@@ -158,6 +158,29 @@ The sandbox binds the document read-only inside the writable project."
       (should-not (gptel-scope-guard-tool-call '(:name "mcp_write" :args (:path "a.txt"))))
       (should-not (gptel-scope-guard-tool-call '(:name "mcp_read" :args (:path "scope.yml")))))))
 
+(ert-deftest gptel-scope-test-trust-a-vanished-document-does-not-fall-back-on-wider-rules ()
+  "Removing the session's document (by any route) does not hand the chat to the one above."
+  (gptel-scope-test-with-trust-project outer
+    (let ((inner (expand-file-name "sub/" outer)))
+      (gptel-scope-test-write-scope (expand-file-name "scope.yml" inner)
+                                    "paths:\n  read: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls]\n")
+      (gptel-scope-test-in-chat inner
+        (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "touch x" inner) :reason)
+                       "command_not_allowed"))
+        ;; Gone, say through a program the engine could not see into.
+        (delete-file (expand-file-name "scope.yml" inner))
+        (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch x" inner)))
+          (should (equal (plist-get r :reason) "untrusted_scope"))
+          (should (string-match-p "this chat ran under is gone" (plist-get r :message)))
+          (should (string-match-p (regexp-quote (expand-file-name "scope.yml" outer)) (plist-get r :message))))
+        (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-read-file "a.txt") :reason)
+                       "untrusted_scope"))
+        (should-not (file-exists-p (expand-file-name "x" inner)))
+        ;; The user reviews the rules that apply now and approves them.
+        (gptel-scope-trust (expand-file-name "scope.yml" outer))
+        (should (eq (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "touch x" inner) :success) t))
+        (should (file-exists-p (expand-file-name "x" inner)))))))
+
 (ert-deftest gptel-scope-test-trust-reading-a-scope-document-is-allowed ()
   (gptel-scope-test-with-trust-project dir
     (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "cat scope.yml | head -1" dir)))
