@@ -317,6 +317,7 @@ A buffer visiting scope.yml, preset.md or a document already in the
 trust list is the user's own edit: the bytes on disk are approved when
 they are this buffer's text."
   (when (and buffer-file-name
+             (not (file-remote-p buffer-file-name))
              (or (gptel-scope--scope-document-name-p buffer-file-name)
                  (assoc (gptel-scope--trust-truename buffer-file-name) (gptel-scope--trust-entries))))
     (condition-case err
