@@ -702,6 +702,10 @@ A brief refusal has its answer written now, from its :refusal."
                          :tool (or (plist-get decision :tool) :null)
                          :message (or (plist-get decision :message) "The call was refused."))))
 
+(defvar gptel-scope--trust-retrying nil
+  "Non-nil while a call runs again after its scope document was approved.
+It is not offered for approval a second time.")
+
 (defun gptel-scope--refuse (buffer callback decision &optional retry)
   "Answer the refusal DECISION: remember it in BUFFER, then ask or tell.
 With RETRY, a function running the call again, and
@@ -719,10 +723,6 @@ else CALLBACK receives the refusal's JSON."
          (gptel-scope--askable-p decision))
     (funcall gptel-scope--denial-handler buffer decision retry callback))
    (t (funcall callback (gptel-scope--denial-json decision)))))
-
-(defvar gptel-scope--trust-retrying nil
-  "Non-nil while a call runs again after its scope document was approved.
-It is not offered for approval a second time.")
 
 (defun gptel-scope--event-scope (event)
   "Return the scope document of EVENT's call and whether it is approved.

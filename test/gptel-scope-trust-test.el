@@ -252,6 +252,14 @@ The sandbox binds the document read-only inside the writable project."
                          "untrusted_scope"))
           (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-read-file "a.txt") :reason)
                          "untrusted_scope")))
+        (should (equal asked (list file file)))
+        ;; An asker that says yes without approving is asked once; the call is refused.
+        (setq asked nil)
+        (let ((gptel-scope-trust-asker (lambda (f) (push f asked) t)))
+          (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "echo hi" dir) :reason)
+                         "untrusted_scope"))
+          (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-read-file "a.txt") :reason)
+                         "untrusted_scope")))
         (should (equal asked (list file file)))))))
 
 (ert-deftest gptel-scope-test-trust-batch-emacs-never-asks ()
