@@ -115,24 +115,35 @@ pub struct Prepared {
     pub home: Option<PathBuf>,
 }
 
-type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>, Vec<String>);
-/// A compiled matcher with the scope it was compiled from (kept alive by it).
-type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>);
+/// Scope, home, root, and a hash of the protected paths (the entry holds them, compared on
+/// a hit: a decision copies no list to look its matcher up).
+type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>, u64);
+/// A compiled matcher with the scope it was compiled from (kept alive by it) and the
+/// protected paths it was compiled with.
+type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>, Vec<String>);
 /// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
 static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| Mutex::new(FxHashMap::default()));
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
-    let approved: Option<Vec<(PathBuf, Option<String>)>> = req
+    let approved: Option<Vec<(&Path, Option<&str>)>> = req
         .check_trust
-        .then(|| req.sources.iter().filter_map(|s| s.file.as_ref().map(|f| (PathBuf::from(f), s.sha256.clone()))).collect());
+        .then(|| req.sources.iter().filter_map(|s| s.file.as_deref().map(|f| (Path::new(f), s.sha256.as_deref()))).collect());
     let loaded = config::load_approved(&req.sources()?, approved.as_deref())?;
     let home = req.home();
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
-    let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone(), req.protect.clone());
+    let protect_hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::fxhash::FxHasher::default();
+        req.protect.hash(&mut h);
+        h.finish()
+    };
+    let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone(), protect_hash);
     if let Ok(cache) = MATCHERS.lock() {
-        if let Some((_, m)) = cache.get(&key) {
-            return Ok(Prepared { loaded, matcher: m.clone(), home });
+        if let Some((_, m, protect)) = cache.get(&key) {
+            if *protect == req.protect {
+                return Ok(Prepared { loaded, matcher: m.clone(), home });
+            }
         }
     }
     let matcher = Matcher::new(&loaded.scope.paths, home.as_deref(), root.as_deref()).map_err(|e| ScopeError::InvalidConfig {
@@ -148,7 +159,7 @@ pub fn prepare(req: &Request) -> Result<Prepared> {
         if cache.len() > 64 {
             cache.clear();
         }
-        cache.insert(key, (loaded.clone(), matcher.clone()));
+        cache.insert(key, (loaded.clone(), matcher.clone(), req.protect.clone()));
     }
     Ok(Prepared { loaded, matcher, home })
 }

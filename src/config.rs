@@ -152,7 +152,7 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
 /// [`load`], applying each scope document only when its content is the one `approved`
 /// gives for it ([`crate::trust::verify`]): an unapproved document is refused before its
 /// rules are even parsed.
-pub fn load_approved(sources: &[Source], approved: Option<&[(PathBuf, Option<String>)]>) -> Result<Arc<LoadedScope>> {
+pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>)]>) -> Result<Arc<LoadedScope>> {
     if sources.is_empty() {
         return Err(ScopeError::NoScopeConfig(
             "no scope document applies: create a scope.yml in the project (M-x gptel-scope-init) or give the session an inline scope".into(),

@@ -9,7 +9,7 @@
 //! another program or a `git pull`, is refused ([`crate::ScopeError::UntrustedScope`]) and
 //! nothing runs under it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
@@ -33,7 +33,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// approved: `approved` gives, for each document the request named, the approved hash (or
 /// `None` when the user approved none). A document with no entry in `approved` is refused
 /// too: only what the request vouches for applies.
-pub fn verify(loaded: &LoadedScope, approved: &[(PathBuf, Option<String>)]) -> Result<()> {
+pub fn verify(loaded: &LoadedScope, approved: &[(&Path, Option<&str>)]) -> Result<()> {
     for (file, hash) in &loaded.hashes {
         verify_one(file, hash, approved)?;
     }
@@ -41,8 +41,8 @@ pub fn verify(loaded: &LoadedScope, approved: &[(PathBuf, Option<String>)]) -> R
 }
 
 /// Checks one document, `file` whose bytes hash to `hash`, against `approved`.
-pub fn verify_one(file: &Path, hash: &str, approved: &[(PathBuf, Option<String>)]) -> Result<()> {
-    let want = approved.iter().find(|(f, _)| f == file).and_then(|(_, h)| h.as_deref());
+pub fn verify_one(file: &Path, hash: &str, approved: &[(&Path, Option<&str>)]) -> Result<()> {
+    let want = approved.iter().find(|(f, _)| *f == file).and_then(|(_, h)| *h);
     match want {
         Some(w) if w.eq_ignore_ascii_case(hash) => Ok(()),
         _ => Err(ScopeError::UntrustedScope { file: file.display().to_string(), sha256: hash.to_string(), approved: want.map(str::to_string) }),
