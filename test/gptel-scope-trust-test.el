@@ -262,6 +262,24 @@ The sandbox binds the document read-only inside the writable project."
                          "untrusted_scope")))
         (should (equal asked (list file file)))))))
 
+(ert-deftest gptel-scope-test-trust-the-review-shows-what-changed ()
+  "The question shows a new document whole, and a changed one as a diff."
+  (gptel-scope-test-with-project dir nil
+    (let ((file (expand-file-name "scope.yml" dir)))
+      (with-temp-file file (insert gptel-scope-test--trust-scope))
+      (with-current-buffer (gptel-scope--trust-review-buffer file (gptel-scope--file-bytes file))
+        (should (string-match-p "is a scope document you have not approved" (buffer-string)))
+        (should (string-match-p (regexp-quote gptel-scope-test--trust-scope) (buffer-string))))
+      (gptel-scope-trust file)
+      (with-temp-file file
+        (insert (replace-regexp-in-string "read_only: \\[ls, cat, head\\]" "read_only: [ls, cat, head, rm]"
+                                          gptel-scope-test--trust-scope)))
+      (skip-unless (executable-find "diff"))
+      (with-current-buffer (gptel-scope--trust-review-buffer file (gptel-scope--file-bytes file))
+        (should (string-match-p "changed since you approved it" (buffer-string)))
+        (should (string-match-p "^-    read_only: \\[ls, cat, head\\]$" (buffer-string)))
+        (should (string-match-p "^\\+    read_only: \\[ls, cat, head, rm\\]$" (buffer-string)))))))
+
 (ert-deftest gptel-scope-test-trust-batch-emacs-never-asks ()
   (gptel-scope-test-with-project dir nil
     (with-temp-file (expand-file-name "scope.yml" dir) (insert gptel-scope-test--trust-scope))
