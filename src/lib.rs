@@ -27,3 +27,4 @@ pub mod truncate;
 pub mod edit;
 pub mod fs;
 pub mod sandbox;
+pub mod trust;
