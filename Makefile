@@ -207,18 +207,15 @@ test-install:
 # Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
 # flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= decide patch fastparse yaml
+FUZZ_TARGETS ?= decide patch
 FUZZ_FLAGS   ?= -s none
 
 fuzz-seeds:
-	@mkdir -p fuzz/corpus/decide fuzz/corpus/patch fuzz/corpus/fastparse
-	@if [ -z "$$(ls -A fuzz/corpus/fastparse)" ]; then \
-	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/fastparse/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
-	    tests/corpus/attacks-extra.tsv tests/corpus/attacks.tsv; \
-	  printf 'git commit -m "$$(cat <<'"'"'EOF'"'"'\nmsg it'"'"'s (x)\nEOF\n)" && git log -1 2>&1 | tail -n 3\n' > fuzz/corpus/fastparse/heredoc; fi
+	@mkdir -p fuzz/corpus/decide fuzz/corpus/patch
 	@if [ -z "$$(ls -A fuzz/corpus/decide)" ]; then \
 	  awk -F'\t' 'FNR > 1 && $$2 != "" { f = sprintf("fuzz/corpus/decide/seed-%s", $$1); printf "%s", $$2 > f; close(f) }' \
-	    tests/corpus/attacks-extra.tsv tests/corpus/attacks.tsv; fi
+	    tests/corpus/attacks-extra.tsv tests/corpus/attacks.tsv; \
+	  printf 'git commit -m "$$(cat <<'"'"'EOF'"'"'\nmsg it'"'"'s (x)\nEOF\n)" && git log -1 2>&1 | tail -n 3\n' > fuzz/corpus/decide/heredoc; fi
 	@if [ -z "$$(ls -A fuzz/corpus/patch)" ]; then \
 	  printf -- '--- a/src/a\n+++ b/src/a\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' > fuzz/corpus/patch/unified; \
 	  printf -- '*** Begin Patch\n*** Add File: src/n\n+new\n*** Update File: src/x\n*** Move to: src/y\n@@\n-x\n+X\n*** End of File\n*** Delete File: src/a\n*** End Patch\n' > fuzz/corpus/patch/envelope; \

@@ -4,7 +4,7 @@
 //! A request names the scope sources in order (`{"file": ...}`, `{"profile": ...}`,
 //! `{"inline": ..., "name": ...}`); the built-in defaults always come first.
 
-use crate::fxhash::FxHashMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -122,7 +122,7 @@ type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>, u64);
 /// protected paths it was compiled with.
 type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>, Vec<String>);
 /// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
-static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| Mutex::new(FxHashMap::default()));
+static MATCHERS: Lazy<Mutex<HashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
@@ -134,7 +134,7 @@ pub fn prepare(req: &Request) -> Result<Prepared> {
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
     let protect_hash = {
         use std::hash::{Hash, Hasher};
-        let mut h = crate::fxhash::FxHasher::default();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
         req.protect.hash(&mut h);
         h.finish()
     };

@@ -2,7 +2,7 @@
 //! `scope.yml` or `preset.md`, deep-merged in that order, strictly validated, cached by path
 //! and modification time.
 
-use crate::fxhash::FxHashMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -48,8 +48,7 @@ pub struct CacheStats {
     /// Loads answered without reading any file.
     pub hits: u64,
     /// Times a document's stamp (modification time, length, inode, change time) was asked of
-    /// the file system; a document in a watched directory is not asked again while nothing
-    /// changed it ([`crate::fswatch`]).
+    /// the file system: once per document per load.
     pub stamps_read: u64,
 }
 
@@ -72,51 +71,20 @@ struct Stamp {
 const RACY: std::time::Duration = std::time::Duration::from_secs(2);
 
 struct Cache {
-    documents: FxHashMap<PathBuf, (Stamp, Arc<Value>, Arc<str>)>,
-    merged: FxHashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
+    documents: HashMap<PathBuf, (Stamp, Arc<Value>, Arc<str>)>,
+    merged: HashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
     stats: CacheStats,
 }
 
 static CACHE: Lazy<Mutex<Cache>> =
-    Lazy::new(|| Mutex::new(Cache { documents: FxHashMap::default(), merged: FxHashMap::default(), stats: CacheStats::default() }));
+    Lazy::new(|| Mutex::new(Cache { documents: HashMap::default(), merged: HashMap::default(), stats: CacheStats::default() }));
 
 /// The cache counters so far.
 pub fn cache_stats() -> CacheStats {
     CACHE.lock().map(|c| c.stats).unwrap_or_default()
 }
 
-thread_local! {
-    /// The stamps of scope documents in watched directories, with the
-    /// [`crate::fswatch::generation`] they were taken in: while it is the same, nothing
-    /// changed the file, and its stamp is not asked for again.
-    static STAMPS: std::cell::RefCell<FxHashMap<PathBuf, (u64, Stamp)>> = std::cell::RefCell::new(FxHashMap::default());
-}
-
 fn stamp(path: &Path) -> Result<Stamp> {
-    let generation = crate::fswatch::generation();
-    if let Some(g) = generation {
-        if let Some(st) = STAMPS.with(|s| s.borrow().get(path).filter(|(sg, _)| *sg == g).map(|(_, st)| *st)) {
-            return Ok(st);
-        }
-    }
-    // The watch comes first: a change after it is reported, one before it is seen below.
-    let watched = generation.is_some() && crate::paths::watch_file(path);
-    let st = read_stamp(path)?;
-    if watched && !st.racy {
-        if let Some(g) = crate::fswatch::generation() {
-            STAMPS.with(|s| {
-                let mut s = s.borrow_mut();
-                if s.len() >= 64 {
-                    s.clear();
-                }
-                s.insert(path.to_path_buf(), (g, st));
-            });
-        }
-    }
-    Ok(st)
-}
-
-fn read_stamp(path: &Path) -> Result<Stamp> {
     if let Ok(mut cache) = CACHE.lock() {
         cache.stats.stamps_read += 1;
     }
@@ -284,9 +252,6 @@ pub fn front_matter(text: &str) -> Option<(&str, usize)> {
 fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     let value: Value = if text.trim().is_empty() {
         Value::Mapping(Mapping::new())
-    } else if let Some(v) = crate::yaml_fast::parse(text) {
-        // The common shapes of a scope document, read without libyaml (same value).
-        v
     } else {
         serde_yaml::from_str(text).map_err(|e| invalid(name, &e, line_offset))?
     };

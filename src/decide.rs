@@ -198,7 +198,7 @@ impl Category {
 /// Decides on a shell command run in `directory` (absolute; resolved here through symlinks).
 pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
     let _memo = paths::memo();
-    let dir = paths::resolve_workdir(directory).target;
+    let dir = paths::resolve(directory).target;
     let flat = shell::flatten(command, &dir, ctx.home);
     let mut j = Judge::new(ctx, command, &dir);
     j.flat(&flat, &[]);
@@ -208,7 +208,7 @@ pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
 /// Decides on an argv-form command (`run_command`): no shell, the words are literal.
 pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, platform: Platform) -> Decision {
     let _memo = paths::memo();
-    let dir = paths::resolve_workdir(directory).target;
+    let dir = paths::resolve(directory).target;
     let display = std::iter::once(program.to_string())
         .chain(args.iter().map(|a| shell_words::quote(a).into_owned()))
         .collect::<Vec<_>>()

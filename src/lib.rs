@@ -12,12 +12,8 @@ pub use error::{Result, ScopeError};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub mod config;
-pub mod yaml_fast;
-pub mod fxhash;
 pub mod paths;
-pub mod fswatch;
 pub mod shell;
-pub mod fastparse;
 pub mod rules;
 pub mod decide;
 pub mod api;

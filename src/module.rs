@@ -5,10 +5,9 @@
 //! string. Errors are signals of `gptel-scope-*` error symbols with the message and, for
 //! configuration errors, `:file`, `:line` and `:key`.
 //!
-//! What it costs Emacs is kept small: a string argument is copied once (its size asked of
-//! `string-bytes` first), keywords and the symbols `t` and `nil` are interned once, when the
-//! module loads, and the decision `run_bash_command` asks for comes back in brief, built
-//! straight from the engine's result.
+//! Keywords and the symbols `t` and `nil` are interned once, when the module loads; the
+//! decision `run_bash_command` asks for comes back in brief, built straight from the
+//! engine's result.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -53,7 +52,6 @@ emacs::use_symbols! {
 }
 
 emacs::use_functions! {
-    string_bytes
     car cdr
 }
 
@@ -98,63 +96,10 @@ fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
 // ---------------------------------------------------------------------------------------------
 // Arguments
 
-/// The bytes of the Lisp string `value`, copied once: `string-bytes` gives the size (the
-/// length of its UTF-8 encoding, or its bytes when it is unibyte), then one call of
-/// `copy_string_contents` fills a buffer of that size. Should the size be wrong, the module
-/// API's own two calls (size, then copy) are used. A multibyte string that is not Unicode
-/// (raw bytes, characters beyond U+10FFFF) is refused by Emacs as before.
+/// The bytes of the Lisp string `value`. A multibyte string that is not Unicode (raw
+/// bytes, characters beyond U+10FFFF) is refused by Emacs.
 fn string_arg(value: Value<'_>) -> Result<Vec<u8>> {
-    let size: i64 = value.env.call(string_bytes, [value])?.into_rust()?;
-    // Zeroed by the allocator: a large buffer is fresh zero pages, written once by the copy.
-    let mut buf = vec![0u8; usize::try_from(size).unwrap_or(0).saturating_add(1)];
-    huge_pages(&mut buf);
-    let copied = value.copy_string_contents(&mut buf).map(<[u8]>::len);
-    match copied {
-        Ok(len) => {
-            buf.truncate(len);
-            Ok(buf)
-        }
-        Err(_) => value.clone_string_contents(),
-    }
-}
-
-/// Asks for huge pages under a large buffer that is about to be written: copying a 100 MB
-/// string into fresh 4 KiB pages takes 25,600 page faults, about as long as the work on it.
-/// Advice only: nothing changes if the kernel does not follow it.
-fn huge_pages(buf: &mut [u8]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        if buf.len() < 4 * HUGE {
-            return;
-        }
-        let start = buf.as_mut_ptr() as usize;
-        let first = start.next_multiple_of(HUGE);
-        let end = (start + buf.len()) & !(HUGE - 1);
-        if end > first {
-            // SAFETY: [first, end) lies inside `buf`, memory this function holds mutably;
-            // MADV_HUGEPAGE changes how its pages are backed, never their contents.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-}
-
-/// The bytes of the Lisp string `value`, expected to be short (a command, a directory): one
-/// call copies it into a buffer on the stack, and only a longer one asks its size and is
-/// copied again as [`string_arg`] does.
-fn short_string_arg(value: Value<'_>) -> Result<Vec<u8>> {
-    let mut buf = [0u8; 2048];
-    match value.copy_string_contents(&mut buf) {
-        Ok(bytes) => Ok(bytes.to_vec()),
-        Err(_) => string_arg(value),
-    }
-}
-
-/// [`text_arg`] of a string expected to be short ([`short_string_arg`]).
-fn short_text_arg(env: &Env, value: Value<'_>) -> Result<String> {
-    utf8_arg(env, short_string_arg(value)?)
+    value.clone_string_contents()
 }
 
 /// The text of the Lisp string `value` (a JSON request, a command): it must be UTF-8.
@@ -544,9 +489,9 @@ fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// root and tool: a caller keeps it for the commands of a session.
 #[defun]
 fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
-    let text = short_text_arg(env, command)?;
-    let dir = short_text_arg(env, directory)?;
-    brief_reply(env, api::decide_command_in(&text, &dir, &short_text_arg(env, scope)?))
+    let text = text_arg(env, command)?;
+    let dir = text_arg(env, directory)?;
+    brief_reply(env, api::decide_command_in(&text, &dir, &text_arg(env, scope)?))
 }
 
 /// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :message
@@ -649,20 +594,11 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
             list = env.call(cdr, [list])?;
         }
     }
-    // Each chunk is copied into one buffer, used again for the next: only what can be
-    // shown is kept, and the output is never held whole.
+    // One chunk at a time: only what can be shown is kept, and the output is never held
+    // whole.
     let mut out = api::OutputText::new(max);
-    let mut buf: Vec<u8> = Vec::new();
     for piece in pieces.iter().rev() {
-        let size: i64 = env.call(string_bytes, [*piece])?.into_rust()?;
-        let need = usize::try_from(size).unwrap_or(0).saturating_add(1);
-        if buf.len() < need {
-            buf.resize(need, 0);
-        }
-        match piece.copy_string_contents(&mut buf[..need]).map(<[u8]>::len) {
-            Ok(len) => out.push(&buf[..len]),
-            Err(_) => out.push(&piece.clone_string_contents()?),
-        }
+        out.push(&string_arg(*piece)?);
     }
     let r = out.finish();
     env.list([
@@ -675,19 +611,14 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
     ])
 }
 
-/// What the module asked the file system so far: (:asked N :watched N :forgotten N), the
-/// paths it looked up (`lstat'), the directories it watches for changes, and the times a
-/// change made it forget what it had kept from one decision to the next.
+/// What the module asked the file system so far: (:asked N), the paths it looked up
+/// (`lstat').
 #[defun]
 fn fs_stats(env: &Env) -> Result<Value<'_>> {
     let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
     env.list([
         env.intern(":asked")?,
         n(crate::paths::probes_asked())?,
-        env.intern(":watched")?,
-        n(crate::fswatch::watched() as u64)?,
-        env.intern(":forgotten")?,
-        n(crate::fswatch::forgotten())?,
     ])
 }
 
@@ -726,7 +657,7 @@ fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// decision's command is.
 #[defun]
 fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
-    match crate::shell::bare_parse(&short_text_arg(env, command)?) {
+    match crate::shell::bare_parse(&text_arg(env, command)?) {
         Ok(n) => Ok(n as i64),
         Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
     }

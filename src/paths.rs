@@ -1,7 +1,7 @@
 //! Paths: resolution through symlinks, and matching against the scope's patterns.
 
 use std::cell::{Cell, RefCell};
-use crate::fxhash::FxHashMap;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -25,49 +25,16 @@ pub struct Resolved {
 
 /// Resolves an absolute path through symlinks as far as it exists (like `realpath -m`,
 /// but `..` after a symlink goes to the parent of the link's target, as the kernel does).
+/// Within a [`memo`], each path is resolved once.
 pub fn resolve(path: &Path) -> Resolved {
-    resolve_as(path, false)
-}
-
-/// [`resolve`] for a working directory: every directory on the way is watched for changes
-/// ([`crate::fswatch`]), so that the next decision made there need not ask about it again.
-pub fn resolve_workdir(path: &Path) -> Resolved {
-    resolve_as(path, true)
-}
-
-fn resolve_as(path: &Path, watch: bool) -> Resolved {
     let known = RESOLVED.with(|r| r.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
     if let Some(r) = known {
         return r;
     }
-    let generation = crate::fswatch::generation();
-    if let Some(g) = generation {
-        let known = WORKDIRS.with(|w| w.borrow().get(key(path)).filter(|(wg, _)| *wg == g).map(|(_, r)| r.clone()));
-        if let Some(r) = known {
-            return r;
-        }
-    }
     let literal = crate::shell::normalize(path);
     let mut links = 0;
-    if watch {
-        crate::fswatch::watch(Path::new("/"));
-    }
-    ALL_KEPT.with(|k| k.set(true));
-    let target = physical(path, &mut links, watch).unwrap_or_else(|| literal.clone());
+    let target = physical(path, &mut links).unwrap_or_else(|| literal.clone());
     let r = Resolved { literal, target };
-    // A working directory resolved from kept answers alone holds for as long as they do.
-    if watch && ALL_KEPT.with(Cell::get) {
-        if let Some(g) = crate::fswatch::generation() {
-            WORKDIRS.with(|w| {
-                let mut w = w.borrow_mut();
-                if w.len() >= 64 {
-                    w.clear();
-                }
-                w.insert(key(path).to_vec(), (g, r.clone()));
-            });
-            return r;
-        }
-    }
     RESOLVED.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
             m.insert(key(path).to_vec(), r.clone());
@@ -88,7 +55,7 @@ pub(crate) enum Probe {
 
 /// A memo table keyed by a path's bytes (two spellings of one path are two entries: a
 /// second probe, never a wrong answer).
-type PathMemo<V> = FxHashMap<Vec<u8>, V>;
+type PathMemo<V> = HashMap<Vec<u8>, V>;
 
 fn key(path: &Path) -> &[u8] {
     path.as_os_str().as_bytes()
@@ -101,24 +68,17 @@ thread_local! {
     static RESOLVED: RefCell<Option<PathMemo<Resolved>>> = const { RefCell::new(None) };
     /// How many times this thread asked the file system about a path.
     static ASKED: Cell<u64> = const { Cell::new(0) };
-    /// Working directories resolved from kept answers only ([`crate::fswatch`]), with the
-    /// generation in which those answers hold.
-    static WORKDIRS: RefCell<PathMemo<(u64, Resolved)>> = RefCell::new(PathMemo::default());
-    /// Whether every probe since the last resolution began was answered from what
-    /// [`crate::fswatch`] keeps, or kept by it.
-    static ALL_KEPT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// How many times this thread asked the file system about a path (`lstat`): what the memo
-/// of a decision and [`crate::fswatch`] save is seen here.
+/// of a decision saves is seen here.
 pub fn probes_asked() -> u64 {
     ASKED.with(Cell::get)
 }
 
 /// While the returned guard lives, this thread remembers what it found on the file system:
-/// one decision asks about each path once and sees one state of the file system. From one
-/// decision to the next only what [`crate::fswatch`] keeps is remembered: answers about
-/// watched directories, for as long as the kernel reports no change to them.
+/// one decision asks about each path once and sees one state of the file system. Nothing
+/// is remembered from one decision to the next.
 pub fn memo() -> Memo {
     PROBES.with(|p| {
         let mut p = p.borrow_mut();
@@ -126,7 +86,6 @@ pub fn memo() -> Memo {
         if outer {
             *p = Some(PathMemo::default());
             RESOLVED.with(|r| *r.borrow_mut() = Some(PathMemo::default()));
-            crate::fswatch::sync();
         }
         Memo { outer }
     })
@@ -140,7 +99,6 @@ pub struct Memo {
 impl Drop for Memo {
     fn drop(&mut self) {
         if self.outer {
-            crate::fswatch::unsync();
             PROBES.with(|p| *p.borrow_mut() = None);
             RESOLVED.with(|r| *r.borrow_mut() = None);
         }
@@ -148,12 +106,8 @@ impl Drop for Memo {
 }
 
 fn probe(path: &Path) -> Probe {
-    if let Some(k) = crate::fswatch::kept(path) {
-        return k;
-    }
     let known = PROBES.with(|p| p.borrow().as_ref().and_then(|m| m.get(key(path)).cloned()));
     if let Some(k) = known {
-        ALL_KEPT.with(|k| k.set(false));
         return k;
     }
     ASKED.with(|a| a.set(a.get() + 1));
@@ -162,29 +116,20 @@ fn probe(path: &Path) -> Probe {
         Ok(meta) => Probe::Present(meta.is_dir()),
         Err(_) => Probe::Missing,
     };
-    if !crate::fswatch::keep(path, &found) {
-        ALL_KEPT.with(|k| k.set(false));
-        PROBES.with(|p| {
-            if let Some(m) = p.borrow_mut().as_mut() {
-                m.insert(key(path).to_vec(), found.clone());
-            }
-        });
-    }
+    PROBES.with(|p| {
+        if let Some(m) = p.borrow_mut().as_mut() {
+            m.insert(key(path).to_vec(), found.clone());
+        }
+    });
     found
 }
 
 /// Whether `path`, a working directory, leads to a directory through its symlinks, as
 /// `Path::is_dir` says; within a [`memo`], the probes of resolving it answer, and nothing
-/// more is asked. It is resolved as [`resolve_workdir`] does.
+/// more is asked.
 pub fn is_dir(path: &Path) -> bool {
-    let target = resolve_workdir(path).target;
+    let target = resolve(path).target;
     probe(&target) == Probe::Present(true)
-}
-
-/// Watches the file at `path` for changes (`fswatch::watch_file`) when its directory
-/// is watched and it is neither a directory nor a symlink; returns whether it is watched.
-pub fn watch_file(path: &Path) -> bool {
-    probe(path) == Probe::Present(false) && crate::fswatch::watch_file(path)
 }
 
 /// Whether something (a file, directory or symlink, dangling or not) is at `path`.
@@ -192,8 +137,8 @@ pub fn exists(path: &Path) -> bool {
     probe(path) != Probe::Missing
 }
 
-/// `path` with every symlink followed; with `watch`, each directory on the way is watched.
-fn physical(path: &Path, links: &mut usize, watch: bool) -> Option<PathBuf> {
+/// `path` with every symlink followed.
+fn physical(path: &Path, links: &mut usize) -> Option<PathBuf> {
     let mut out = PathBuf::from("/");
     let mut depth = 0usize;
     // The depth of the first component found missing: nothing below it exists, so it is
@@ -235,10 +180,7 @@ fn physical(path: &Path, links: &mut usize, watch: bool) -> Option<PathBuf> {
                 depth += 1;
                 missing_at = Some(depth);
             }
-            Probe::Present(dir) => {
-                if dir && watch {
-                    crate::fswatch::watch(&next);
-                }
+            Probe::Present(_) => {
                 out = next;
                 depth += 1;
             }
@@ -367,12 +309,12 @@ impl Set {
 struct Simple {
     /// By path: `LIT` (the whole path) and `DIR/**` (anything below DIR). One entry for
     /// both, as `DIR/**` also stands for `DIR`.
-    paths: FxHashMap<Box<[u8]>, Slots>,
+    paths: HashMap<Box<[u8]>, Slots>,
     /// By component name: `**/NAME` (a last component; NAME has no `/`) and `**/NAME/**`
     /// (anything below a component NAME), which also stands for `**/NAME`.
-    names: FxHashMap<Box<[u8]>, Slots>,
+    names: HashMap<Box<[u8]>, Slots>,
     /// `DIR/F` where F is literal text and single `*`s: a file of DIR. F, and the pattern.
-    in_dir: FxHashMap<Box<[u8]>, Vec<StarredFile>>,
+    in_dir: HashMap<Box<[u8]>, Vec<StarredFile>>,
     /// Which shapes are present: the lookups for the others are skipped.
     has: Has,
 }
@@ -419,7 +361,7 @@ fn special(b: u8) -> bool {
 }
 
 /// Sets the slot of `key` that `pick` chooses to `i`, unless a smaller number is there.
-fn keep_min(map: &mut FxHashMap<Box<[u8]>, Slots>, key: &str, i: usize, pick: fn(&mut Slots) -> &mut Option<usize>) {
+fn keep_min(map: &mut HashMap<Box<[u8]>, Slots>, key: &str, i: usize, pick: fn(&mut Slots) -> &mut Option<usize>) {
     keep(pick(map.entry(Box::from(key.as_bytes())).or_default()), i);
 }
 
@@ -491,9 +433,9 @@ impl Simple {
         let names = expanded.iter().filter(|e| e.starts_with("**/")).count();
         let others = expanded.len() - names;
         Simple {
-            paths: FxHashMap::with_capacity_and_hasher(others, Default::default()),
-            names: FxHashMap::with_capacity_and_hasher(names, Default::default()),
-            in_dir: FxHashMap::with_capacity_and_hasher(others, Default::default()),
+            paths: HashMap::with_capacity(others),
+            names: HashMap::with_capacity(names),
+            in_dir: HashMap::with_capacity(others),
             has: Has::default(),
         }
     }

@@ -524,30 +524,10 @@ fn invisible(c: char) -> bool {
         | '\u{e0000}'..='\u{e0fff}')
 }
 
-thread_local! {
-    /// Whether [`parse_program`] may take the fast path (tests turn it off to compare).
-    static FAST_PATH: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-}
-
-/// Runs `f` with every parse done by brush-parser alone: the reference the fast path is
-/// held to.
-#[doc(hidden)]
-pub fn without_fast_path<T>(f: impl FnOnce() -> T) -> T {
-    let before = FAST_PATH.with(|c| c.replace(false));
-    let out = f();
-    FAST_PATH.with(|c| c.set(before));
-    out
-}
-
-/// Parses a whole program: by [`crate::fastparse`] when the text is in its subset, else
-/// by brush-parser.
+/// Parses a whole program with brush-parser, after the checks that refuse what it cannot
+/// parse safely or in time ([`precheck`]).
 pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
     precheck(command)?;
-    if FAST_PATH.with(std::cell::Cell::get) {
-        if let Some(program) = crate::fastparse::parse(command) {
-            return Ok(program);
-        }
-    }
     // A command with a here-document is tokenized first, to check the tokens (see
     // [`heredoc_tokens`]), and parsed from them.
     tame_subscripts_in_command(command)?;
@@ -1158,9 +1138,6 @@ impl Flattener {
         if is_plain(raw) {
             return WordInfo::literal(raw);
         }
-        if let Some(info) = quoted_literal(raw) {
-            return info;
-        }
         // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
         // which goes wrong when the body holds a here-document with an apostrophe or a
         // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
@@ -1195,15 +1172,12 @@ impl Flattener {
 
     /// Analyzes a word; also returns where a `$(` sits whose body did not parse as cut.
     fn analyze(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> (WordInfo, Option<usize>) {
-        let pieces = match lex_word(raw, FAST_PATH.with(std::cell::Cell::get)) {
-            Some(pieces) => Ok(pieces),
-            None => match tame_subscripts(raw) {
-                Ok(()) => brush_parser::word::parse(raw, &options()),
-                Err(p) => {
-                    self.problem(p);
-                    return (WordInfo { raw: raw.to_string(), value: None, glob: false }, None);
-                }
-            },
+        let pieces = match tame_subscripts(raw) {
+            Ok(()) => brush_parser::word::parse(raw, &options()),
+            Err(p) => {
+                self.problem(p);
+                return (WordInfo { raw: raw.to_string(), value: None, glob: false }, None);
+            }
         };
         match pieces {
             Ok(pieces) => {
@@ -1452,227 +1426,6 @@ fn ansi_c_decode(t: &str) -> Option<String> {
 /// A word with nothing for the shell to expand or remove: its value is its text.
 fn is_plain(raw: &str) -> bool {
     !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
-}
-
-/// The value of a word whose only shell syntax is quoting: unquoted text, `'...'`, and
-/// `"..."` holding no `$`, `` ` `` or `\`; no `$`, `` ` ``, `\` or tilde prefix outside quotes.
-/// This is what brush's word parser makes of such a word (one text piece per unquoted run,
-/// globs looked for in those runs), without running it. `None`: the word needs the parser.
-fn quoted_literal(raw: &str) -> Option<WordInfo> {
-    let b = raw.as_bytes();
-    let mut text = String::with_capacity(raw.len());
-    let mut glob = false;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' => {
-                let len = memchr::memchr(b'\'', &b[i + 1..])?;
-                text.push_str(&raw[i + 1..i + 1 + len]);
-                i += len + 2;
-            }
-            b'"' => {
-                let len = memchr::memchr(b'"', &b[i + 1..])?;
-                let inner = &raw[i + 1..i + 1 + len];
-                if memchr::memchr3(b'$', b'`', b'\\', inner.as_bytes()).is_some() {
-                    return None;
-                }
-                text.push_str(inner);
-                i += len + 2;
-            }
-            _ => {
-                let run = i;
-                while i < b.len() && b[i] != b'\'' && b[i] != b'"' {
-                    match b[i] {
-                        // `(` may open an extended glob (`@(a|b)`), which the parser's path refuses.
-                        b'$' | b'`' | b'\\' | b'(' => return None,
-                        // A tilde prefix, at the start or (in assignments) after a colon.
-                        b'~' if i == 0 || b[i - 1] == b':' => return None,
-                        _ => i += 1,
-                    }
-                }
-                let t = &raw[run..i];
-                glob |= has_glob(t);
-                text.push_str(t);
-            }
-        }
-    }
-    Some(WordInfo { raw: raw.to_string(), value: Some(text), glob })
-}
-
-/// The pieces brush's word parser makes of a word with no tilde prefix: unquoted text
-/// runs, `\c` escapes, `'...'`, `"..."` (text runs, escapes of `$`, `` ` ``, `"`, `\`,
-/// other backslashes kept as text), backquoted substitutions (`` \` `` a backquote, `\\`
-/// kept doubled), `$NAME`, `${NAME}` and `$(...)` (whose end is found by balancing
-/// parentheses and quotes; bodies with comments, backquotes, here-documents or `case` are
-/// left to the parser), a `$` that starts none of these, and `~` or `~/` at the start.
-/// Much faster than the parser, which is a backtracking grammar; the tests hold it to the
-/// parser piece for piece. `None`: the word needs the parser.
-///
-/// With `heredocs`, a `$(...)` body may hold here-documents (`"$(cat <<'EOF' ... EOF )"`,
-/// how commit messages are written). brush's word parser cuts such a body at a `)` or
-/// apostrophe inside the document; the engine then finds the body again with the
-/// tokenizer (see [`Flattener::expand_one`]), which is what this gives directly.
-fn lex_word(raw: &str, heredocs: bool) -> Option<Vec<WordPieceWithSource>> {
-    fn piece(piece: WordPiece, start_index: usize, end_index: usize) -> WordPieceWithSource {
-        WordPieceWithSource { piece, start_index, end_index }
-    }
-    fn named(name: &str) -> WordPiece {
-        WordPiece::ParameterExpansion(brush_parser::word::ParameterExpr::Parameter {
-            parameter: brush_parser::word::Parameter::Named(name.to_string()),
-            indirect: false,
-        })
-    }
-    /// The piece a `$` at `start` begins, and the index after it.
-    fn dollar(raw: &str, start: usize, heredocs: bool, quoted: bool) -> Option<(WordPiece, usize)> {
-        let b = raw.as_bytes();
-        let ident = |from: usize| {
-            let mut j = from;
-            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-                j += 1;
-            }
-            j
-        };
-        let literal = || Some((WordPiece::Text("$".to_string()), start + 1));
-        let Some(&next) = b.get(start + 1) else { return literal() };
-        match next {
-            // A `$` followed by nothing it could expand is a text piece of its own.
-            b' ' | b'\t' | b'\n' | b'/' | b'.' | b',' | b':' | b'=' | b'%' | b'+' | b'^' => literal(),
-            b'"' if quoted => literal(),
-            b'(' => {
-                let end = crate::fastparse::substitution_end(raw, start + 2, heredocs)?;
-                Some((WordPiece::CommandSubstitution(raw[start + 2..end - 1].to_string()), end))
-            }
-            b'{' => {
-                let first = *b.get(start + 2)?;
-                if !(first.is_ascii_alphabetic() || first == b'_') {
-                    return None;
-                }
-                let end = ident(start + 2);
-                (b.get(end) == Some(&b'}')).then(|| (named(&raw[start + 2..end]), end + 1))
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let end = ident(start + 1);
-                Some((named(&raw[start + 1..end]), end))
-            }
-            _ => None,
-        }
-    }
-    /// The body of the backquoted substitution at `start` and the index after it.
-    fn backquote(raw: &str, start: usize) -> Option<(String, usize)> {
-        let b = raw.as_bytes();
-        let mut body = String::new();
-        let mut j = start + 1;
-        loop {
-            let run = j;
-            while j < b.len() && b[j] != b'`' && b[j] != b'\\' {
-                j += 1;
-            }
-            body.push_str(&raw[run..j]);
-            match b.get(j)? {
-                b'`' => return Some((body, j + 1)),
-                _ => match b.get(j + 1) {
-                    Some(b'`') => {
-                        body.push('`');
-                        j += 2;
-                    }
-                    Some(b'\\') => {
-                        body.push_str("\\\\");
-                        j += 2;
-                    }
-                    _ => {
-                        body.push('\\');
-                        j += 1;
-                    }
-                },
-            }
-        }
-    }
-    let b = raw.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'$' => {
-                let (p, end) = dollar(raw, i, heredocs, false)?;
-                out.push(piece(p, i, end));
-                i = end;
-            }
-            b'~' if i == 0 && matches!(b.get(1), None | Some(b'/')) => {
-                out.push(piece(WordPiece::TildeExpansion(TildeExpr::Home), 0, 1));
-                i = 1;
-            }
-            b'\'' => {
-                let len = memchr::memchr(b'\'', &b[i + 1..])?;
-                out.push(piece(WordPiece::SingleQuotedText(raw[i + 1..i + 1 + len].to_string()), i, i + len + 2));
-                i += len + 2;
-            }
-            b'`' => {
-                let (body, end) = backquote(raw, i)?;
-                out.push(piece(WordPiece::BackquotedCommandSubstitution(body), i, end));
-                i = end;
-            }
-            b'\\' => {
-                let c = raw.get(i + 1..)?.chars().next()?;
-                let end = i + 1 + c.len_utf8();
-                out.push(piece(WordPiece::EscapeSequence(raw[i..end].to_string()), i, end));
-                i = end;
-            }
-            b'"' => {
-                let start = i;
-                let mut inner = Vec::new();
-                i += 1;
-                let mut text = i;
-                loop {
-                    let c = *b.get(i)?;
-                    let flush = |inner: &mut Vec<WordPieceWithSource>, text: usize, i: usize| {
-                        if i > text {
-                            inner.push(piece(WordPiece::Text(raw[text..i].to_string()), text, i));
-                        }
-                    };
-                    match c {
-                        b'"' => {
-                            flush(&mut inner, text, i);
-                            i += 1;
-                            break;
-                        }
-                        b'$' => {
-                            flush(&mut inner, text, i);
-                            let (p, end) = dollar(raw, i, heredocs, true)?;
-                            inner.push(piece(p, i, end));
-                            i = end;
-                            text = i;
-                        }
-                        b'\\' if matches!(b.get(i + 1), Some(b'$' | b'`' | b'"' | b'\\')) => {
-                            flush(&mut inner, text, i);
-                            inner.push(piece(WordPiece::EscapeSequence(raw[i..i + 2].to_string()), i, i + 2));
-                            i += 2;
-                            text = i;
-                        }
-                        b'`' => {
-                            flush(&mut inner, text, i);
-                            let (body, end) = backquote(raw, i)?;
-                            inner.push(piece(WordPiece::BackquotedCommandSubstitution(body), i, end));
-                            i = end;
-                            text = i;
-                        }
-                        _ => i += 1,
-                    }
-                }
-                out.push(piece(WordPiece::DoubleQuotedSequence(inner), start, i));
-            }
-            _ => {
-                let run = i;
-                while i < b.len() && !matches!(b[i], b'\'' | b'"' | b'`' | b'$' | b'\\') {
-                    if b[i] == b'~' && (i == 0 || b[i - 1] == b':') {
-                        return None;
-                    }
-                    i += 1;
-                }
-                out.push(piece(WordPiece::Text(raw[run..i].to_string()), run, i));
-            }
-        }
-    }
-    Some(out)
 }
 
 fn has_glob(t: &str) -> bool {
@@ -1989,77 +1742,55 @@ mod tests {
         assert_eq!(names, vec!["A", "B"]);
     }
 
-    /// The shortcut for quoted words gives what brush's word parser gives, on every word of
-    /// up to four characters over an alphabet of shell syntax and on every word of the corpora.
+    /// What bash would run, for the shapes agents write most and the here-document cases
+    /// brush-parser's tokenizer reads in its own way (once a fast parser's table; the
+    /// grammar is brush-parser's alone now). `Err`: the command is refused with that reason.
     #[test]
-    fn quoted_literal_matches_the_word_parser() {
-        let alphabet = ["a", "'", "\"", "*", "?", "[", "(", ")", "@", "!", "~", ":", "$", "\\", "`", " ", "{", "é"];
-        let mut words: Vec<String> = vec![String::new()];
-        let mut frontier = words.clone();
-        for _ in 0..4 {
-            frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
-            words.extend(frontier.iter().cloned());
-        }
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-        let read = |name: &str| std::fs::read_to_string(corpus.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let mut commands: Vec<String> = Vec::new();
-        for line in read("real-commands.jsonl").lines() {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            commands.push(v["command"].as_str().unwrap().to_string());
-        }
-        for name in ["attacks.tsv", "attacks-extra.tsv"] {
-            commands.extend(read(name).lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(|c| c.replace("\\n", "\n")));
-        }
-        for c in &commands {
-            if let Ok(tokens) = brush_parser::tokenize_str(c) {
-                words.extend(tokens.into_iter().filter_map(|t| match t {
-                    brush_parser::Token::Word(w, _) => Some(w),
-                    _ => None,
-                }));
+    fn here_documents_substitutions_and_common_shapes() {
+        let cases: &[(&str, Result<&[&str], &str>)] = &[
+            ("ls -la", Ok(&["ls"])),
+            ("a | b && c || d; e\nf", Ok(&["a", "b", "c", "d", "e", "f"])),
+            ("a=1 b+=2 cmd x=3 2>&1 >f <g 3>>h &>o &>>p >&2 <&0 1>&- >|q <>r", Ok(&["cmd"])),
+            ("a &&\n# comment\nb", Ok(&["a", "b"])),
+            ("echo \"$(git rev-parse HEAD)\" '$(not)' `date` ${HOME} $'a\\'b'", Ok(&["git", "date", "echo"])),
+            ("echo $(echo ')' \"(\")", Ok(&["echo", "echo"])),
+            ("echo if then", Ok(&["echo"])),
+            ("cat <<'EOF' > f\na 'b' (c)\nEOF\necho done", Ok(&["cat", "echo"])),
+            ("a <<A <<B && c\n1\nA\n2\nB\nd", Ok(&["a", "c", "d"])),
+            // The commit-message idiom: the body of the here-document is data.
+            ("git commit -m \"$(cat <<'EOF'\nmsg it's (x)\nEOF\n)\" && git log", Ok(&["cat", "git", "git"])),
+            ("git commit -m \"$(cat <<'EOF'\n1) a (b\nEOF\n)\"", Ok(&["cat", "git"])),
+            // A lone `)` line inside the document: brush-parser does not parse it; refused.
+            ("git commit -m \"$(cat <<'EOF'\n)\nEOF\n)\"", Err("parse_error")),
+            // An unquoted here-document's substitutions run.
+            ("echo \"$(cat <<EOF\n$(date)\nEOF\n)\"", Ok(&["date", "cat", "echo"])),
+            ("cat <<EOF | x\n$(y)\nEOF", Ok(&["y", "cat", "x"])),
+            ("for f in *; do echo $f; done", Ok(&["echo"])),
+            ("diff <(a) b", Ok(&["a", "diff"])),
+            // brush-parser's tokenizer drops a substitution on the line of a pending
+            // here-document: refused rather than judged without it. A backquoted one is kept.
+            ("cat <<A $(echo src; rm x)\nbody\nA", Err("unsupported_construct")),
+            ("cat <<A `b`\nbody\nA", Ok(&["b", "cat"])),
+            ("cat <<EOF\nunterminated", Err("parse_error")),
+            ("echo \"unterminated", Err("parse_error")),
+            ("a && ", Err("parse_error")),
+        ];
+        let mut failures = Vec::new();
+        for (cmd, want) in cases {
+            let f = flatten(cmd, Path::new("/tmp"), Some(Path::new("/home/u")));
+            let got: Result<Vec<String>, String> = match f.problems.first() {
+                Some(p) => Err(p.reason().to_string()),
+                None => Ok(f.commands.iter().map(|c| c.words.first().map(WordInfo::display).unwrap_or_default()).collect()),
+            };
+            let want: Result<Vec<String>, String> = match want {
+                Ok(names) => Ok(names.iter().map(|s| s.to_string()).collect()),
+                Err(reason) => Err(reason.to_string()),
+            };
+            if got != want {
+                failures.push(format!("{cmd:?}: got {got:?}, want {want:?}"));
             }
         }
-        let mut f = Flattener { home: Some(PathBuf::from("/home/u")), out: Flat::default(), depth: 0, seen_dirs: vec![] };
-        let cwds: Cwds = Some(Rc::from([PathBuf::from("/tmp")]));
-        let mut checked = 0;
-        for raw in &words {
-            let Some(fast) = quoted_literal(raw) else { continue };
-            let (slow, bad) = f.analyze(raw, &cwds, Context::TopLevel);
-            assert_eq!(fast, slow, "{raw:?}");
-            assert_eq!(bad, None, "{raw:?}");
-            assert!(f.out.commands.is_empty() && f.out.problems.is_empty(), "{raw:?}: {:?}", f.out);
-            checked += 1;
-        }
-        assert!(checked > 10_000, "{checked}");
-
-        // The lexer for words with escapes and backquotes gives the parser's pieces.
-        let alphabet = ["a", "'", "\"", "`", "\\", "*", "~", ":", "$", " ", "(", ")", "{", "}", "é", "\n"];
-        let mut more: Vec<String> = vec![String::new()];
-        let mut frontier = more.clone();
-        for _ in 0..5 {
-            frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
-            more.extend(frontier.iter().cloned());
-        }
-        more.extend(words.iter().cloned());
-        // Parameters and command substitutions, alone and in quotes.
-        let pieces = ["$x", "${x}", "$(a b)", "~", "~/", "$/", "$.", "$ ", "$:", "$=", "$%", "$+", "$^", "$\"", "$,", "$(a \")\")", "$(a $(b) c)", "${x:-y}", "$1", "$", "\"$y\"", "a", "\\$", "$'a'"];
-        for a in pieces {
-            for b in pieces {
-                for c in ["", "x", "\"", "'", "$(", ")", "}"] {
-                    more.push(format!("{a}{c}{b}"));
-                    more.push(format!("\"{a}{c}{b}\""));
-                }
-            }
-        }
-        let mut lexed = 0;
-        for raw in &more {
-            // Here-documents in substitutions are cut where brush's word parser cuts
-            // them wrong; `tests/fast_parser.rs` holds those to the engine's own fallback.
-            let Some(fast) = lex_word(raw, false) else { continue };
-            let slow = brush_parser::word::parse(raw, &options());
-            assert_eq!(format!("{:?}", Some(&fast)), format!("{:?}", slow.as_ref().ok()), "{raw:?}: parser says {slow:?}");
-            lexed += 1;
-        }
-        assert!(lexed > 50_000, "{lexed}");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
     /// Words the brace shortcut passes over expand to themselves in brush's brace grammar.

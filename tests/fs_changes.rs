@@ -1,21 +1,20 @@
-//! What the file system looked like is remembered from one decision to the next only while
-//! the kernel reports no change that could alter it (`fswatch`): every change between two
-//! decisions to a working directory's chain, to a path operand in it, or to a scope document
-//! is seen by the second; and an unchanged one is not asked about again.
+//! Each decision asks the file system (memoized within the decision only): every change
+//! between two decisions to a working directory's chain, to a path operand in it, or to a
+//! scope document is seen by the second.
 
 mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
 
-use gptel_scope::{api, config, fswatch, paths};
+use gptel_scope::{api, config, paths};
 
 /// Resolves `path` as a decision's working directory, in a decision of its own; returns
 /// the target and how many paths the file system was asked about.
 fn workdir(path: &Path) -> (PathBuf, u64) {
     let before = paths::probes_asked();
     let _m = paths::memo();
-    let target = paths::resolve_workdir(path).target;
+    let target = paths::resolve(path).target;
     (target, paths::probes_asked() - before)
 }
 
@@ -23,48 +22,11 @@ fn workdir(path: &Path) -> (PathBuf, u64) {
 fn operand(dir: &Path, path: &Path) -> (PathBuf, u64) {
     let before = paths::probes_asked();
     let _m = paths::memo();
-    paths::resolve_workdir(dir);
+    paths::resolve(dir);
     let target = paths::resolve(path).target;
     (target, paths::probes_asked() - before)
 }
 
-/// Whether this machine's temporary directory is on a file system that is watched.
-fn watched_here(dir: &Path) -> bool {
-    workdir(dir);
-    fswatch::watched() > 0
-}
-
-#[test]
-fn an_unchanged_working_directory_is_not_asked_about_again() {
-    fswatch::forget();
-    let tmp = TempDir::new("fswatch-same");
-    let dir = tmp.path().join("a/b/c");
-    std::fs::create_dir_all(&dir).unwrap();
-    let (first, asked) = workdir(&dir);
-    assert_eq!(first, dir);
-    assert!(asked >= 4, "the first decision asks about each component: {asked}");
-    if fswatch::watched() == 0 {
-        eprintln!("note: {} is on a file system that is not watched; nothing is kept", dir.display());
-        return;
-    }
-    for _ in 0..3 {
-        assert_eq!(workdir(&dir), (dir.clone(), 0));
-    }
-    // An operand in the working directory is asked about once, then kept.
-    let f = dir.join("f.txt");
-    assert_eq!(operand(&dir, &f), (f.clone(), 1));
-    assert_eq!(operand(&dir, &f), (f.clone(), 0));
-    // Files made and removed beside it in a watched directory change nothing kept.
-    let forgotten = fswatch::forgotten();
-    std::fs::write(dir.join("other.txt"), "x").unwrap();
-    std::fs::remove_file(dir.join("other.txt")).unwrap();
-    std::fs::write(tmp.path().join("a/noise"), "x").unwrap();
-    assert_eq!(workdir(&dir), (dir.clone(), 0));
-    assert_eq!(fswatch::forgotten(), forgotten);
-}
-
-/// Each change between two decisions, and where the second must find the working directory
-/// `work/sub` (None: as written, when it no longer exists).
 #[test]
 fn every_change_to_the_working_directory_is_seen_by_the_next_decision() {
     type Change = fn(&Path);
@@ -94,8 +56,7 @@ fn every_change_to_the_working_directory_is_seen_by_the_next_decision() {
         }, None),
     ];
     for (what, change, want) in cases {
-        fswatch::forget();
-        let tmp = TempDir::new("fswatch-change");
+        let tmp = TempDir::new("fschange-change");
         let r = tmp.path().to_path_buf();
         std::fs::create_dir_all(r.join("work/sub")).unwrap();
         std::fs::create_dir_all(r.join("outside")).unwrap();
@@ -122,8 +83,7 @@ fn every_change_to_the_working_directory_is_seen_by_the_next_decision() {
 
 #[test]
 fn every_change_to_an_operand_is_seen_by_the_next_decision() {
-    fswatch::forget();
-    let tmp = TempDir::new("fswatch-operand");
+    let tmp = TempDir::new("fschange-operand");
     let r = tmp.path().to_path_buf();
     let dir = r.join("proj");
     std::fs::create_dir_all(dir.join("d")).unwrap();
@@ -150,28 +110,31 @@ fn every_change_to_an_operand_is_seen_by_the_next_decision() {
 }
 
 #[test]
-fn nothing_is_kept_outside_a_decision_or_on_a_file_system_not_listed() {
-    fswatch::forget();
-    let tmp = TempDir::new("fswatch-outside");
+fn nothing_is_kept_from_one_decision_to_the_next() {
+    let tmp = TempDir::new("fschange-outside");
     let dir = tmp.path().join("w");
     std::fs::create_dir_all(&dir).unwrap();
-    workdir(&dir);
+    assert!(workdir(&dir).1 >= 2);
+    assert!(workdir(&dir).1 >= 2, "the next decision asks again");
     let before = paths::probes_asked();
     paths::resolve(&dir);
     paths::resolve(&dir);
-    assert!(paths::probes_asked() - before >= 2, "outside a decision every resolution asks");
-    // procfs changes without events: its entries are asked about at every decision.
-    let proc = Path::new("/proc/sys/kernel");
-    if proc.is_dir() {
-        workdir(proc);
-        assert!(workdir(proc).1 >= 2, "/proc is asked about again");
+    assert!(paths::probes_asked() - before >= 4, "outside a decision every resolution asks");
+    // Within one decision a path is asked about once.
+    let before = paths::probes_asked();
+    {
+        let _m = paths::memo();
+        paths::resolve(&dir);
+        let once = paths::probes_asked() - before;
+        paths::resolve(&dir);
+        paths::is_dir(&dir);
+        assert_eq!(paths::probes_asked() - before, once, "memoized within the decision");
     }
 }
 
 #[test]
 fn a_scope_document_is_read_again_after_every_kind_of_change() {
-    fswatch::forget();
-    let tmp = TempDir::new("fswatch-scope");
+    let tmp = TempDir::new("fschange-scope");
     let dir = tmp.path().to_path_buf();
     let file = dir.join("scope.yml");
     let text = |cmd: &str| format!("paths: {{read: [\"{}/**\"]}}\nbash_tools: {{categories: {{read_only: [{cmd}]}}}}\n", dir.display());
@@ -181,16 +144,14 @@ fn a_scope_document_is_read_again_after_every_kind_of_change() {
     };
     std::fs::write(&file, text("ls")).unwrap();
     backdate(&file);
-    let watched = watched_here(&dir);
     let scope = serde_json::json!({"home": dir, "sources": [{"file": file}]}).to_string();
     let d = dir.display().to_string();
     let allowed = |cmd: &str| matches!(api::decide_command_in(cmd, &d, &scope), Ok(api::Judged::Allowed { .. }));
     assert!(allowed("ls"));
-    let stamps = config::cache_stats().stamps_read;
+    let (stamps, reads) = (config::cache_stats().stamps_read, config::cache_stats().file_reads);
     assert!(allowed("ls") && allowed("ls"));
-    if watched {
-        assert_eq!(config::cache_stats().stamps_read, stamps, "an unchanged document's stamp is not asked again");
-    }
+    assert_eq!(config::cache_stats().file_reads, reads, "an unchanged document is not read again");
+    assert!(config::cache_stats().stamps_read >= stamps + 2, "its stamp is asked at every decision");
     type Change = fn(&Path, &str);
     let changes: &[(&str, Change)] = &[
         ("rewritten in place, same length, modification time put back", |f, t| {
