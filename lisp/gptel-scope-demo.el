@@ -30,6 +30,7 @@
 (require 'gptel-scope-expand)
 (require 'gptel-scope-explain)
 (require 'gptel-scope-fs)
+(require 'gptel-scope-menu)
 
 (declare-function gptel-scope-module-version "gptel-scope-module" ())
 
@@ -83,37 +84,6 @@ bash_tools:
       (while (not result) (accept-process-output nil 0.02)))
     result))
 
-(defun gptel-scope-demo-press (keys &optional thunk)
-  "Run THUNK as a command in the current buffer, then type KEYS.
-KEYS, a string for `kbd', goes to the transient menu open then (opened
-by THUNK, or before): the real keymap and the real suffix commands.  The
-demo and the test suite answer menus with it."
-  (let ((key [f35])
-        (old (lookup-key global-map [f35]))
-        (buffer (current-buffer)))
-    (save-current-buffer
-      (unwind-protect
-          (progn
-            (define-key global-map key (lambda ()
-                                         (interactive)
-                                         (with-current-buffer buffer
-                                           (when thunk (funcall thunk)))))
-            ;; The command loop of a keyboard macro starts by running
-            ;; `post-command-hook'; with `this-command' nil transient would
-            ;; take that for a quit of a menu opened outside a command (from
-            ;; a timer, as menus are in real use).  An error in a suffix ends
-            ;; the macro and reaches the caller.
-            (let ((this-command 'gptel-scope-demo-press))
-              (condition-case err
-                  (execute-kbd-macro (if thunk (vconcat key (kbd keys)) (kbd keys)))
-                (error
-                 ;; The command loop runs `post-command-hook' after a command
-                 ;; that signaled; a keyboard macro does not.
-                 (run-hooks 'post-command-hook)
-                 (signal (car err) (cdr err))))))
-        (define-key global-map key old)))
-    (dotimes (_ 4) (accept-process-output nil 0.01))))
-
 (defun gptel-scope-demo--indent (text prefix)
   "Return TEXT with PREFIX before each line."
   (mapconcat (lambda (l) (concat prefix l)) (split-string (string-trim-right text) "\n") "\n"))
@@ -154,7 +124,7 @@ demo and the test suite answer menus with it."
                            "  | ")
                           "\n"))
            (princ (format "  +-- the user presses %s\n" key)))))
-    (gptel-scope-demo-press
+    (gptel-scope-menu-press
      key (lambda ()
            (gptel-scope-request-scope-expansion (lambda (a) (setq answer a))
                                                 "run_bash_command" resource reason)))

@@ -28,6 +28,9 @@
 ;; gptel-scope-expand for the requests, the choices and allow-once).  It
 ;; is the only file that loads transient, and it is loaded when the menu
 ;; is first shown, so `(require \'gptel-scope)' costs no transient.
+;;
+;; `gptel-scope-menu-press' types keys into an open menu as a user
+;; would: the demo (`make demo') and the test suite answer menus with it.
 
 ;;; Code:
 
@@ -92,6 +95,37 @@ While the minibuffer or another transient is active, wait for it."
              (user-error "No scope expansion request is waiting (M-x gptel-scope-resume-expansion re-opens one left for editing)"))))
   (transient-setup 'gptel-scope-expansion-menu nil nil :scope request)
   (plist-put request :state 'shown))
+
+(defun gptel-scope-menu-press (keys &optional thunk)
+  "Run THUNK as a command in the current buffer, then type KEYS.
+KEYS, a string for `kbd', goes to the transient menu open then (opened
+by THUNK, or before): the real keymap and the real suffix commands.  The
+demo and the test suite answer menus with it."
+  (let ((key [f35])
+        (old (lookup-key global-map [f35]))
+        (buffer (current-buffer)))
+    (save-current-buffer
+      (unwind-protect
+          (progn
+            (define-key global-map key (lambda ()
+                                         (interactive)
+                                         (with-current-buffer buffer
+                                           (when thunk (funcall thunk)))))
+            ;; The command loop of a keyboard macro starts by running
+            ;; `post-command-hook'; with `this-command' nil transient would
+            ;; take that for a quit of a menu opened outside a command (from
+            ;; a timer, as menus are in real use).  An error in a suffix ends
+            ;; the macro and reaches the caller.
+            (let ((this-command 'gptel-scope-menu-press))
+              (condition-case err
+                  (execute-kbd-macro (if thunk (vconcat key (kbd keys)) (kbd keys)))
+                (error
+                 ;; The command loop runs `post-command-hook' after a command
+                 ;; that signaled; a keyboard macro does not.
+                 (run-hooks 'post-command-hook)
+                 (signal (car err) (cdr err))))))
+        (define-key global-map key old)))
+    (dotimes (_ 4) (accept-process-output nil 0.01))))
 
 (provide 'gptel-scope-menu)
 ;;; gptel-scope-menu.el ends here

@@ -83,7 +83,7 @@ Around `ert-skip' when `gptel-scope-test-require-gptel'."
             t))
 
 (require 'gptel-scope)
-(require 'gptel-scope-demo)
+(require 'gptel-scope-menu)
 (gptel-scope-load-module)
 
 ;;;; Approvals: a trust list of the suite's own, never the user's
@@ -159,7 +159,7 @@ directory has no scope.yml."
 
 (defun gptel-scope-test-press (keys &optional thunk)
   "Run THUNK as a command in the current buffer, then type KEYS into its menu."
-  (gptel-scope-demo-press keys thunk)
+  (gptel-scope-menu-press keys thunk)
   (gptel-scope-test-settle))
 
 (defun gptel-scope-test-close-menus ()
