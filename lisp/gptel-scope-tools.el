@@ -815,8 +815,7 @@ with what answering the model and offering the expansion takes
 \(tool, reason, message, the resource and each violation's resource,
 kind, access and reason, and the :refusal its answer to the model is
 written from, by `gptel-scope--denial-json'), and the :command and
-:directory judged.  `gptel-scope-explain' shows the evidence.  An
-allowed decision may be shared with others: do not modify it."
+:directory judged.  `gptel-scope-explain' shows the evidence."
   (let ((buffer (or buffer (current-buffer))))
     (with-current-buffer buffer
       ;; A remote chat directory is refused before anything touches it.

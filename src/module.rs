@@ -5,15 +5,12 @@
 //! string. Errors are signals of `gptel-scope-*` error symbols with the message and, for
 //! configuration errors, `:file`, `:line` and `:key`.
 //!
-//! Keywords and the symbols `t` and `nil` are interned once, when the module loads; the
-//! decision `run_bash_command` asks for comes back in brief, built straight from the
-//! engine's result.
+//! The symbols `t` and `nil` and the keywords of the brief decision are interned once, when
+//! the module loads; the decision `run_bash_command` asks for comes back in brief, built
+//! straight from the engine's result, and a refusal as one `user-ptr` whose plist and
+//! answer to the model are made when asked for.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use emacs::{defun, Env, GlobalRef, IntoLisp, Result, Value};
-use once_cell::sync::Lazy;
+use emacs::{defun, Env, IntoLisp, Result, Value};
 use serde_json::Value as Json;
 
 use crate::decide::Decision;
@@ -124,33 +121,13 @@ fn count(env: &Env, n: i64, what: &str) -> Result<usize> {
 // ---------------------------------------------------------------------------------------------
 // Results
 
-/// Keywords of JSON object keys (`:kebab-case`), interned once each.
-static KEYWORDS: Lazy<Mutex<HashMap<String, &'static GlobalRef>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-/// The keyword for the JSON key `key`.
-fn keyword<'e>(env: &'e Env, cache: &mut Option<std::sync::MutexGuard<'_, HashMap<String, &'static GlobalRef>>>, key: &str) -> Result<Value<'e>> {
-    if let Some(cache) = cache.as_mut() {
-        if let Some(k) = cache.get(key).copied() {
-            return Ok(k.bind(env));
-        }
-        let k = env.intern(&format!(":{}", key.replace('_', "-")))?;
-        // Keys come from the engine's own types: a bounded set.
-        if cache.len() < 4096 {
-            // Kept for the life of the process, as the symbol itself is.
-            cache.insert(key.to_string(), Box::leak(Box::new(k.make_global_ref())));
-        }
-        return Ok(k);
-    }
+/// The keyword for the JSON key `key` (`:kebab-case`).
+fn keyword<'e>(env: &'e Env, key: &str) -> Result<Value<'e>> {
     env.intern(&format!(":{}", key.replace('_', "-")))
 }
 
 /// JSON → Lisp.
 fn to_lisp<'e>(env: &'e Env, v: &Json) -> Result<Value<'e>> {
-    let mut cache = KEYWORDS.lock().ok();
-    json_to_lisp(env, &mut cache, v)
-}
-
-fn json_to_lisp<'e>(env: &'e Env, cache: &mut Option<std::sync::MutexGuard<'_, HashMap<String, &'static GlobalRef>>>, v: &Json) -> Result<Value<'e>> {
     match v {
         Json::Null | Json::Bool(false) => Ok(nil.bind(env)),
         Json::Bool(true) => Ok(t.bind(env)),
@@ -161,15 +138,15 @@ fn json_to_lisp<'e>(env: &'e Env, cache: &mut Option<std::sync::MutexGuard<'_, H
         Json::String(s) => lstr(env, s),
         Json::Array(items) if items.is_empty() => Ok(nil.bind(env)),
         Json::Array(items) => {
-            let vals = items.iter().map(|i| json_to_lisp(env, cache, i)).collect::<Result<Vec<_>>>()?;
+            let vals = items.iter().map(|i| to_lisp(env, i)).collect::<Result<Vec<_>>>()?;
             env.list(&vals[..])
         }
         Json::Object(map) if map.is_empty() => Ok(nil.bind(env)),
         Json::Object(map) => {
             let mut vals = Vec::with_capacity(map.len() * 2);
             for (k, val) in map {
-                vals.push(keyword(env, cache, k)?);
-                vals.push(json_to_lisp(env, cache, val)?);
+                vals.push(keyword(env, k)?);
+                vals.push(to_lisp(env, val)?);
             }
             env.list(&vals[..])
         }
@@ -183,63 +160,9 @@ fn reply<'e>(env: &'e Env, r: crate::Result<Json>) -> Result<Value<'e>> {
     }
 }
 
-/// A Lisp string of `s`. ASCII text is made unibyte: Emacs stores it once, where a
-/// multibyte string from a module is decoded from a first copy (`make_string` allocates
-/// twice). For ASCII the two are the same text to Lisp (`equal`, `string=`, `insert`,
-/// `json-serialize`).
+/// A Lisp string of `s`.
 fn lstr<'e>(env: &'e Env, s: &str) -> Result<Value<'e>> {
-    if s.is_ascii() {
-        s.as_bytes().into_lisp(env)
-    } else {
-        s.into_lisp(env)
-    }
-}
-
-/// Lisp strings made once for the codes of a decision (reasons, kinds, access, categories,
-/// tool names), shared by every decision that carries them. Like the rest of a decision they
-/// are not to be modified.
-static CODES: Lazy<Mutex<HashMap<&'static str, &'static GlobalRef>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-/// Names of tools and categories a decision may carry as a string of its own, made shared.
-const KNOWN: &[&str] = &["run_bash_command", "run_command", "exec_command", "read_only", "safe_write", "dangerous", "read", "write"];
-
-/// The shared Lisp string of the code `s` (a constant of the engine).
-fn code<'e>(env: &'e Env, s: &'static str) -> Result<Value<'e>> {
-    let mut codes = match CODES.lock() {
-        Ok(codes) => codes,
-        Err(_) => return lstr(env, s),
-    };
-    if let Some(v) = codes.get(s).copied() {
-        return Ok(v.bind(env));
-    }
-    let v = lstr(env, s)?;
-    // Kept for the life of the process: a bounded set of the engine's constants.
-    codes.insert(s, Box::leak(Box::new(v.make_global_ref())));
-    Ok(v)
-}
-
-/// `s` as a shared code when it is one of [`KNOWN`], else as a string of its own.
-fn known_str<'e>(env: &'e Env, s: &str) -> Result<Value<'e>> {
-    match KNOWN.iter().find(|k| **k == s) {
-        Some(k) => code(env, k),
-        None => lstr(env, s),
-    }
-}
-
-/// A code, or nil.
-fn opt_code<'e>(env: &'e Env, s: Option<&'static str>) -> Result<Value<'e>> {
-    match s {
-        Some(s) => code(env, s),
-        None => Ok(nil.bind(env)),
-    }
-}
-
-/// A known name, or nil.
-fn opt_known<'e>(env: &'e Env, s: Option<&str>) -> Result<Value<'e>> {
-    match s {
-        Some(s) => known_str(env, s),
-        None => Ok(nil.bind(env)),
-    }
+    s.into_lisp(env)
 }
 
 /// A string, or nil.
@@ -285,21 +208,6 @@ fn truncated<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
 
 /// An allowed decision in brief: what running the command takes.
 fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars: usize) -> Result<Value<'e>> {
-    let shareable = d.warnings.is_empty() && d.grants_used.is_empty();
-    let key = |k: &AllowedKey| {
-        k.tool == d.tool
-            && k.directory == d.directory
-            && k.timeout == timeout
-            && k.max_output_chars == max_output_chars
-            && k.required_scope == d.required_scope
-            && k.category.as_deref() == d.category.as_deref()
-    };
-    let mut shared = if shareable { ALLOWED.lock().ok() } else { None };
-    if let Some(shared) = &mut shared {
-        if let (Some(i), Some(slots)) = (shared.keys.iter().position(key), shared.slots) {
-            return emacs::Vector::from_value_unchecked(slots.bind(env), MAX_SHARED_ALLOWED).get(i);
-        }
-    }
     let grants = if d.grants_used.is_empty() {
         nil.bind(env)
     } else {
@@ -309,11 +217,11 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
         }
         env.list(&grants[..])?
     };
-    let v = env.list(&[
+    env.list(&[
         k_allowed.bind(env),
         t.bind(env),
         k_tool.bind(env),
-        known_str(env, &d.tool)?,
+        lstr(env, &d.tool)?,
         k_directory.bind(env),
         lstr(env, &d.directory)?,
         k_timeout.bind(env),
@@ -325,69 +233,11 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
         k_grants_used.bind(env),
         grants,
         k_required_scope.bind(env),
-        code(env, d.required_scope)?,
+        lstr(env, d.required_scope)?,
         k_category.bind(env),
-        opt_known(env, d.category.as_deref())?,
-    ])?;
-    if let Some(shared) = &mut shared {
-        let slots = match shared.slots {
-            Some(slots) => slots,
-            None => {
-                let slots: &'static GlobalRef = Box::leak(Box::new(env.make_vector(MAX_SHARED_ALLOWED, nil)?.value().make_global_ref()));
-                shared.slots = Some(slots);
-                slots
-            }
-        };
-        let k = AllowedKey {
-            tool: d.tool.clone(),
-            directory: d.directory.clone(),
-            timeout,
-            max_output_chars,
-            required_scope: d.required_scope,
-            category: d.category.clone(),
-        };
-        // The oldest gives way when all are taken. The plist goes in its slot before its
-        // key does: should Emacs quit in between, no key names another decision's plist.
-        let i = if shared.keys.len() < MAX_SHARED_ALLOWED { shared.keys.len() } else { shared.next };
-        emacs::Vector::from_value_unchecked(slots.bind(env), MAX_SHARED_ALLOWED).set(i, v)?;
-        if i == shared.keys.len() {
-            shared.keys.push(k);
-        } else {
-            shared.keys[i] = k;
-        }
-        shared.next = (i + 1) % MAX_SHARED_ALLOWED;
-    }
-    Ok(v)
+        opt_str(env, d.category.as_deref())?,
+    ])
 }
-
-/// The allowed decisions already made (their keys here, their plists in a Lisp vector of
-/// [`MAX_SHARED_ALLOWED`] slots, made once and kept), given again to the next one that says the
-/// same: an allowed command then makes no Lisp data at all.
-#[derive(Default)]
-struct SharedAllowed {
-    keys: Vec<AllowedKey>,
-    slots: Option<&'static GlobalRef>,
-    /// The slot the next new decision takes once all are taken.
-    next: usize,
-}
-
-/// What an allowed decision in brief says, when it has no warnings and used no grant.
-struct AllowedKey {
-    tool: String,
-    directory: String,
-    timeout: u64,
-    max_output_chars: usize,
-    required_scope: &'static str,
-    category: Option<String>,
-}
-
-/// How many allowed decisions are kept to be given again; a session uses a few (one per
-/// directory and category).
-const MAX_SHARED_ALLOWED: usize = 32;
-
-/// See [`SharedAllowed`]. A new plist is 18 conses and the directory's string, over 300
-/// bytes, which Emacs collects at about 17 ns a byte.
-static ALLOWED: Lazy<Mutex<SharedAllowed>> = Lazy::new(|| Mutex::new(SharedAllowed::default()));
 
 /// A refusal as Lisp holds it (a `user-ptr`): the model's answer is written from it when it is
 /// sent (`gptel-scope-module-refusal-json`), not with every decision.
@@ -412,17 +262,15 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<V
     } else {
         let mut vs = Vec::with_capacity(d.violations.len());
         for v in &d.violations {
-            // The first violation is usually the refusal's own resource: one string for both.
-            let r = if d.resource.as_deref() == Some(v.resource.as_str()) { resource } else { lstr(env, &v.resource)? };
             vs.push(env.list([
                 k_resource.bind(env),
-                r,
+                lstr(env, &v.resource)?,
                 k_validation_type.bind(env),
-                code(env, v.validation_type)?,
+                lstr(env, v.validation_type)?,
                 k_access.bind(env),
-                opt_code(env, v.access)?,
+                opt_str(env, v.access)?,
                 k_reason.bind(env),
-                code(env, v.reason)?,
+                lstr(env, v.reason)?,
             ])?);
         }
         env.list(&vs[..])?
@@ -431,19 +279,19 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<V
         k_allowed.bind(env),
         nil.bind(env),
         k_tool.bind(env),
-        known_str(env, &d.tool)?,
+        lstr(env, &d.tool)?,
         k_reason.bind(env),
-        opt_code(env, d.reason)?,
+        opt_str(env, d.reason)?,
         k_message.bind(env),
         lstr(env, &d.message)?,
         k_resource.bind(env),
         resource,
         k_validation_type.bind(env),
-        opt_code(env, d.validation_type)?,
+        opt_str(env, d.validation_type)?,
         k_required_scope.bind(env),
-        code(env, d.required_scope)?,
+        lstr(env, d.required_scope)?,
         k_category.bind(env),
-        opt_known(env, d.category.as_deref())?,
+        opt_str(env, d.category.as_deref())?,
         k_violations.bind(env),
         violations,
         k_refusal.bind(env),
@@ -475,10 +323,7 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// violation (:resource :validation-type :access :reason), which is all offering the
 /// expansion menu takes; the model's answer is `gptel-scope-module-refusal-json' of it. A
 /// refusal for a bad directory or scope comes as a plist in full, with its :response, and
-/// the evidence of any decision from `gptel-scope-module-check-command'. Decisions share
-/// what they can: the strings of codes (reasons, kinds, access, categories, tool names),
-/// and an allowed decision with no warnings and no grants is the same plist as the last one
-/// that said the same. Do not modify them.
+/// the evidence of any decision from `gptel-scope-module-check-command'.
 #[defun]
 fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     brief_reply(env, api::decide_command(&text_arg(env, request)?))
