@@ -617,6 +617,17 @@ pub fn load_scope(json: &str) -> Result<Value> {
     }))
 }
 
+/// The environment of a command under the scope of the request `json` (the built-in
+/// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_key` is
+/// gptel's key when it is a string ([`crate::env::plan`]).
+pub fn environment(json: Option<&str>, entries: &[String], api_key: Option<&str>) -> Result<crate::env::Plan> {
+    let cfg = match json {
+        Some(j) => config::load(&Request::parse(j)?.sources()?)?.scope.environment.clone(),
+        None => crate::env::Environment::default(),
+    };
+    crate::env::plan(&cfg, entries, api_key)
+}
+
 /// The `list_allowed_commands` text for the scope of a request.
 pub fn list_commands(json: &str) -> Result<String> {
     let req = Request::parse(json)?;

@@ -27,3 +27,5 @@ pub mod truncate;
 pub mod edit;
 pub mod fs;
 pub mod sandbox;
+pub mod env;
+pub mod redact;
