@@ -618,14 +618,24 @@ pub fn load_scope(json: &str) -> Result<Value> {
 }
 
 /// The environment of a command under the scope of the request `json` (the built-in
-/// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_key` is
-/// gptel's key when it is a string ([`crate::env::plan`]).
-pub fn environment(json: Option<&str>, entries: &[String], api_key: Option<&str>) -> Result<crate::env::Plan> {
+/// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_keys`
+/// are gptel's keys that are strings ([`crate::env::plan`]). An allow-once grant of the
+/// request for a resource `env:NAME` passes that variable as an exact `include` would.
+pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<crate::env::Plan> {
     let cfg = match json {
-        Some(j) => config::load(&Request::parse(j)?.sources()?)?.scope.environment.clone(),
+        Some(j) => {
+            let req = Request::parse(j)?;
+            let mut cfg = config::load(&req.sources()?)?.scope.environment.clone();
+            for g in &req.grants {
+                if let Some(name) = crate::env::resource_name(&g.resource) {
+                    cfg.include.push(name.to_string());
+                }
+            }
+            cfg
+        }
         None => crate::env::Environment::default(),
     };
-    crate::env::plan(&cfg, entries, api_key)
+    crate::env::plan(&cfg, entries, api_keys)
 }
 
 /// The `list_allowed_commands` text for the scope of a request.

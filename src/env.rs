@@ -225,9 +225,9 @@ fn hidden(name: &str, value: &str) -> bool {
 }
 
 /// The environment of a command under `cfg`, from `entries` (Emacs's `process-environment`:
-/// `NAME=VALUE`, the first entry of a name wins, a bare `NAME` unsets it). `api_key` is
-/// gptel's own key when it is a string, always hidden.
-pub fn plan(cfg: &Environment, entries: &[String], api_key: Option<&str>) -> Result<Plan> {
+/// `NAME=VALUE`, the first entry of a name wins, a bare `NAME` unsets it). `api_keys` are
+/// gptel's own keys (`gptel-api-key`, the backend's), always hidden.
+pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Result<Plan> {
     validate(cfg)?;
     let include = Patterns::new(&cfg.include, "environment.include")?;
     let exclude = Patterns::new(&cfg.exclude, "environment.exclude")?;
@@ -281,7 +281,7 @@ pub fn plan(cfg: &Environment, entries: &[String], api_key: Option<&str>) -> Res
         }
         plan.variables.push(Variable { name: name.to_string(), fate, pattern, redacted });
     }
-    if let Some(k) = api_key.filter(|k| k.chars().count() >= MIN_SECRET_LEN) {
+    for k in api_keys.iter().filter(|k| k.chars().count() >= MIN_SECRET_LEN) {
         plan.secrets.push(("gptel-api-key".into(), k.to_string()));
     }
     plan.warnings = lint(cfg);
@@ -374,7 +374,7 @@ mod tests {
             ),
         ];
         for (yaml, passed, hidden) in cases {
-            let p = plan(&cfg(yaml), &env(EMACS), None).unwrap();
+            let p = plan(&cfg(yaml), &env(EMACS), &[]).unwrap();
             let got: Vec<&str> = p.env.iter().map(|e| e.split('=').next().unwrap()).collect();
             assert_eq!(&got, passed, "{yaml}");
             let got: Vec<&str> = p.secrets.iter().map(|(n, _)| n.as_str()).collect();
@@ -387,16 +387,16 @@ mod tests {
 
     #[test]
     fn set_wins_and_first_entry_wins() {
-        let p = plan(&cfg("{set: {LANG: C}}"), &env(&["LANG=fr_FR.UTF-8", "LANG=de", "HOME=/h"]), Some("sk-gptel-key-0123")).unwrap();
+        let p = plan(&cfg("{set: {LANG: C}}"), &env(&["LANG=fr_FR.UTF-8", "LANG=de", "HOME=/h"]), &["sk-gptel-key-0123".to_string()]).unwrap();
         assert_eq!(p.env, vec!["HOME=/h".to_string(), "LANG=C".to_string()]);
         assert_eq!(p.secrets, vec![("gptel-api-key".to_string(), "sk-gptel-key-0123".to_string())]);
-        let p = plan(&cfg("{}"), &env(&["HOME=/h"]), Some("short")).unwrap();
+        let p = plan(&cfg("{}"), &env(&["HOME=/h"]), &["short".to_string()]).unwrap();
         assert!(p.secrets.is_empty());
     }
 
     #[test]
     fn evidence_names_the_pattern() {
-        let p = plan(&cfg("{exclude: [\"PROJECT_*\"], include: [PROJECT_MODE, EDITOR]}"), &env(EMACS), None).unwrap();
+        let p = plan(&cfg("{exclude: [\"PROJECT_*\"], include: [PROJECT_MODE, EDITOR]}"), &env(EMACS), &[]).unwrap();
         let fate = |n: &str| p.variables.iter().find(|v| v.name == n).map(|v| (v.fate, v.pattern.clone(), v.redacted)).unwrap();
         assert_eq!(fate("OPENAI_API_KEY"), (Fate::Secret, Some("*KEY*".into()), true));
         assert_eq!(fate("AWS_REGION"), (Fate::Secret, Some("AWS_*".into()), true));
@@ -411,11 +411,32 @@ mod tests {
     #[test]
     fn bad_environment_is_an_error() {
         for yaml in ["{include: [\"a=b\"]}", "{exclude: [\"[\"]}", "{set: {\"A=B\": x}}"] {
-            let e = plan(&cfg(yaml), &[], None).unwrap_err();
+            let e = plan(&cfg(yaml), &[], &[]).unwrap_err();
             assert!(matches!(e, ScopeError::InvalidConfig { .. }), "{yaml}: {e:?}");
         }
         for yaml in ["{inherit: some}", "{includes: [A]}", "{set: [A]}"] {
             assert!(serde_yaml::from_str::<Environment>(yaml).is_err(), "{yaml}");
+        }
+    }
+
+    /// Through the loader: an unknown key under `environment:` names itself, a bad pattern
+    /// names its list, a good document loads.
+    #[test]
+    fn loader_checks_environment() {
+        use crate::config::{load, Source};
+        let cases: &[(&str, Option<&str>)] = &[
+            ("environment: {inherit: core, inclde: [A]}", Some("environment.inclde")),
+            ("environment: {inherit: everything}", Some("environment.inherit")),
+            ("environment: {exclude: [\"[\"]}", Some("environment.exclude")),
+            ("environment: {inherit: none, include: [PATH], set: {A: b}}", None),
+        ];
+        for (text, key) in cases {
+            let r = load(&[Source::Inline { name: "t".into(), text: text.to_string() }]);
+            match (r, key) {
+                (Err(ScopeError::InvalidConfig { key: got, .. }), Some(want)) => assert_eq!(got.as_deref(), Some(*want), "{text}"),
+                (Ok(l), None) => assert_eq!(l.scope.environment.inherit, Inherit::None),
+                (other, _) => panic!("{text}: {other:?}"),
+            }
         }
     }
 

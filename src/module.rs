@@ -752,8 +752,9 @@ fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
 struct Secrets(crate::redact::Redactor);
 
 /// The environment of a command under the scope of REQUEST (a JSON request; nil: the
-/// built-in defaults), from ENTRIES (`process-environment`) and API-KEY (gptel's, when a
-/// string). Returns (:env ENTRIES :variables VARS :warnings TEXTS :redactor R :secrets N),
+/// built-in defaults), from ENTRIES (`process-environment`) and API-KEY (gptel's keys: a
+/// string or a list; what is not a string is ignored). A grant of REQUEST for `env:NAME`
+/// passes NAME. Returns (:env ENTRIES :variables VARS :warnings TEXTS :redactor R :secrets N),
 /// each of VARS (:name :fate :pattern :redacted), R a redactor for
 /// `gptel-scope-module-redact' (nil when nothing is to be hidden). Names only: no value
 /// but those of ENTRIES that pass is returned.
@@ -766,12 +767,13 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
             list.push(String::from_utf8_lossy(&string_arg(v)?).into_owned());
         }
     }
-    let key = if api_key.is_not_nil() && env.call("stringp", [api_key])?.is_not_nil() {
-        Some(String::from_utf8_lossy(&string_arg(api_key)?).into_owned())
-    } else {
-        None
-    };
-    let plan = match api::environment(request.as_deref(), &list, key.as_deref()) {
+    let mut keys = Vec::new();
+    for k in chunk_list(env, api_key)? {
+        if k.is_not_nil() && env.call("stringp", [k])?.is_not_nil() {
+            keys.push(String::from_utf8_lossy(&string_arg(k)?).into_owned());
+        }
+    }
+    let plan = match api::environment(request.as_deref(), &list, &keys) {
         Ok(p) => p,
         Err(e) => return signal(env, e),
     };
