@@ -819,15 +819,16 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
     ])
 }
 
-/// TEXT with every value REDACTOR hides replaced by `[redacted: NAME]`; TEXT itself when it
-/// holds none (or REDACTOR is nil). A unibyte TEXT is read as UTF-8.
+/// TEXT with every value REDACTOR hides replaced by `[redacted: NAME]`, and the beginning of
+/// one that a cut line shows; TEXT itself when it holds none (or REDACTOR is nil). A unibyte
+/// TEXT is read as UTF-8.
 #[defun]
 fn redact<'e>(env: &'e Env, redactor: Value<'e>, text: Value<'e>) -> Result<Value<'e>> {
     if redactor.is_not_nil() {
         let cell: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
         let r = cell.try_borrow()?;
         let s = api::text_lossy(string_arg(text)?);
-        if let Some(out) = r.0.redact(&s) {
+        if let Some(out) = r.0.redact_result(&s) {
             return lstr(env, &out);
         }
     }

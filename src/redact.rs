@@ -101,26 +101,67 @@ impl Redactor {
     /// length of `text` when there is none): what a cut just after `text` would leave of a
     /// secret that continued.
     pub fn partial_tail(&self, text: &str) -> usize {
+        self.partial_tail_of(text).0
+    }
+
+    /// [`Redactor::partial_tail`] and the pattern whose beginning it is.
+    fn partial_tail_of(&self, text: &str) -> (usize, Option<usize>) {
         let bytes = text.as_bytes();
         let mut start = text.len();
-        for p in &self.patterns {
+        let mut which = None;
+        for (k, p) in self.patterns.iter().enumerate() {
             let p = p.as_bytes();
             let from = text.len().saturating_sub(p.len().saturating_sub(1));
             for i in from..start {
                 if bytes[i] == p[0] && p.starts_with(&bytes[i..]) {
                     start = i;
+                    which = Some(k);
                     break;
                 }
             }
         }
-        // A beginning made of whole characters: `start` is on a boundary since it starts a
-        // match of a valid UTF-8 pattern's first byte.
+        // `start` begins a match of a pattern's first byte, which starts a character.
         while !text.is_char_boundary(start) {
             start -= 1;
         }
-        start
+        (start, which)
+    }
+
+    /// A tool result with every secret replaced, and also the beginning of a secret that a
+    /// line cut left just before [`CUT_MARKERS`] (`read_file` and `grep_files` cut long
+    /// lines): `None` when there is nothing to hide.
+    pub fn redact_result(&self, text: &str) -> Option<String> {
+        self.automaton.as_ref()?;
+        let mut cut: Option<String> = None;
+        for marker in CUT_MARKERS {
+            let src = cut.as_deref().unwrap_or(text);
+            if !src.contains(marker) {
+                continue;
+            }
+            let mut out = String::with_capacity(src.len());
+            let mut last = 0;
+            for (m, _) in src.match_indices(marker) {
+                let (start, which) = self.partial_tail_of(&src[last..m]);
+                out.push_str(&src[last..last + start]);
+                if let Some(k) = which {
+                    out.push_str(&self.replacements[k]);
+                } else {
+                    out.push_str(&src[last + start..m]);
+                }
+                last = m;
+            }
+            out.push_str(&src[last..]);
+            cut = Some(out);
+        }
+        match cut {
+            Some(c) => Some(self.redact_owned(c)).filter(|r| r != text),
+            None => self.redact(text),
+        }
     }
 }
+
+/// Markers that follow a cut in tool results: `read_file`'s and `grep_files`' cut lines.
+pub const CUT_MARKERS: &[&str] = &[crate::fs::read::LINE_MARKER];
 
 #[cfg(test)]
 mod tests {
@@ -148,6 +189,21 @@ mod tests {
         }
         assert!(r(&[]).is_empty());
         assert_eq!(r(&[]).redact("anything"), None);
+    }
+
+    #[test]
+    fn cut_lines_hide_the_beginning() {
+        let red = r(&[("KEY", "sk-0123456789")]);
+        let m = crate::fs::read::LINE_MARKER;
+        let cases = [
+            (format!("a:1:xx sk-0123{m}\\nb"), Some(format!("a:1:xx [redacted: KEY]{m}\\nb"))),
+            (format!("xx{m} and sk-0123456789"), Some(format!("xx{m} and [redacted: KEY]"))),
+            (format!("xx s{m}"), Some(format!("xx [redacted: KEY]{m}"))),
+            (format!("xx q{m}"), None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(red.redact_result(&text), want, "{text}");
+        }
     }
 
     #[test]
