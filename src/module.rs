@@ -749,17 +749,28 @@ fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
 // The environment of commands and redaction
 
 /// The values a tool result must not show, as Lisp holds them (a `user-ptr`).
-struct Secrets(crate::redact::Redactor);
+struct Secrets(std::sync::Arc<crate::redact::Redactor>);
 
-/// The environment of a command under the scope of REQUEST (a JSON request; nil: the
-/// built-in defaults), from ENTRIES (`process-environment`) and API-KEY (gptel's keys: a
-/// string or a list; what is not a string is ignored). A grant of REQUEST for `env:NAME`
-/// passes NAME. Returns (:env ENTRIES :variables VARS :warnings TEXTS :redactor R :secrets N),
-/// each of VARS (:name :fate :pattern :redacted), R a redactor for
-/// `gptel-scope-module-redact' (nil when nothing is to be hidden). Names only: no value
-/// but those of ENTRIES that pass is returned.
-#[defun]
-fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+/// The last redactor made, and the secrets it hides: the same secrets make no new automaton.
+static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
+
+fn redactor_of(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::redact::Redactor>> {
+    if let Ok(last) = LAST_REDACTOR.lock() {
+        if let Some((s, r)) = last.as_ref() {
+            if s.as_slice() == secrets {
+                return Ok(r.clone());
+            }
+        }
+    }
+    let r = std::sync::Arc::new(crate::redact::Redactor::new(secrets)?);
+    if let Ok(mut last) = LAST_REDACTOR.lock() {
+        *last = Some((secrets.to_vec(), r.clone()));
+    }
+    Ok(r)
+}
+
+/// The plan of [`api::environment`] for the Lisp arguments of [`environment`].
+fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<crate::env::Plan> {
     let request = if request.is_not_nil() { Some(text_arg(env, request)?) } else { None };
     let mut list = Vec::new();
     for v in chunk_list(env, entries)? {
@@ -773,11 +784,21 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
             keys.push(String::from_utf8_lossy(&string_arg(k)?).into_owned());
         }
     }
-    let plan = match api::environment(request.as_deref(), &list, &keys) {
-        Ok(p) => p,
-        Err(e) => return signal(env, e),
-    };
-    let redactor = match crate::redact::Redactor::new(&plan.secrets) {
+    match api::environment(request.as_deref(), &list, &keys) {
+        Ok(p) => Ok(p),
+        Err(e) => signal(env, e),
+    }
+}
+
+/// The environment of a command under the scope of REQUEST (a JSON request; nil: the
+/// built-in defaults), from ENTRIES (`process-environment`) and API-KEY (gptel's keys: a
+/// string or a list; what is not a string is ignored). A grant of REQUEST for `env:NAME`
+/// passes NAME. Returns (:env ENTRIES :redactor R :secrets N): R hides the values left out
+/// (`gptel-scope-module-redact'), nil when there are none.
+#[defun]
+fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+    let plan = plan_of(env, request, entries, api_key)?;
+    let redactor = match redactor_of(&plan.secrets) {
         Ok(r) => r,
         Err(e) => return signal(env, e),
     };
@@ -785,6 +806,23 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
     for e in &plan.env {
         entries.push(lstr(env, e)?);
     }
+    let n = redactor.len() as i64;
+    let redactor = if redactor.is_empty() { nil.bind(env) } else { std::cell::RefCell::new(Secrets(redactor)).into_lisp(env)? };
+    env.list([
+        env.intern(":env")?,
+        env.list(&entries[..])?,
+        env.intern(":redactor")?,
+        redactor,
+        env.intern(":secrets")?,
+        n.into_lisp(env)?,
+    ])
+}
+
+/// What [`environment`] makes of each variable, names only: (:variables VARS :warnings
+/// TEXTS), each of VARS (:name :fate :pattern :redacted). For explain and get_system_info.
+#[defun]
+fn environment_fates<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+    let plan = plan_of(env, request, entries, api_key)?;
     let mut vars = Vec::with_capacity(plan.variables.len());
     for v in &plan.variables {
         let fate = serde_json::to_value(v.fate).ok().and_then(|f| f.as_str().map(str::to_string)).unwrap_or_default();
@@ -803,20 +841,7 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
     for w in &plan.warnings {
         warnings.push(lstr(env, w)?);
     }
-    let n = redactor.len() as i64;
-    let redactor = if redactor.is_empty() { nil.bind(env) } else { std::cell::RefCell::new(Secrets(redactor)).into_lisp(env)? };
-    env.list([
-        env.intern(":env")?,
-        env.list(&entries[..])?,
-        env.intern(":variables")?,
-        env.list(&vars[..])?,
-        k_warnings.bind(env),
-        env.list(&warnings[..])?,
-        env.intern(":redactor")?,
-        redactor,
-        env.intern(":secrets")?,
-        n.into_lisp(env)?,
-    ])
+    env.list([env.intern(":variables")?, env.list(&vars[..])?, k_warnings.bind(env), env.list(&warnings[..])?])
 }
 
 /// TEXT with every value REDACTOR hides replaced by `[redacted: NAME]`, and the beginning of
