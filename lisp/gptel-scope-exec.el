@@ -89,10 +89,9 @@ it a command gets only the core variables of Emacs's environment.")
 
 (defvar gptel-scope-exec--environment nil
   "The last sanitized environment: (INPUT COPY RESULT).
-INPUT is the `process-environment' it was made from, COPY a copy of
-that list (the same strings), RESULT the environment.  It is used
-again while `process-environment' is the same list holding the same
-strings, so a command costs no new environment.")
+INPUT is the environment it was made from, COPY a copy of that list
+\(the same strings), RESULT the environment.  It is used again while the
+environment holds the same entries, so a command costs no new one.")
 
 (defun gptel-scope-exec--dropped-p (entry)
   "Return non-nil when ENTRY, of `process-environment', names a dropped variable."
@@ -107,12 +106,9 @@ current buffer (`gptel-scope-exec-environment-function').  The result is
 shared between calls while BASE does not change: do not modify it."
   (let ((cached gptel-scope-exec--environment)
         (process-environment (if base-p base (car (gptel-scope-exec--scoped)))))
-    (if (and cached (eq (car cached) process-environment)
-             ;; `setenv' may replace an entry in place: the strings must be the same.
-             (let ((a process-environment) (b (cadr cached)))
-               (while (and a b (eq (car a) (car b)))
-                 (setq a (cdr a) b (cdr b)))
-               (and (null a) (null b))))
+    ;; The scope's environment is a new list at each call: the same entries
+    ;; (`setenv' may replace one in place) give the same result.
+    (if (and cached (equal (cadr cached) process-environment))
         (nth 2 cached)
       (let ((env (append gptel-scope-exec--set
                          (seq-remove #'gptel-scope-exec--dropped-p process-environment))))

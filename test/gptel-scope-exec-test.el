@@ -168,13 +168,13 @@ collected into :pids."
   "The sanitized environment is made again when `process-environment' changes,
 also in place (`setenv' of a variable already set).  Without a scope a
 command gets the core variables only."
-  (let ((process-environment (append '("TZ=UTC1" "GPTEL_SCOPE_T=1") (copy-sequence process-environment))))
-    (should (member "TZ=UTC1" (gptel-scope-exec-environment)))
+  (let ((process-environment (append '("LC_PAPER=a4" "GPTEL_SCOPE_T=1") (copy-sequence process-environment))))
+    (should (member "LC_PAPER=a4" (gptel-scope-exec-environment)))
     (should-not (seq-find (lambda (e) (string-prefix-p "GPTEL_SCOPE_T" e)) (gptel-scope-exec-environment)))
     (should (eq (gptel-scope-exec-environment) (gptel-scope-exec-environment)))
-    (setenv "TZ" "UTC2")
-    (should (member "TZ=UTC2" (gptel-scope-exec-environment)))
-    (should-not (member "TZ=UTC1" (gptel-scope-exec-environment)))
+    (setenv "LC_PAPER" "letter")
+    (should (member "LC_PAPER=letter" (gptel-scope-exec-environment)))
+    (should-not (member "LC_PAPER=a4" (gptel-scope-exec-environment)))
     (setenv "BASH_ENV" "/tmp/evil")
     (should-not (seq-find (lambda (e) (string-prefix-p "BASH_ENV" e)) (gptel-scope-exec-environment)))
     (setq process-environment (cons "ENV" process-environment))
