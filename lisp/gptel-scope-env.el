@@ -61,7 +61,7 @@
     keys))
 
 (defun gptel-scope-env--scope (buffer)
-  "Return the scope JSON of BUFFER, or nil when it has none that loads."
+  "Return the scope JSON of BUFFER; nil without a scope, or for a remote one."
   (and (buffer-live-p buffer)
        (condition-case nil
            (progn
@@ -121,7 +121,7 @@ values left out.  An allow-once grant of a variable is used up."
     text))
 
 (defun gptel-scope-env-hold-back (text redactor)
-  "Return the index in TEXT where an end that begins a hidden value starts.
+  "Return the index in TEXT of the end of it that begins a hidden value.
 That is the length of TEXT when no end of it begins one: output shown
 up to there shows no secret's beginning.  REDACTOR as for
 `gptel-scope-env-redact'."
