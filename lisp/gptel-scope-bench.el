@@ -4,7 +4,6 @@
 
 ;; Author: The gptel-scope authors
 ;; Version: 0.1.0
-;; Package-Requires: ((emacs "28.1"))
 ;; Keywords: tools, processes
 ;; URL: https://github.com/gptel-scope/gptel-scope
 
@@ -476,6 +475,26 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
             (gptel-scope-bench--flood)))
       (delete-directory dir t))))
 
+(defun gptel-scope-bench--compiled-deps (tmp emacs)
+  "Copy the directories of GPTEL_SCOPE_DEPS under TMP, byte-compiled.
+EMACS compiles them.  Return the copies, for the load path: gptel is
+timed as a package manager installs it, compiled, like gptel-scope."
+  (let* ((dirs (split-string (or (getenv "GPTEL_SCOPE_DEPS") "") ":" t))
+         (copies (mapcar (lambda (d)
+                           (let ((copy (expand-file-name
+                                        (concat "deps/" (file-name-nondirectory (directory-file-name d)))
+                                        tmp)))
+                             (copy-directory d copy nil t t)
+                             copy))
+                         dirs)))
+    (dolist (copy copies)
+      ;; A file that cannot be compiled (an optional integration) stays source.
+      (apply #'call-process emacs nil nil nil "-Q" "--batch"
+             (append (mapcan (lambda (d) (list "-L" d)) copies)
+                     (list "-f" "batch-byte-compile")
+                     (directory-files copy t "\\.el\\'"))))
+    copies))
+
 (defun gptel-scope-bench-run ()
   "Run every benchmark and print its rows; for batch Emacs (`make bench').
 The figures are taken in a second Emacs on gptel-scope's Lisp
@@ -503,7 +522,7 @@ in the environment runs them on the sources, in this Emacs."
                                    (append
                                     ;; gptel and its dependencies, for the load-time figure.
                                     (mapcan (lambda (d) (list "-L" d))
-                                            (split-string (or (getenv "GPTEL_SCOPE_DEPS") "") ":" t))
+                                            (gptel-scope-bench--compiled-deps tmp emacs))
                                     (list
                                           "--eval" (format "(setq gptel-scope-bench-root %S gptel-scope-bench-compiled t)"
                                                            gptel-scope-bench-root)
