@@ -4,7 +4,6 @@
 
 ;; Author: The gptel-scope authors
 ;; Version: 0.1.0
-;; Package-Requires: ((emacs "28.1"))
 ;; Keywords: tools, processes
 ;; URL: https://github.com/gptel-scope/gptel-scope
 
