@@ -34,6 +34,7 @@
 (require 'seq)
 (require 'gptel-scope)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-env)
 
 (declare-function gptel-scope-module-parse "gptel-scope-module" (command))
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
@@ -398,6 +399,68 @@ less noisy than the wall clock on a busy machine)."
                             (format "%d conses" conses) nil
                             (format "timed out: %s" (plist-get result :timed_out)) 'info)))
 
+;;;; Redaction
+
+(defvar gptel-scope-bench-redaction-rounds 5
+  "Rounds of the 300 MB output run, with and without redaction in turn.")
+
+(defconst gptel-scope-bench--secrets
+  '("OPENAI_API_KEY=sk-proj-bench-0123456789abcdefghijklmnop"
+    "ANTHROPIC_API_KEY=sk-ant-api03-bench-0123456789abcdef"
+    "AWS_ACCESS_KEY_ID=AKIABENCH0123456789"
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYBENCHKEY"
+    "GITHUB_TOKEN=ghp_bench0123456789abcdefghijklmnopqrst"
+    "DATABASE_PASSWORD=correct-horse-battery-staple")
+  "The secrets of a user's environment, for the redaction figures.")
+
+(defun gptel-scope-bench--without-redaction (thunk)
+  "Call THUNK with the scope's environment but no redaction."
+  (let ((gptel-scope--redact-function nil)
+        (gptel-scope-exec-environment-function
+         (lambda () (cons (plist-get (gptel-scope-env) :env) nil))))
+    (funcall thunk)))
+
+(defun gptel-scope-bench--redaction (dir)
+  "Measure the cost of redaction, side by side with the same runs without it.
+A run printing 300 MB through run_bash_command, and a 20,000-character
+result (the default output limit) in DIR, with six secrets in the
+environment."
+  (let* ((process-environment (append gptel-scope-bench--secrets process-environment))
+         (file (expand-file-name "result-20k.txt" dir))
+         (on (lambda (command) (car (gptel-scope-bench--spawn-tool command))))
+         (off (lambda (command)
+                (gptel-scope-bench--without-redaction (lambda () (funcall on command)))))
+         (big "yes 'a line of output, then the next' | head -c 300000000")
+         (with nil) (without nil))
+    (gptel-scope-bench--write file (mapconcat (lambda (i) (format "%05d %s\n" i (make-string 93 ?x)))
+                                              (number-sequence 1 200) ""))
+    ;; Interleaved, so that both see the same state of the machine.
+    (dotimes (_ gptel-scope-bench-redaction-rounds)
+      (push (funcall on big) with)
+      (push (funcall off big) without))
+    (let ((a (gptel-scope-bench--median with)) (b (gptel-scope-bench--median without)))
+      (gptel-scope-bench--row "Emacs: 300 MB output run, redacted / not"
+                              (format "%.2f s" a) (format "%.2f s" b) (/ a b) "<= 1.05" (<= (/ a b) 1.05)))
+    (let ((with nil) (without nil) (command (format "cat %s" file)))
+      (dotimes (_ gptel-scope-bench-spawns)
+        (push (funcall on command) with)
+        (push (funcall off command) without))
+      (let ((a (gptel-scope-bench--median with)) (b (gptel-scope-bench--median without)))
+        (gptel-scope-bench--row "Emacs: 20,000-character result, redacted / not"
+                                (format "%.2f ms" (* 1e3 a)) (format "%.2f ms" (* 1e3 b)) (/ a b)
+                                "<= 1.1" (<= (/ a b) 1.1))))
+    ;; The redaction of one result alone: the environment planned and the text searched.
+    (let* ((text (gptel-scope-bench--spawn-tool (format "cat %s" file)))
+           (text (cdr text))
+           (buffer (current-buffer))
+           (times (cl-loop repeat 201
+                           collect (let ((start (float-time)))
+                                     (gptel-scope--redact buffer text)
+                                     (- (float-time) start)))))
+      (gptel-scope-bench--row (format "Emacs: redact one %d-character result (plan + search)" (length text))
+                              (format "%.1f us" (* 1e6 (gptel-scope-bench--median times))) "-" nil
+                              "(info)" 'info))))
+
 ;;;; Loading
 
 (defvar gptel-scope-bench-loads 10
@@ -472,6 +535,7 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
             (gptel-scope-bench--scope-cache dir)
             (gptel-scope-bench--truncate)
             (gptel-scope-bench--run-bash spawn)
+            (gptel-scope-bench--redaction dir)
             (gptel-scope-bench--flood)))
       (delete-directory dir t))))
 

@@ -621,21 +621,37 @@ pub fn load_scope(json: &str) -> Result<Value> {
 /// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_keys`
 /// are gptel's keys that are strings ([`crate::env::plan`]). An allow-once grant of the
 /// request for a resource `env:NAME` passes that variable as an exact `include` would.
-pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<crate::env::Plan> {
-    let cfg = match json {
+pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<Arc<crate::env::Plan>> {
+    let (loaded, granted) = match json {
         Some(j) => {
             let req = Request::parse(j)?;
-            let mut cfg = config::load(&req.sources()?)?.scope.environment.clone();
-            for g in &req.grants {
-                if let Some(name) = crate::env::resource_name(&g.resource) {
-                    cfg.include.push(name.to_string());
-                }
-            }
-            cfg
+            let loaded = config::load(&req.sources()?)?;
+            let granted: Vec<String> = req.grants.iter().filter_map(|g| crate::env::resource_name(&g.resource)).map(str::to_string).collect();
+            (Some(loaded), granted)
         }
-        None => crate::env::Environment::default(),
+        None => (None, Vec::new()),
     };
-    crate::env::plan(&cfg, entries, api_keys)
+    // The same scope (the loader's cached value), grants, environment and keys make the same
+    // plan: kept from one call to the next.
+    type Key = (Option<Arc<LoadedScope>>, Vec<String>, Vec<String>, Vec<String>);
+    static LAST: Lazy<Mutex<Option<(Key, Arc<crate::env::Plan>)>>> = Lazy::new(|| Mutex::new(None));
+    let same = |k: &Key| {
+        k.0.as_ref().map(Arc::as_ptr) == loaded.as_ref().map(Arc::as_ptr) && k.1 == granted && k.2 == entries && k.3 == api_keys
+    };
+    if let Ok(last) = LAST.lock() {
+        if let Some((k, plan)) = last.as_ref() {
+            if same(k) {
+                return Ok(plan.clone());
+            }
+        }
+    }
+    let mut cfg = loaded.as_ref().map(|l| l.scope.environment.clone()).unwrap_or_default();
+    cfg.include.extend(granted.iter().cloned());
+    let plan = Arc::new(crate::env::plan(&cfg, entries, api_keys)?);
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some(((loaded, granted, entries.to_vec(), api_keys.to_vec()), plan.clone()));
+    }
+    Ok(plan)
 }
 
 /// The `list_allowed_commands` text for the scope of a request.

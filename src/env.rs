@@ -186,33 +186,50 @@ pub fn validate(cfg: &Environment) -> Result<()> {
     Ok(())
 }
 
+/// Name patterns as one set: a name is matched against all of them at once.
 struct Patterns {
-    list: Vec<(String, GlobMatcher)>,
+    list: Vec<String>,
+    set: globset::GlobSet,
 }
 
 impl Patterns {
     fn new(patterns: impl IntoIterator<Item = impl AsRef<str>>, key: &str) -> Result<Self> {
-        let list = patterns
-            .into_iter()
-            .map(|p| glob(p.as_ref(), key).map(|g| (p.as_ref().to_string(), g)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Patterns { list })
+        let mut builder = globset::GlobSetBuilder::new();
+        let mut list = Vec::new();
+        for p in patterns {
+            let p = p.as_ref();
+            let g = GlobBuilder::new(p).case_insensitive(true).literal_separator(false).build().map_err(|e| ScopeError::InvalidConfig {
+                file: "merged scope".into(),
+                line: None,
+                key: Some(key.into()),
+                message: format!("`{p}` is not a valid name pattern: {e}"),
+            })?;
+            builder.add(g);
+            list.push(p.to_string());
+        }
+        let set = builder.build().map_err(|e| ScopeError::InvalidConfig {
+            file: "merged scope".into(),
+            line: None,
+            key: Some(key.into()),
+            message: e.to_string(),
+        })?;
+        Ok(Patterns { list, set })
     }
 
+    /// The first pattern (in the order written) that matches `name`.
     fn first(&self, name: &str) -> Option<&str> {
-        self.list.iter().find(|(_, g)| g.is_match(name)).map(|(p, _)| p.as_str())
+        if self.list.is_empty() {
+            return None;
+        }
+        self.set.matches(name).into_iter().min().map(|i| self.list[i].as_str())
     }
 }
 
 /// The secret pattern `name` matches, if any.
 pub fn secret_pattern(name: &str) -> Option<&'static str> {
-    static SECRETS: once_cell::sync::Lazy<Vec<(&'static str, GlobMatcher)>> = once_cell::sync::Lazy::new(|| {
-        SECRET_PATTERNS
-            .iter()
-            .filter_map(|p| glob(p, "secret").ok().map(|g| (*p, g)))
-            .collect()
-    });
-    SECRETS.iter().find(|(_, g)| g.is_match(name)).map(|(p, _)| *p)
+    static SECRETS: once_cell::sync::Lazy<Option<Patterns>> = once_cell::sync::Lazy::new(|| Patterns::new(SECRET_PATTERNS, "secret").ok());
+    let p = SECRETS.as_ref()?.first(name)?;
+    SECRET_PATTERNS.iter().find(|s| **s == p).copied()
 }
 
 /// Whether a value left out is hidden: 8 characters or more, and, unless the name looks
@@ -231,7 +248,8 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
     validate(cfg)?;
     let include = Patterns::new(&cfg.include, "environment.include")?;
     let exclude = Patterns::new(&cfg.exclude, "environment.exclude")?;
-    let core = Patterns::new(CORE, "core")?;
+    static CORE_SET: once_cell::sync::Lazy<Option<Patterns>> = once_cell::sync::Lazy::new(|| Patterns::new(CORE, "core").ok());
+    let core = CORE_SET.as_ref().ok_or_else(|| ScopeError::InvalidArgument("the core variables' patterns do not build".into()))?;
     let mut seen: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     for e in entries {
         let (name, value) = match e.split_once('=') {

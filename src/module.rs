@@ -770,7 +770,7 @@ fn redactor_of(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<cra
 }
 
 /// The plan of [`api::environment`] for the Lisp arguments of [`environment`].
-fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<crate::env::Plan> {
+fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<std::sync::Arc<crate::env::Plan>> {
     let request = if request.is_not_nil() { Some(text_arg(env, request)?) } else { None };
     let mut list = Vec::new();
     for v in chunk_list(env, entries)? {
