@@ -421,7 +421,7 @@ less noisy than the wall clock on a busy machine)."
     (funcall thunk)))
 
 (defun gptel-scope-bench--redaction (dir)
-  "Measure the cost of redaction against the same calls without it, side by side.
+  "Measure what redaction costs, against the same work without it.
 A run printing 300 MB through run_bash_command, and a 20,000-character
 result (the default output limit) in DIR, with six secrets in the
 environment."
