@@ -726,6 +726,39 @@ mod tests {
         json!({"command": command, "directory": t.path(), "sources": [{"file": t.path().join("scope.yml")}]}).to_string()
     }
 
+    /// The environment of a scope: an allow-once grant of `env:NAME` passes NAME; the same
+    /// inputs give the same plan, kept; another environment gives another.
+    #[test]
+    fn environment_follows_grants_and_entries() {
+        let t = project();
+        // Backdated, as a scope in use is: one written in the last 2 s is read again each time.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().append(true).open(t.path().join("scope.yml")).and_then(|f| f.set_modified(old)).unwrap();
+        let entries: Vec<String> = ["PATH=/bin", "STAGE=staging-1234", "GITHUB_TOKEN=ghp_0123456789"].iter().map(|s| s.to_string()).collect();
+        let cases: &[(serde_json::Value, &[&str], &[&str])] = &[
+            (json!([]), &["PATH"], &["GITHUB_TOKEN", "STAGE"]),
+            (json!([{"tool": "run_bash_command", "resource": "env:STAGE"}]), &["PATH", "STAGE"], &["GITHUB_TOKEN"]),
+            (json!([{"tool": "run_command", "resource": "env:GITHUB_TOKEN"}]), &["GITHUB_TOKEN", "PATH"], &["STAGE"]),
+            (json!([{"tool": "run_bash_command", "resource": "rm x"}]), &["PATH"], &["GITHUB_TOKEN", "STAGE"]),
+        ];
+        for (grants, passed, hidden) in cases {
+            let req = json!({"sources": [{"file": t.path().join("scope.yml")}], "grants": grants}).to_string();
+            let plan = environment(Some(&req), &entries, &[]).unwrap();
+            let names: Vec<&str> = plan.env.iter().filter_map(|e| e.split('=').next()).collect();
+            assert_eq!(&names, passed, "{grants}");
+            let names: Vec<&str> = plan.secrets.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(&names, hidden, "{grants}");
+            let again = environment(Some(&req), &entries, &[]).unwrap();
+            assert!(Arc::ptr_eq(&plan, &again), "{grants}: kept");
+        }
+        let req = json!({"sources": [{"file": t.path().join("scope.yml")}]}).to_string();
+        let a = environment(Some(&req), &entries, &[]).unwrap();
+        let b = environment(Some(&req), &entries[..2], &[]).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(b.secrets, vec![("STAGE".to_string(), "staging-1234".to_string())]);
+        assert_eq!(environment(None, &entries, &[]).unwrap().env, vec!["PATH=/bin".to_string()]);
+    }
+
     /// Commands refused for every reason the corpus shows, and allowed ones.
     const COMMANDS: &[&str] = &[
         "ls",

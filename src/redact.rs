@@ -24,6 +24,11 @@ pub struct Redactor {
     patterns: Vec<String>,
 }
 
+/// The shortest beginning of a secret that [`Redactor::partial_tail`] finds at the end of a
+/// text: a shorter one (a space, `s`) begins some value by chance all the time, and would hold
+/// back or hide ordinary output; it shows at most 3 bytes of the secret.
+pub const MIN_PARTIAL: usize = 4;
+
 /// `name` as shown in a replacement: characters other than letters, digits, `_`, `-` and
 /// `.` become `?`, so that the replacement is plain text inside any JSON string.
 fn shown_name(name: &str) -> String {
@@ -97,9 +102,9 @@ impl Redactor {
         self.redact(&text).unwrap_or(text)
     }
 
-    /// The start of the longest end of `text` that is a proper beginning of a secret (the
-    /// length of `text` when there is none): what a cut just after `text` would leave of a
-    /// secret that continued.
+    /// The start of the longest end of `text`, of [`MIN_PARTIAL`] bytes or more, that is a
+    /// proper beginning of a secret (the length of `text` when there is none): what a cut
+    /// just after `text` would leave of a secret that continued.
     pub fn partial_tail(&self, text: &str) -> usize {
         self.partial_tail_of(text).0
     }
@@ -112,7 +117,9 @@ impl Redactor {
         for (k, p) in self.patterns.iter().enumerate() {
             let p = p.as_bytes();
             let from = text.len().saturating_sub(p.len().saturating_sub(1));
-            for i in from..start {
+            // An end shorter than MIN_PARTIAL bytes is too likely to begin a secret by chance.
+            let to = start.min(text.len().saturating_sub(MIN_PARTIAL - 1));
+            for i in from..to {
                 if bytes[i] == p[0] && p.starts_with(&bytes[i..]) {
                     start = i;
                     which = Some(k);
@@ -198,7 +205,8 @@ mod tests {
         let cases = [
             (format!("a:1:xx sk-0123{m}\\nb"), Some(format!("a:1:xx [redacted: KEY]{m}\\nb"))),
             (format!("xx{m} and sk-0123456789"), Some(format!("xx{m} and [redacted: KEY]"))),
-            (format!("xx s{m}"), Some(format!("xx [redacted: KEY]{m}"))),
+            (format!("xx sk-0{m}"), Some(format!("xx [redacted: KEY]{m}"))),
+            (format!("xx sk-{m}"), None),
             (format!("xx q{m}"), None),
         ];
         for (text, want) in cases {
@@ -211,7 +219,9 @@ mod tests {
         let red = r(&[("A", "sk-0123456789"), ("B", "ééé-secret")]);
         let cases = [
             ("output", 6),
-            ("output s", 7),
+            ("output s", 8),
+            ("output sk-", 10),
+            ("output sk-0", 7),
             ("output sk-0123", 7),
             ("output sk-012345678", 7),
             ("output sk-0123456789", 20),
