@@ -196,9 +196,13 @@ dist:
 	@echo "$(DIST_TAR): $$(tar -tf $(DIST_TAR) | grep -vc /$$) files"
 
 # make test-install: install the package the three ways the README gives (straight.el, elpaca,
-# package.el with the dist tarball), each offline in a fresh HOME, and make a tool call.
+# package.el with the dist tarball), each offline in a fresh HOME, and make a tool call; on
+# EMACS and on EMACS30 when .ci/emacs30 has unpacked it.
 test-install:
-	@test/install/run.sh
+	@status=0; for emacs in $(EMACS) $(EMACS30); do \
+	  echo "install test on $$($$emacs --version | head -n 1)"; \
+	  EMACS=$$emacs test/install/run.sh || status=1; \
+	done; exit $$status
 
 # Fuzzing (fuzz/, its own workspace): each target runs FUZZ_SECONDS. cargo-fuzz needs nightly
 # flags, which RUSTC_BOOTSTRAP=1 gives the stable toolchain. Seeds: the attack corpora.

@@ -87,9 +87,11 @@ PASS is t, nil, or `info' for a figure with no target."
                  (pcase pass ('info "-") ('nil "MISS") (_ "pass")))))
 
 (defun gptel-scope-bench--write (file text)
-  "Write TEXT to FILE."
+  "Write TEXT to FILE; a scope.yml is approved as the user's own."
   (let ((coding-system-for-write 'utf-8-unix))
-    (write-region text nil file nil 'silent)))
+    (write-region text nil file nil 'silent))
+  (when (equal (file-name-nondirectory file) "scope.yml")
+    (gptel-scope-trust file)))
 
 (defun gptel-scope-bench--scope-text (dir)
   "Return the scope document of the benchmarks for the project DIR."
@@ -530,6 +532,8 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
   (gptel-scope-load-module)
   (let* ((dir (directory-file-name (file-truename (make-temp-file "gptel-scope-bench-" t))))
          (default-directory (file-name-as-directory dir))
+         ;; The bench's approvals go to a trust list of its own, never the user's.
+         (gptel-scope-trust-file (expand-file-name "trusted.eld" (make-temp-file "gptel-scope-bench-trust-" t)))
          ;; The project is home too, so that `~' in the corpus means the same in every run.
          (process-environment (cons (concat "HOME=" dir) process-environment)))
     (unwind-protect
@@ -550,7 +554,8 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
             (gptel-scope-bench--run-bash spawn)
             (gptel-scope-bench--redaction dir)
             (gptel-scope-bench--flood)))
-      (delete-directory dir t))))
+      (delete-directory dir t)
+      (delete-directory (file-name-directory gptel-scope-trust-file) t))))
 
 (defun gptel-scope-bench--compiled-deps (tmp emacs)
   "Copy the directories of GPTEL_SCOPE_DEPS under TMP, byte-compiled.

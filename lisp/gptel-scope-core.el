@@ -32,9 +32,10 @@
 ;;
 ;;   gptel-scope-core      options, errors, module loader
 ;;   gptel-scope-events    the audit log          (core)
+;;   gptel-scope-trust     approval of scope documents (core)
 ;;   gptel-scope-exec      running a judged command (core)
 ;;   gptel-scope-tools     the scope of a buffer, the command tools
-;;                         (core, exec, events)
+;;                         (core, exec, events, trust)
 ;;   gptel-scope-env       the environment of commands, redaction of
 ;;                         secrets in every result (core, exec, tools)
 ;;   gptel-scope-sandbox   bubblewrap             (core, exec, tools)
@@ -133,6 +134,7 @@ report that the module is missing until you run
 (define-error 'gptel-scope-io-error "gptel-scope file error" 'gptel-scope-error)
 (define-error 'gptel-scope-invalid-argument "Invalid argument to gptel-scope" 'gptel-scope-error)
 (define-error 'gptel-scope-edit-error "Cannot edit the scope document" 'gptel-scope-error)
+(define-error 'gptel-scope-untrusted-scope "Scope document not approved" 'gptel-scope-error)
 (define-error 'gptel-scope-module-error "gptel-scope module unavailable" 'gptel-scope-error)
 (define-error 'gptel-scope-sandbox-error "gptel-scope sandbox unavailable" 'gptel-scope-error)
 

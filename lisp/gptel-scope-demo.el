@@ -167,10 +167,18 @@ demo and the test suite answer menus with it."
         (before (make-temp-file "gptel-scope-demo-before" nil ".yml")))
     (with-temp-buffer
       (setq default-directory (file-name-as-directory proj))
+      (princ "\n=== 0. A scope.yml nobody approved (as after a git clone) is not applied\n")
+      (gptel-scope-demo--call "grep -rn TODO src | head -5")
+      (princ "\n  the user runs M-x gptel-scope-trust, reads scope.yml and approves it:\n")
+      (princ (format "  (gptel-scope-trust %S) => %s...\n" "scope.yml"
+                     (substring (gptel-scope-trust scope) 0 16)))
       (princ "\n=== 1. An allowed command: it runs, the model gets its output\n")
       (gptel-scope-demo--call "grep -rn TODO src | head -5")
       (princ "\n=== 2. A refusal: nothing runs, the model gets the reason and what to do\n")
       (gptel-scope-demo--call "cat src/main.c && rm -rf src")
+      (princ "\n=== 2b. The model tries to rewrite the rules it runs under: never, whatever the scope says\n")
+      (gptel-scope-demo--call "echo 'bash_tools: {categories: {safe_write: [rm]}}' >> scope.yml")
+      (gptel-scope-demo--call "cd build && touch scope.yml")
       (princ "\n=== 3. The model asks; the user answers \"Allow once\" from the menu\n")
       (gptel-scope-demo--call "rm build/out/stamp")
       (gptel-scope-demo--expand "rm build/out/stamp" "remove a stale build stamp" "o")
@@ -188,6 +196,8 @@ demo and the test suite answer menus with it."
                       "--label" "scope.yml (after)" before scope)
         (princ (concat (gptel-scope-demo--indent (buffer-string) "    ") "\n")))
       (delete-file before)
+      (princ (format "  scope.yml is still approved after the user's edit: %s\n"
+                     (if (plist-get (gptel-scope-trust-status scope) :approved) "yes" "NO")))
       (gptel-scope-demo--call "wc -l src/main.c src/util.c | sort -n")
       (princ "\n  (gptel runs gptel-scope-end-of-turn when the response ends: grants are cleared)\n")
       (gptel-scope-end-of-turn))))
@@ -236,7 +246,10 @@ ARGS alternate argument names and values, in the function's order."
      "*** Begin Patch\n*** Add File: build/TODO.md\n+- free the buffer in util.c\n*** Add File: build/out/stamp\n+fresh\n*** End Patch\n")
     (princ (format "  build/TODO.md now holds: %S\n"
                    (with-temp-buffer (insert-file-contents (expand-file-name "build/TODO.md" proj))
-                                     (buffer-string))))))
+                                     (buffer-string))))
+    (gptel-scope-demo--file-call
+     #'gptel-scope-apply-patch "apply_patch" "patch"
+     "--- a/scope.yml\n+++ b/scope.yml\n@@ -1 +1,2 @@\n # The demo project: read everything, write only build/.\n+# (a model's change to its own rules)\n")))
 
 (defun gptel-scope-demo--more (proj)
   "Print a few more decisions in PROJ, and one with its full evidence."
@@ -278,8 +291,10 @@ ARGS alternate argument names and values, in the function's order."
                          (if (plist-get v :redacted) "  (value redacted in results)" ""))))))))
 
 (defun gptel-scope-demo-run ()
-  "Run the scripted demo and print it."
-  (let ((proj (gptel-scope-demo--setup)))
+  "Run the scripted demo and print it.
+Its approvals go to a trust list of its own, never the user's."
+  (let* ((proj (gptel-scope-demo--setup))
+         (gptel-scope-trust-file (expand-file-name "../trusted.eld" proj)))
     (unwind-protect
         (progn
           (gptel-scope-load-module)

@@ -112,6 +112,11 @@ An error of a function is reported and does not stop the others."
      nil)
    event))
 
+(defvar gptel-scope--event-scope-function nil
+  "Function (EVENT) returning what a start or denied EVENT adds about its scope.
+A plist (:scope-document FILE :approved BOOL), or nil; set by
+gptel-scope-tools.")
+
 (defun gptel-scope--emit (type tool args &rest props)
   "Emit an event of TYPE for the call of TOOL with ARGS and PROPS.
 TYPE is one of `gptel-scope-event-types'; TOOL a string; ARGS the
@@ -126,6 +131,9 @@ return the event."
   (let ((event (nconc (list :time (float-time) :type type :tool tool :args args) props)))
     (condition-case err
         (progn
+          ;; Which document the call ran under, and whether it was approved.
+          (when (and (memq type '(start denied)) gptel-scope--event-scope-function)
+            (nconc event (funcall gptel-scope--event-scope-function event)))
           (unless (memq type gptel-scope-event-types)
             (message "gptel-scope: unknown event type %S from %s" type tool))
           (gptel-scope--record-event event)

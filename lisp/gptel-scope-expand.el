@@ -136,10 +136,27 @@ refused: nothing there can be added to a scope."
       (gptel-scope--string-arg "resource" resource)
       (gptel-scope--check-local "resource" resource)
       (let ((reason (or (gptel-scope--arg "reason" reason 'string) "(no reason given)")))
-        (if (equal (cdr (assoc tool-name gptel-scope-tool-validation)) "meta")
-            (funcall once (gptel-scope--json
-                           :success t :message (format "%s needs no permission; call it directly." tool-name)))
-          (gptel-scope--enqueue (gptel-scope--make-request once tool-name resource reason)))))))
+        (cond
+         ((equal (cdr (assoc tool-name gptel-scope-tool-validation)) "meta")
+          (funcall once (gptel-scope--json
+                         :success t :message (format "%s needs no permission; call it directly." tool-name))))
+         ((and (not (equal (plist-get (gptel-scope-denial tool-name resource) :access) "read"))
+               (gptel-scope--rules-resource-p resource))
+          (funcall once (gptel-scope--json
+                         :success nil :allowed nil :reason "scope_document" :tool tool-name
+                         :resource resource
+                         :message (format "%s holds the rules this session runs under: no tool may write it and no request can grant that. The scope is the user's to change; tell the user what you need and why." resource))))
+         (t
+          (gptel-scope--enqueue (gptel-scope--make-request once tool-name resource reason))))))))
+
+(defun gptel-scope--rules-resource-p (resource)
+  "Return non-nil when RESOURCE is a file holding rules.
+A path named scope.yml, the document in effect, or one of
+`gptel-scope-protected-paths': no expansion may cover writing it."
+  (let ((file (directory-file-name (expand-file-name resource))))
+    (or (string= (downcase (file-name-nondirectory file)) "scope.yml")
+        (member file (append (gptel-scope-protected-paths)
+                             (delq nil (list (gptel-scope-document))))))))
 
 (defun gptel-scope--expansion-answer (request json)
   "Answer REQUEST with JSON, once, and move on to the next request."
@@ -305,14 +322,30 @@ errors when it cannot edit it (E33, E36)."
       (user-error "No scope document to add to%s: create one with M-x gptel-scope-init, or choose Edit"
                   (if doc (format " (%s does not exist)" doc) "")))
     (gptel-scope-load-module)
-    (gptel-scope-module-add-to-scope
-     (json-serialize
-      (append (list :file doc
-                    :validation_type (plist-get request :validation-type)
-                    :resource (gptel-scope--add-resource request)
-                    :tool (plist-get request :tool)
-                    :base_directory (directory-file-name (expand-file-name (plist-get request :directory))))
-              (and (plist-get request :access) (list :access (plist-get request :access))))))))
+    (let ((approved (gptel-scope-trust-approved doc))
+          (result (gptel-scope-module-add-to-scope
+                   (json-serialize
+                    (append (list :file doc
+                                  :validation_type (plist-get request :validation-type)
+                                  :resource (gptel-scope--add-resource request)
+                                  :tool (plist-get request :tool)
+                                  :base_directory (directory-file-name (expand-file-name (plist-get request :directory))))
+                            (and (plist-get request :access) (list :access (plist-get request :access))))))))
+      (gptel-scope--approve-edit doc approved result)
+      result)))
+
+(defun gptel-scope--approve-edit (doc approved result)
+  "Keep the scope document DOC approved after Add to scope edited it.
+APPROVED is the hash approved before the edit, RESULT the module's
+answer with the hashes of the content before and after.  Only an edit
+of the approved content is approved (the user saw the rest); the bytes
+approved are read again and must be the ones the edit wrote."
+  (let ((before (plist-get result :sha256-before))
+        (after (plist-get result :sha256-after)))
+    (when (and approved before after (string= approved before))
+      (let ((bytes (gptel-scope--file-bytes doc)))
+        (when (string= (gptel-scope--sha256 bytes) after)
+          (gptel-scope--trust-record doc bytes))))))
 
 (defun gptel-scope--expansion-show-again (request)
   "Put REQUEST back on the menu after a choice that failed."

@@ -18,7 +18,7 @@
 ;; `gptel-scope-print-decision' prints the same for `make check'.
 ;;
 ;; `gptel-scope-init' writes a scope.yml in a directory from one of the
-;; profiles of `gptel-scope-profile-directory'.
+;; profiles of `gptel-scope-profile-directory', and approves it.
 
 ;;; Code:
 
@@ -73,8 +73,14 @@
         (princ (format "  %s on %s (allow once)\n" (plist-get g :tool) (plist-get g :resource)))))))
 
 (defun gptel-scope--describe-source (source)
-  "Return a description of the scope SOURCE."
-  (cond ((plist-get source :file) (plist-get source :file))
+  "Return a description of the scope SOURCE, and whether it is approved."
+  (cond ((plist-get source :file)
+         (let ((status (gptel-scope-trust-status (plist-get source :file))))
+           (format "%s (%s)" (plist-get source :file)
+                   (cond ((plist-get status :approved) "approved")
+                         ((plist-get status :approved-sha256)
+                          "NOT APPROVED: changed since you approved it; M-x gptel-scope-trust")
+                         (t "NOT APPROVED: M-x gptel-scope-trust")))))
         ((plist-get source :profile) (format "profile %s" (plist-get source :profile)))
         (t (format "inline scope (%s)" (plist-get source :name)))))
 
@@ -108,7 +114,8 @@ is asked for.  Nothing is run.  Return the decision plist."
 (defun gptel-scope-init (directory profile)
   "Write DIRECTORY/scope.yml from the scope profile PROFILE.
 PROFILE names a file of `gptel-scope-profile-directory' without its
-.yml.  Interactively, visit the new file.  Return its name."
+.yml.  The new document is approved (`gptel-scope-trust').
+Interactively, visit the new file.  Return its name."
   (interactive
    (list (read-directory-name "Write scope.yml in directory: ")
          (completing-read "Profile: "
@@ -125,6 +132,8 @@ PROFILE names a file of `gptel-scope-profile-directory' without its
     (with-temp-file target
       (insert (format "# Scope of this project, from the gptel-scope profile `%s'.\n" profile))
       (insert-file-contents source))
+    ;; Written by the user's command: approved as written.
+    (gptel-scope-trust target)
     (when (called-interactively-p 'interactive)
       (find-file target))
     (message "Wrote %s" target)

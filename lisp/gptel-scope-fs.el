@@ -141,12 +141,20 @@ with `gptel-scope-prompt-on-denial', asked about at once."
             (funcall callback json))
         (let ((decision (gptel-scope-fs--decision op r json))
               (reason (plist-get r :reason)))
-          (gptel-scope-fs--emit (if (member reason '("boundary_violation" "path_denied" "path_not_in_scope"))
+          (gptel-scope-fs--emit (if (member reason '("boundary_violation" "path_denied" "path_not_in_scope"
+                                                      "scope_document" "untrusted_scope"))
                                     'denied 'error)
                                 op args :id id :reason reason :message (plist-get r :message)
                                 :duration-ms ms)
-          (if (not (plist-get r :resource))
-              (funcall callback json)
+          (cond
+           ;; A scope document the user has not approved: asked at once, then run again.
+           ((and (equal reason "untrusted_scope") (not gptel-scope--trust-retrying)
+                 (gptel-scope-trust-offer (plist-get (plist-get r :untrusted) :file)))
+            (let ((gptel-scope--trust-retrying t))
+              (gptel-scope-fs--run buffer callback op args)))
+           ((not (plist-get r :resource))
+            (funcall callback json))
+           (t
             (gptel-scope--remember-denial buffer decision)
             (if (and gptel-scope-prompt-on-denial gptel-scope--denial-handler)
                 (funcall gptel-scope--denial-handler buffer decision
@@ -156,7 +164,7 @@ with `gptel-scope-prompt-on-denial', asked about at once."
                                (gptel-scope--guard callback op
                                  (gptel-scope-fs--run buffer callback op args)))))
                          callback)
-              (funcall callback json))))))))
+              (funcall callback json)))))))))
 
 ;;;; The tools
 
@@ -221,7 +229,9 @@ is its result."
                           (progn (gptel-scope-load-module)
                                  (gptel-scope-module-load-scope (gptel-scope--request (current-buffer))))
                         (error (list :error (error-message-string err)))))
-               (module (ignore-errors (gptel-scope-module-version))))
+               (module (ignore-errors (gptel-scope-module-version)))
+               (doc (gptel-scope-document))
+               (status (and doc (ignore-errors (gptel-scope-trust-status doc)))))
           (gptel-scope--json
            :success t
            :system_type (symbol-name system-type)
@@ -233,6 +243,8 @@ is its result."
            :default_directory (expand-file-name default-directory)
            :project_root (or (plist-get scope :project-root) (gptel-scope--project-root))
            :scope_files (vconcat (plist-get scope :files))
+           :scope_document (or doc :null)
+           :scope_document_approved (if status (if (plist-get status :approved) t :false) :null)
            :scope_error (or (plist-get scope :error) :null)
            :fs_mode (or (plist-get scope :fs-mode) :null)
            :approval_policy (or (plist-get scope :approval-policy) :null)

@@ -85,9 +85,11 @@ runs commands without it otherwise."
 
 (defun gptel-scope-sandbox-argv (argv directory mounts)
   "Return the bwrap argv running ARGV in DIRECTORY with MOUNTS.
-MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS) of absolute
-paths.  A mount of a path that does not exist is skipped; a hidden
-path is covered only when it exists inside a read or write mount.
+MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS :protect PATHS)
+of absolute paths.  A mount of a path that does not exist is skipped;
+a hidden path is covered only when it exists inside a read or write
+mount; a protected one (a scope document, the profiles, the trust
+list) is bound read-only over the writable directory holding it.
 Mounts are made outermost first, so a writable directory inside a
 read-only one stays writable and a hidden one stays hidden."
   (let* ((shown (append (plist-get mounts :read) (plist-get mounts :write)))
@@ -105,7 +107,13 @@ read-only one stays writable and a hidden one stays hidden."
                                  ((file-directory-p p)
                                   (cons p (list "--tmpfs" p "--remount-ro" p)))
                                  ((file-exists-p p) (cons p (list "--ro-bind" "/dev/null" p)))))
-                         (plist-get mounts :hide))))))
+                         (plist-get mounts :hide)))
+           (delq nil
+                 (mapcar (lambda (p)
+                           (and (funcall inside p) (file-exists-p p)
+                                (not (member p (plist-get mounts :hide)))
+                                (cons p (list "--ro-bind" p p))))
+                         (plist-get mounts :protect))))))
     (append (list gptel-scope-sandbox-program
                   "--die-with-parent" "--unshare-all" "--cap-drop" "ALL")
             (apply #'append
@@ -129,7 +137,8 @@ Tried once per program and session."
 
 (defun gptel-scope-sandbox-mounts (&optional buffer)
   "Return the sandbox mounts of BUFFER's scope.
-That is (:read DIRS :write DIRS :hide PATHS), from the module."
+That is (:read DIRS :write DIRS :hide PATHS :protect PATHS), from the
+module."
   (gptel-scope-load-module)
   (gptel-scope-module-sandbox-mounts (gptel-scope--request (or buffer (current-buffer)))))
 

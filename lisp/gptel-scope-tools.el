@@ -42,6 +42,7 @@
 (require 'gptel-scope-core)
 (require 'gptel-scope-exec)
 (require 'gptel-scope-events)
+(require 'gptel-scope-trust)
 
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
 (declare-function gptel-scope-module-decide "gptel-scope-module" (request))
@@ -158,13 +159,72 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
            (let ((preset (expand-file-name "preset.md" (file-name-directory buffer-file-name))))
              (and (file-exists-p preset) preset)))))))
 
+(defvar-local gptel-scope--document-in-use nil
+  "The scope document this buffer's tool calls last ran under, or nil.")
+
+(defun gptel-scope--document-checked (doc)
+  "Return DOC, the scope document of the current buffer now.
+When the document its calls ran under is gone (removed or moved) and
+other rules would apply instead (another document, or inline scope
+alone), signal `gptel-scope-untrusted-scope': a tool could have removed
+it to fall back on wider rules.  `gptel-scope-trust' lifts this."
+  (let ((used gptel-scope--document-in-use))
+    (when (and used (not (equal used doc)) (not (file-exists-p used))
+               (or doc gptel-scope gptel-scope-inline))
+      (signal 'gptel-scope-untrusted-scope
+              (list (format "untrusted_scope: the scope document %s this chat ran under is gone (removed or moved), and %s would apply instead. Nothing runs until the user reviews the rules that apply now and approves them (M-x gptel-scope-trust); tell the user"
+                            used (if doc (format "the scope document %s" doc) "the preset's inline scope alone")))))
+    (when doc (setq gptel-scope--document-in-use doc))
+    doc))
+
+(defun gptel-scope--forget-vanished-documents ()
+  "Let the buffers whose scope document vanished take the rules that apply now.
+Run by `gptel-scope-trust': the user has reviewed the rules."
+  (dolist (b (buffer-list))
+    (let ((used (buffer-local-value 'gptel-scope--document-in-use b)))
+      (when (and used (not (file-exists-p used)))
+        (with-current-buffer b (setq gptel-scope--document-in-use nil))))))
+
+(add-hook 'gptel-scope-trust-functions #'gptel-scope--forget-vanished-documents)
+
 (defun gptel-scope-sources (&optional buffer)
-  "Return the scope sources of BUFFER, a vector for the module."
+  "Return the scope sources of BUFFER, a vector for the module.
+The document comes with the SHA-256 of the content the user approved
+\(:null when none): the module applies it only with that content."
   (with-current-buffer (or buffer (current-buffer))
-    (let ((doc (gptel-scope-document)))
+    (let ((doc (gptel-scope--document-checked (gptel-scope-document))))
       (vconcat (delq nil (list (gptel-scope--inline-source gptel-scope "preset :scope")
                                (gptel-scope--inline-source gptel-scope-inline "gptel-scope-inline")
-                               (and doc (list :file doc))))))))
+                               (and doc (list :file doc
+                                              :sha256 (or (gptel-scope-trust-approved doc) :null)))))))))
+
+(defun gptel-scope-protected-paths (&optional buffer)
+  "Return the paths that hold the rules of BUFFER's scope, a vector.
+No tool may write them, whatever the scope says (the module also
+protects every file named scope.yml and the documents it reads), and
+the sandbox binds those inside a writable directory read-only: the
+session's scope.yml and preset.md, `gptel-scope-file', every scope.yml
+above `default-directory', the profile directory, the trust list and
+the Emacs init files."
+  (with-current-buffer (or buffer (current-buffer))
+    (let ((paths (list (expand-file-name gptel-scope-trust-file)
+                       (directory-file-name (expand-file-name gptel-scope-profile-directory)))))
+      (when gptel-scope-file (push (expand-file-name gptel-scope-file) paths))
+      (when gptel-scope-directory
+        (dolist (f '("scope.yml" "preset.md"))
+          (push (expand-file-name f gptel-scope-directory) paths)))
+      (when buffer-file-name
+        (push (expand-file-name "preset.md" (file-name-directory buffer-file-name)) paths))
+      (let ((dir (file-name-as-directory (expand-file-name default-directory))) (prev nil))
+        (while (and dir (not (equal dir prev)))
+          (let ((f (expand-file-name "scope.yml" dir)))
+            (when (file-exists-p f) (push f paths)))
+          (setq prev dir
+                dir (file-name-directory (directory-file-name dir)))))
+      (dolist (f (list user-init-file custom-file early-init-file))
+        (when (and (stringp f) (file-name-absolute-p f))
+          (push (expand-file-name f) paths)))
+      (vconcat (delete-dups (nreverse paths))))))
 
 (defun gptel-scope--project-root ()
   "Return the project root for a scope with no document: the project or directory."
@@ -187,15 +247,25 @@ That is `gptel-scope-file'; else scope.yml or preset.md in
        (nconc keys
               (list :sources sources
                     :grants (gptel-scope--grants)
-                    :home (expand-file-name "~"))
+                    :home (expand-file-name "~")
+                    :check_trust t
+                    :protect (gptel-scope-protected-paths))
               (unless (cl-loop for s across sources thereis (plist-get s :file))
                 (list :project_root (gptel-scope--project-root))))))))
 
 (defvar-local gptel-scope--scope-json nil
   "The scope part of this buffer's last brief request, and what it was made of.
-A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON]
+A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON RULES]
 \(copies of `gptel-scope', `gptel-scope-inline' and the allow-once
-grants; the HOME entry of `process-environment' HOME was made from).")
+grants; the HOME entry of `process-environment' HOME was made from;
+RULES what the approvals and the protected paths were made from).")
+
+(defun gptel-scope--rules-key ()
+  "Return what this buffer's approvals and protected paths are made of.
+The trust list's generation, the session's files and directories, and
+the options naming the profiles and the trust list."
+  (list (gptel-scope-trust-generation) gptel-scope-file gptel-scope-directory
+        buffer-file-name default-directory gptel-scope-profile-directory gptel-scope-trust-file))
 
 (defun gptel-scope--home-entry ()
   "Return the entry of HOME in `process-environment', or nil."
@@ -212,25 +282,28 @@ project root, as `gptel-scope--request' sends them.  It is made again
 only when one of them changed: every call looks for the document and
 compares the rest."
   (with-current-buffer buffer
-    (let* ((doc (gptel-scope-document))
+    (let* ((doc (gptel-scope--document-checked (gptel-scope-document)))
            (c gptel-scope--scope-json)
            ;; `expand-file-name' of ~ is asked again only when HOME changed.
            (entry (gptel-scope--home-entry))
            (home (if (and c (eq (aref c 4) entry)) (aref c 5) (expand-file-name "~")))
-           (root (unless doc (gptel-scope--project-root))))
+           (root (unless doc (gptel-scope--project-root)))
+           (rules (gptel-scope--rules-key)))
       (if (and c
                (equal (aref c 2) doc) (eq (aref c 5) home) (equal (aref c 6) root)
                (equal (aref c 0) gptel-scope) (equal (aref c 1) gptel-scope-inline)
-               (equal (aref c 3) gptel-scope--allow-once))
+               (equal (aref c 3) gptel-scope--allow-once)
+               (equal (aref c 8) rules))
           (aref c 7)
         (let* ((sources (gptel-scope-sources))
                (json (json-serialize
-                      (nconc (list :sources sources :grants (gptel-scope--grants) :home home)
+                      (nconc (list :sources sources :grants (gptel-scope--grants) :home home
+                                   :check_trust t :protect (gptel-scope-protected-paths))
                              (unless (cl-loop for s across sources thereis (plist-get s :file))
                                (list :project_root (or root (gptel-scope--project-root))))))))
           (setq gptel-scope--scope-json
                 (vector (copy-tree gptel-scope t) (copy-tree gptel-scope-inline t) doc
-                        (copy-tree gptel-scope--allow-once) entry home root json))
+                        (copy-tree gptel-scope--allow-once) entry home root json rules))
           json)))))
 
 ;;;; Grants and refusals
@@ -350,13 +423,15 @@ else, which no tool should answer, becomes an error result."
          "invalid_argument")
         ((eq (car err) 'gptel-scope-invalid-config) "invalid_config")
         ((eq (car err) 'gptel-scope-no-scope-config) "no_scope_config")
+        ((eq (car err) 'gptel-scope-untrusted-scope) "untrusted_scope")
         (t "error")))
 
 (defun gptel-scope--error-message (err)
   "Return the message of the error ERR for the model.
 An invalid argument or a remote directory is its own sentence; other
 errors are their `error-message-string'."
-  (if (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory))
+  (if (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory
+                             gptel-scope-untrusted-scope))
            (consp (cdr err)) (stringp (cadr err)))
       (cadr err)
     (error-message-string err)))
@@ -645,16 +720,46 @@ A brief refusal has its answer written now, from its :refusal."
                          :tool (or (plist-get decision :tool) :null)
                          :message (or (plist-get decision :message) "The call was refused."))))
 
+(defvar gptel-scope--trust-retrying nil
+  "Non-nil while a call runs again after its scope document was approved.
+It is not offered for approval a second time.")
+
 (defun gptel-scope--refuse (buffer callback decision &optional retry)
   "Answer the refusal DECISION: remember it in BUFFER, then ask or tell.
 With RETRY, a function running the call again, and
 `gptel-scope-prompt-on-denial', the user is asked and may lift it;
 else CALLBACK receives the refusal's JSON."
   (gptel-scope--remember-denial buffer decision)
-  (if (and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
-           (gptel-scope--askable-p decision))
-      (funcall gptel-scope--denial-handler buffer decision retry callback)
-    (funcall callback (gptel-scope--denial-json decision))))
+  (cond
+   ;; A scope document the user has not approved: ask at once (interactive sessions);
+   ;; approved now, the call runs again.
+   ((and retry (not gptel-scope--trust-retrying) (gptel-scope--untrusted-file decision)
+         (gptel-scope-trust-offer (gptel-scope--untrusted-file decision)))
+    (let ((gptel-scope--trust-retrying t))
+      (funcall retry)))
+   ((and retry gptel-scope-prompt-on-denial gptel-scope--denial-handler
+         (gptel-scope--askable-p decision))
+    (funcall gptel-scope--denial-handler buffer decision retry callback))
+   (t (funcall callback (gptel-scope--denial-json decision)))))
+
+(defun gptel-scope--event-scope (event)
+  "Return the scope document of EVENT's call and whether it is approved.
+A call that started ran under its document's approved content (the
+module checked it); one refused with untrusted_scope did not."
+  (let ((doc (ignore-errors (gptel-scope-document))))
+    (and doc
+         (list :scope-document doc
+               :approved (if (equal (plist-get event :reason) "untrusted_scope")
+                             nil
+                           (and (gptel-scope-trust-approved doc) t))))))
+
+(setq gptel-scope--event-scope-function #'gptel-scope--event-scope)
+
+(defun gptel-scope--untrusted-file (decision)
+  "Return the unapproved scope document that refused DECISION, or nil."
+  (and (equal (plist-get decision :reason) "untrusted_scope")
+       (or (plist-get (plist-get decision :untrusted) :file)
+           (plist-get decision :path))))
 
 (defun gptel-scope--emit-result (tool args id result)
   "Emit the `truncated' and `end' events of TOOL's call ID with ARGS.

@@ -41,6 +41,7 @@
 ;;
 ;;   gptel-scope-core     options, error symbols, the module loader
 ;;   gptel-scope-exec     running a judged command (make-process)
+;;   gptel-scope-trust    approval of scope documents (`gptel-scope-trust')
 ;;   gptel-scope-sandbox  optionally, in a bubblewrap sandbox of the scope
 ;;   gptel-scope-tools    the command tools and the scope of a buffer
 ;;   gptel-scope-env      the environment of commands, redaction of secrets
@@ -62,6 +63,7 @@
 
 (require 'gptel-scope-core)
 (require 'gptel-scope-exec)
+(require 'gptel-scope-trust)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-env)
 (require 'gptel-scope-fs)

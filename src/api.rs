@@ -27,6 +27,9 @@ pub struct SourceSpec {
     /// YAML or JSON text, or a JSON object.
     pub inline: Option<Value>,
     pub name: Option<String>,
+    /// For a `file`: the SHA-256 (hex) of the content the user approved, or none. Checked
+    /// when the request says `check_trust`.
+    pub sha256: Option<String>,
 }
 
 /// A request to the engine.
@@ -44,6 +47,12 @@ pub struct Request {
     pub home: Option<String>,
     pub project_root: Option<String>,
     pub platform: Option<String>,
+    /// Apply a scope document only when its content is the one the user approved (the
+    /// `sha256` of its source): the elisp layer always asks for it.
+    pub check_trust: bool,
+    /// Paths that hold rules besides the scope documents of `sources` (the session's
+    /// preset.md, the profile directory, the trust list): never written by a tool.
+    pub protect: Vec<String>,
 }
 
 impl Request {
@@ -106,21 +115,35 @@ pub struct Prepared {
     pub home: Option<PathBuf>,
 }
 
-type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>);
-/// A compiled matcher with the scope it was compiled from (kept alive by it).
-type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>);
+/// Scope, home, root, and a hash of the protected paths (the entry holds them, compared on
+/// a hit: a decision copies no list to look its matcher up).
+type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>, u64);
+/// A compiled matcher with the scope it was compiled from (kept alive by it) and the
+/// protected paths it was compiled with.
+type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>, Vec<String>);
 /// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
 static MATCHERS: Lazy<Mutex<FxHashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| Mutex::new(FxHashMap::default()));
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
-    let loaded = config::load(&req.sources()?)?;
+    let approved: Option<Vec<(&Path, Option<&str>)>> = req
+        .check_trust
+        .then(|| req.sources.iter().filter_map(|s| s.file.as_deref().map(|f| (Path::new(f), s.sha256.as_deref()))).collect());
+    let loaded = config::load_approved(&req.sources()?, approved.as_deref())?;
     let home = req.home();
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
-    let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone());
+    let protect_hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::fxhash::FxHasher::default();
+        req.protect.hash(&mut h);
+        h.finish()
+    };
+    let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone(), protect_hash);
     if let Ok(cache) = MATCHERS.lock() {
-        if let Some((_, m)) = cache.get(&key) {
-            return Ok(Prepared { loaded, matcher: m.clone(), home });
+        if let Some((_, m, protect)) = cache.get(&key) {
+            if *protect == req.protect {
+                return Ok(Prepared { loaded, matcher: m.clone(), home });
+            }
         }
     }
     let matcher = Matcher::new(&loaded.scope.paths, home.as_deref(), root.as_deref()).map_err(|e| ScopeError::InvalidConfig {
@@ -129,12 +152,14 @@ pub fn prepare(req: &Request) -> Result<Prepared> {
         key: Some("paths".into()),
         message: format!("a path pattern does not compile: {e}"),
     })?;
-    let matcher = Arc::new(matcher);
+    // Every file the rules came from (documents and profiles) and what the request names.
+    let protected: Vec<PathBuf> = loaded.files.iter().cloned().chain(req.protect.iter().map(PathBuf::from)).collect();
+    let matcher = Arc::new(matcher.with_protected(&protected));
     if let Ok(mut cache) = MATCHERS.lock() {
         if cache.len() > 64 {
             cache.clear();
         }
-        cache.insert(key, (loaded.clone(), matcher.clone()));
+        cache.insert(key, (loaded.clone(), matcher.clone(), req.protect.clone()));
     }
     Ok(Prepared { loaded, matcher, home })
 }
@@ -146,6 +171,9 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
             "{e}. No scope applies here, so every tool is refused: ask the user to create a scope.yml (M-x gptel-scope-init)."
         ),
         ScopeError::InvalidConfig { .. } => format!("{e}. Nothing runs until the scope file is fixed; tell the user."),
+        ScopeError::UntrustedScope { .. } => {
+            format!("{e}. Every tool is refused and nothing ran: tell the user. request_scope_expansion cannot approve it, and no tool may change it.")
+        }
         other => other.to_string(),
     };
     let reason = e.reason();
@@ -170,6 +198,10 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
     });
     if let ScopeError::InvalidConfig { file, line, key, .. } = e {
         v["config_error"] = json!({"file": file, "line": line, "key": key});
+    }
+    if let ScopeError::UntrustedScope { file, sha256, approved } = e {
+        v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved});
+        v["path"] = json!(file);
     }
     let response = model_response(&v);
     v["response"] = Value::String(response);
@@ -388,6 +420,7 @@ pub fn check_path(json: &str) -> Result<Value> {
     let (allowed, reason, message, pattern) = match &verdict {
         PathVerdict::Allowed(p) => (true, None, "Allowed.".to_string(), Some(p.clone())),
         PathVerdict::Denied(p) => (false, Some("path_denied"), format!("{target} matches the deny pattern `{p}`; it is never allowed"), Some(p.clone())),
+        PathVerdict::ScopeDocument(doc) => (false, Some("scope_document"), paths::scope_document_message(&format!("`{raw}`"), &r.target, doc), None),
         PathVerdict::OutOfScope if granted.is_some() => (true, None, "Allowed once by the user's grant.".to_string(), None),
         PathVerdict::OutOfScope => (
             false,

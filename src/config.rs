@@ -35,6 +35,9 @@ pub struct LoadedScope {
     pub project_root: Option<PathBuf>,
     /// The files read, in order.
     pub files: Vec<PathBuf>,
+    /// Each scope document ([`Source::File`]) with the SHA-256 (hex) of the very bytes
+    /// its rules were parsed from: what approval is checked against ([`crate::trust`]).
+    pub hashes: Vec<(PathBuf, Arc<str>)>,
 }
 
 /// Counters that prove the cache works.
@@ -69,7 +72,7 @@ struct Stamp {
 const RACY: std::time::Duration = std::time::Duration::from_secs(2);
 
 struct Cache {
-    documents: FxHashMap<PathBuf, (Stamp, Arc<Value>)>,
+    documents: FxHashMap<PathBuf, (Stamp, Arc<Value>, Arc<str>)>,
     merged: FxHashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
     stats: CacheStats,
 }
@@ -143,6 +146,13 @@ fn io_error(path: &Path, e: &std::io::Error) -> ScopeError {
 
 /// Loads and merges `sources` over the built-in defaults.
 pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
+    load_approved(sources, None)
+}
+
+/// [`load`], applying each scope document only when its content is the one `approved`
+/// gives for it ([`crate::trust::verify`]): an unapproved document is refused before its
+/// rules are even parsed.
+pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>)]>) -> Result<Arc<LoadedScope>> {
     if sources.is_empty() {
         return Err(ScopeError::NoScopeConfig(
             "no scope document applies: create a scope.yml in the project (M-x gptel-scope-init) or give the session an inline scope".into(),
@@ -159,20 +169,31 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
     if let Ok(mut cache) = CACHE.lock() {
         if let Some(hit) = cache.merged.get(&key).cloned() {
             cache.stats.hits += 1;
+            drop(cache);
+            if let Some(a) = approved {
+                crate::trust::verify(&hit, a)?;
+            }
             return Ok(hit);
         }
     }
     let mut merged = defaults_value()?;
     let mut project_root = None;
     let mut files = Vec::new();
+    let mut hashes = Vec::new();
     for (source, st) in &key {
         let doc = match source {
             Source::File(p) | Source::Profile(p) => {
+                let check = |hash: &str| match (source, approved) {
+                    (Source::File(f), Some(a)) => crate::trust::verify_one(f, hash, a),
+                    _ => Ok(()),
+                };
+                let (doc, hash) = document(p, *st, check)?;
                 if let Source::File(_) = source {
                     project_root = p.parent().map(Path::to_path_buf);
+                    hashes.push((p.clone(), hash));
                 }
                 files.push(p.clone());
-                document(p, *st)?
+                doc
             }
             Source::Inline { name, text } => Arc::new(parse_document(name, text, 0)?),
         };
@@ -187,7 +208,7 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
         message: e.to_string(),
     })?;
     crate::env::validate(&scope.environment)?;
-    let loaded = Arc::new(LoadedScope { scope, project_root, files });
+    let loaded = Arc::new(LoadedScope { scope, project_root, files, hashes });
     if key.iter().any(|(_, st)| st.racy) {
         return Ok(loaded);
     }
@@ -205,16 +226,22 @@ fn defaults_value() -> Result<Value> {
     DEFAULTS.clone()
 }
 
-/// A file's document, from the cache when its stamp is unchanged.
-fn document(path: &Path, st: Stamp) -> Result<Arc<Value>> {
+/// A file's document and the SHA-256 of the bytes it was parsed from, from the cache when
+/// its stamp is unchanged. The file is read once: the bytes hashed are the bytes parsed.
+/// `check` judges the hash before anything is parsed.
+fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Result<(Arc<Value>, Arc<str>)> {
     if let Ok(cache) = CACHE.lock() {
-        if let Some((s, v)) = cache.documents.get(path) {
+        if let Some((s, v, h)) = cache.documents.get(path) {
             if *s == st {
-                return Ok(v.clone());
+                check(h)?;
+                return Ok((v.clone(), h.clone()));
             }
         }
     }
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+    let bytes = std::fs::read(path).map_err(|e| io_error(path, &e))?;
+    let hash: Arc<str> = Arc::from(crate::trust::sha256_hex(&bytes));
+    check(&hash)?;
+    let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io { path: path.display().to_string(), message: format!("the file is not valid UTF-8 ({e})") })?;
     if let Ok(mut cache) = CACHE.lock() {
         cache.stats.file_reads += 1;
     }
@@ -232,12 +259,12 @@ fn document(path: &Path, st: Stamp) -> Result<Arc<Value>> {
     };
     let value = Arc::new(value);
     if st.racy {
-        return Ok(value);
+        return Ok((value, hash));
     }
     if let Ok(mut cache) = CACHE.lock() {
-        cache.documents.insert(path.to_path_buf(), (st, value.clone()));
+        cache.documents.insert(path.to_path_buf(), (st, value.clone(), hash.clone()));
     }
-    Ok(value)
+    Ok((value, hash))
 }
 
 /// The front matter of a Markdown file and the number of lines before it.

@@ -125,7 +125,7 @@ fn grantable(reason: &str) -> bool {
 /// may allow, and commands before the paths they touch.
 fn severity(reason: &str) -> usize {
     const ORDER: &[&str] = &[
-        "parse_error", "privilege_escalation", "denied", "unsupported_construct", "dynamic_command", "path_denied",
+        "parse_error", "privilege_escalation", "scope_document", "denied", "unsupported_construct", "dynamic_command", "path_denied",
         "flag_not_allowed", "subcommand_denied", "dangerous_command", "command_not_allowed", "subcommand_not_allowed",
         "directory_not_in_scope", "path_not_in_scope",
     ];
@@ -677,8 +677,149 @@ impl<'a> Judge<'a> {
         self.rules(name, args, label);
         if base == "git" {
             self.git_denied_paths(args, cwds);
+            self.git_worktree_writes(args, cwds, label);
         }
         self.categorized(cat, name, args, cwds, label);
+    }
+
+    /// Git subcommands that write the work tree (`git checkout -- scope.yml`, `git restore
+    /// .`): a pathspec naming a scope document, or a directory holding a protected one, is a
+    /// write to it. (Without a pathspec they write what the commits hold: a document changed
+    /// so is no longer the approved one, and does not apply.)
+    fn git_worktree_writes(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        const WRITERS: &[&str] = &[
+            "checkout", "restore", "reset", "stash", "clean", "rm", "mv", "merge", "pull", "rebase", "cherry-pick", "revert",
+            "switch", "read-tree", "checkout-index", "worktree",
+        ];
+        let words = self.subcommand_words("git", args);
+        let Some(sub) = words.first().copied() else { return };
+        if !WRITERS.contains(&sub) {
+            return;
+        }
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
+        for w in &args[at + 1..] {
+            let Some(v) = w.exact() else { continue };
+            if v.starts_with('-') || v.is_empty() {
+                continue;
+            }
+            let v = v.trim_start_matches(":/");
+            for d in cwds {
+                let r = paths::resolve(&d.join(v));
+                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target).cloned());
+                if let Some(doc) = hit {
+                    self.violate(
+                        "scope_document",
+                        paths::scope_document_message(&format!("`git {sub}` of `{v}`"), &r.target, &doc.to_string_lossy()),
+                        Some(label.to_string()),
+                        r.target.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Write),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Writes that reach a protected file without naming it: a copy, move or link into a
+    /// destination directory (`cp x/scope.yml .`), a removal or move of a directory holding
+    /// one (`rm -r .`, `mv dir y`), a new hard link to one (`ln scope.yml x`, whose writes
+    /// would change it), and writes of names the command does not show into a directory
+    /// holding one (`tar x`, `unzip`, `wget`).
+    #[allow(clippy::too_many_arguments)]
+    fn protected_reach(&mut self, base: &str, rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwd_write: bool, cwds: &[PathBuf], label: &str) {
+        let flags: Vec<&str> = rest.iter().filter_map(WordInfo::exact).take_while(|s| *s != "--").filter(|s| s.starts_with('-') && *s != "-").collect();
+        let short = |c: char| flags.iter().any(|f| !f.starts_with("--") && f[1..].contains(c));
+        let long = |l: &str| flags.iter().any(|f| *f == l || f.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
+        let hard_link = (base == "ln" && !short('s') && !long("--symbolic")) || (base == "cp" && (short('l') || long("--link")));
+        let n = files.len();
+        // `cp -t DIR FILE...`: each file lands in DIR under its own name.
+        let mut target_dir: Option<&str> = None;
+        for (k, w) in rest.iter().enumerate() {
+            match w.exact() {
+                Some("--") => break,
+                Some("-t") => target_dir = rest.get(k + 1).and_then(|v| v.value.as_deref()),
+                Some(s) if s.starts_with("--target-directory=") => target_dir = Some(&s["--target-directory=".len()..]),
+                Some(s) if s.starts_with("-t") && s.len() > 2 && matches!(base, "cp" | "mv" | "ln" | "install") => target_dir = Some(&s[2..]),
+                _ => {}
+            }
+        }
+        if let Some(dir) = target_dir.filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
+            for d in cwds {
+                let into = d.join(dir);
+                for src in files.iter() {
+                    if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
+                        let dest = into.join(name).to_string_lossy().into_owned();
+                        self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, into {dir}"), true);
+                    }
+                }
+            }
+        }
+        let into_dir = matches!(kind, OperandKind::LastWrite | OperandKind::AllWrite) && n > 1 && target_dir.is_none();
+        let removes = matches!(kind, OperandKind::Write | OperandKind::AllWrite);
+        for (k, f) in files.iter().enumerate() {
+            let Some(v) = f.value.as_deref() else { continue };
+            let last = k + 1 == n;
+            for d in cwds {
+                let r = paths::resolve(&d.join(v));
+                if into_dir && last {
+                    if paths::is_dir(&r.target) {
+                        for src in &files[..k] {
+                            if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
+                                let dest = r.target.join(name).to_string_lossy().into_owned();
+                                self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, into {}", r.target.display()), true);
+                            }
+                        }
+                    }
+                    continue;
+                }
+                if base == "ln" && n == 1 {
+                    // `ln -s TARGET` makes a link named like TARGET in the directory.
+                    if let Some(name) = Path::new(v).file_name() {
+                        let dest = d.join(name).to_string_lossy().into_owned();
+                        self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, the link it makes"), true);
+                    }
+                }
+                let hit = if hard_link && (!last || n == 1) {
+                    self.ctx.matcher.scope_document(&r).map(|doc| (doc, "would make another name of it, through which it could be written"))
+                } else if removes {
+                    self.ctx.matcher.protected_below(&r.target).cloned().map(|doc| (doc, "would replace or remove what lies below it"))
+                } else {
+                    None
+                };
+                if let Some((doc, how)) = hit {
+                    self.violate(
+                        "scope_document",
+                        format!("{} ({how})", paths::scope_document_message(&format!("`{v}` (operand of {base})"), &doc, &doc.to_string_lossy())),
+                        Some(label.to_string()),
+                        doc.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Write),
+                    );
+                }
+            }
+        }
+        // Programs that write files named by their input (an archive's members, a URL's
+        // name): any of them could be a scope document.
+        const UNNAMED_WRITERS: &[&str] = &["tar", "bsdtar", "unzip", "7z", "7za", "unrar", "cpio", "ar", "wget", "curl"];
+        if cwd_write && UNNAMED_WRITERS.contains(&base) {
+            for d in cwds {
+                let r = paths::resolve(d);
+                if let Some(doc) = self.ctx.matcher.protected_below(&r.target).cloned() {
+                    self.violate(
+                        "scope_document",
+                        format!(
+                            "{} (`{base}` writes files it does not name into {}, which holds it: run it in a directory that holds no scope document)",
+                            paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
+                            r.target.display()
+                        ),
+                        Some(label.to_string()),
+                        doc.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Write),
+                    );
+                }
+            }
+        }
     }
 
     /// Git prints files from its object store: `REV:PATH` and pathspecs after `--` must not
@@ -842,6 +983,14 @@ impl<'a> Judge<'a> {
         let r = paths::resolve(d);
         match self.ctx.matcher.check(&r, access) {
             PathVerdict::Allowed(_) => {}
+            PathVerdict::ScopeDocument(doc) => self.violate(
+                "scope_document",
+                paths::scope_document_message(&format!("`{label}`"), &r.target, &doc),
+                Some(label.to_string()),
+                r.target.to_string_lossy().into_owned(),
+                "path",
+                Some(access),
+            ),
             PathVerdict::Denied(p) => self.violate(
                 "path_denied",
                 format!("the directory {} matches the deny pattern `{p}`: nothing may run there", r.target.display()),
@@ -1019,7 +1168,61 @@ impl<'a> Judge<'a> {
             self.argv(&echo, cwds, &v, context, replace);
             return;
         }
-        self.argv(&args[i..], cwds, &v, context, replace);
+        if self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace)) {
+            // The paths come from the input: any file of the write scope.
+            let writable = self.ctx.matcher.protected().iter().find(|p| self.ctx.matcher.in_write_scope(p)).cloned();
+            if let Some(doc) = writable {
+                let name = args[i].display();
+                self.violate(
+                    "scope_document",
+                    format!(
+                        "{} (`xargs {name}` writes paths read from its input, which the engine cannot see, and the write scope holds it: pass the paths as arguments)",
+                        paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy())
+                    ),
+                    Some(label.to_string()),
+                    doc.to_string_lossy().into_owned(),
+                    "path",
+                    Some(Access::Write),
+                );
+            }
+        }
+    }
+
+    /// Runs `judge` and says whether what it judged needs write scope.
+    fn writes(&mut self, judge: impl FnOnce(&mut Self)) -> bool {
+        let before = self.max_access.take();
+        judge(self);
+        let wrote = self.max_access == Some(Access::Write);
+        if let Some(b) = before {
+            self.need(b);
+        }
+        wrote
+    }
+
+    /// A write to files the command finds or reads at run time, under `starts` (resolved
+    /// from each of `cwds`): refused when a protected file lies there.
+    fn unseen_writes_under(&mut self, starts: &[WordInfo], cwds: &[PathBuf], what: &str, label: &str) {
+        for st in starts {
+            let Some(v) = st.value.as_deref() else { continue };
+            for d in cwds {
+                let r = paths::resolve(&d.join(v));
+                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target).cloned());
+                if let Some(doc) = hit {
+                    self.violate(
+                        "scope_document",
+                        format!(
+                            "{} ({what}, which the engine cannot see, under {}: start it where no scope document lies, or name the files)",
+                            paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
+                            r.target.display()
+                        ),
+                        Some(label.to_string()),
+                        doc.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Write),
+                    );
+                }
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1177,8 +1380,9 @@ impl<'a> Judge<'a> {
                 v.push(format!("find {s}"));
                 if inner.is_empty() {
                     self.violate("parse_error", format!("`find {s}` without a command"), Some(label.to_string()), "find".into(), "command", None);
-                } else {
-                    self.argv(inner, cwds, &v, "top_level", false);
+                } else if self.writes(|me| me.argv(inner, cwds, &v, "top_level", false)) {
+                    let what = format!("`find {s} {}` writes the files find finds", inner.first().map(WordInfo::display).unwrap_or_default());
+                    self.unseen_writes_under(&starts, cwds, &what, label);
                 }
                 i = end + 1;
                 continue;
@@ -1187,6 +1391,7 @@ impl<'a> Judge<'a> {
                 for st in &starts {
                     self.path_effect(st, Access::Write, cwds, "find -delete", true);
                 }
+                self.unseen_writes_under(&starts, cwds, "`find -delete` removes the files find finds", label);
             }
             if WITH_ARG.contains(&s) || s.starts_with("-newer") && s.len() == 8 {
                 i += 2;
@@ -1450,6 +1655,7 @@ impl<'a> Judge<'a> {
         // Options.
         let mut operands: Vec<&WordInfo> = Vec::new();
         let mut write_mode = false;
+        let mut cwd_written = false;
         let mut data_opt = false;
         let mut i = 0;
         let mut opts_done = false;
@@ -1486,6 +1692,7 @@ impl<'a> Judge<'a> {
                     data_opt = true;
                 }
                 if has_opt(&sem.cwd_write_options, opt) {
+                    cwd_written = true;
                     for d in cwds {
                         let dw = WordInfo::literal(&d.to_string_lossy());
                         self.path_effect(&dw, Access::Write, cwds, &format!("option {opt} of {base} (writes in the directory)"), true);
@@ -1531,6 +1738,7 @@ impl<'a> Judge<'a> {
                 OperandKind::Unknown => self.unknown_operand(f, cwds, &src),
             }
         }
+        self.protected_reach(base, rest, &files, kind, sem.cwd_write || cwd_written, cwds, label);
     }
 
     /// Handles the option at `args[i]`; returns how many words it used.
@@ -1664,6 +1872,7 @@ impl<'a> Judge<'a> {
                 PathVerdict::Allowed(p) => ("allowed", Some(p.clone())),
                 PathVerdict::Denied(p) => ("denied", Some(p.clone())),
                 PathVerdict::OutOfScope => (if enforce { "out_of_scope" } else { "warning" }, None),
+                PathVerdict::ScopeDocument(_) => ("scope_document", None),
             };
             self.paths.push(PathEvidence {
                 path: v.clone(),
@@ -1675,6 +1884,14 @@ impl<'a> Judge<'a> {
             });
             match verdict {
                 PathVerdict::Allowed(_) => {}
+                PathVerdict::ScopeDocument(doc) => self.violate(
+                    "scope_document",
+                    paths::scope_document_message(&format!("`{v}` ({source})"), &r.target, &doc),
+                    None,
+                    r.target.to_string_lossy().into_owned(),
+                    "path",
+                    Some(access),
+                ),
                 PathVerdict::Denied(p) => self.violate(
                     "path_denied",
                     format!("`{v}` ({source}) leads to {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),

@@ -111,6 +111,10 @@ pub struct EditOutcome {
     pub patterns_added: Vec<String>,
     /// Values not added because the list already held them (E14).
     pub already_present: Vec<String>,
+    /// SHA-256 (hex) of the document's bytes before the edit, as read under the edit's lock.
+    pub sha256_before: String,
+    /// SHA-256 (hex) of the bytes written (the same as before when nothing was added).
+    pub sha256_after: String,
 }
 
 impl EditOutcome {
@@ -414,14 +418,19 @@ pub fn add_to_scope(file: &Path, section: Section, values: &[String]) -> Result<
         message: format!("the file is not valid UTF-8 ({e}); nothing was added"),
     })?;
     let edit = edit_text(&label, text, DocKind::for_path(file), section, values)?;
+    let sha256_before = crate::trust::sha256_hex(&bytes);
+    let mut sha256_after = sha256_before.clone();
     if let Some(new_text) = &edit.text {
         write_atomic(file, &bytes, new_text.as_bytes())?;
+        sha256_after = crate::trust::sha256_hex(new_text.as_bytes());
     }
     Ok(EditOutcome {
         file: file.to_path_buf(),
         section: section.dotted().to_owned(),
         patterns_added: edit.patterns_added,
         already_present: edit.already_present,
+        sha256_before,
+        sha256_after,
     })
 }
 
@@ -2531,6 +2540,7 @@ mod tests {
             "bash_tools:\n  categories:\n    read_only: [ls, grep]   # look only\n  deny: [sudo]\n",
         );
         let base = Path::new(BASE);
+        let before = std::fs::read(&file).unwrap();
         let out = add_resource(
             &file,
             "command",
@@ -2541,6 +2551,7 @@ mod tests {
             base,
         )
         .unwrap();
+        let after = std::fs::read(&file).unwrap();
         assert_eq!(
             out,
             EditOutcome {
@@ -2548,8 +2559,11 @@ mod tests {
                 section: "bash_tools.categories.read_only".into(),
                 patterns_added: vec!["git".into()],
                 already_present: vec![],
+                sha256_before: crate::trust::sha256_hex(&before),
+                sha256_after: crate::trust::sha256_hex(&after),
             }
         );
+        assert_ne!(before, after);
         add_resource(
             &file,
             "command",
@@ -3758,6 +3772,8 @@ A horizontal rule above; paths: [not yaml]
             section: "paths.read".into(),
             patterns_added: strings(added),
             already_present: strings(present),
+            sha256_before: String::new(),
+            sha256_after: String::new(),
         };
         assert_eq!(
             out(&["a"], &[]).message(),
@@ -3775,7 +3791,8 @@ A horizontal rule above; paths: [not yaml]
         assert_eq!(
             json,
             serde_json::json!({"file": "/p/scope.yml", "section": "paths.read",
-                               "patterns_added": ["a"], "already_present": []})
+                               "patterns_added": ["a"], "already_present": [],
+                               "sha256_before": "", "sha256_after": ""})
         );
     }
 

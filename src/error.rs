@@ -24,6 +24,17 @@ pub enum ScopeError {
     /// A caller passed something malformed (bad JSON request, unknown validation type).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A scope document whose content the user has not approved (never, or not since it
+    /// changed): nothing runs under it until the user approves it (`M-x gptel-scope-trust`).
+    #[error("untrusted_scope: {file}: {}; nothing runs under it until the user reviews and approves it (M-x gptel-scope-trust)", if approved.is_some() { "its content changed since the user approved it" } else { "the user has not approved this scope document" })]
+    UntrustedScope {
+        /// The document (as the request named it).
+        file: String,
+        /// SHA-256 of the bytes read, in hex.
+        sha256: String,
+        /// The approved SHA-256 of the document, when there is one.
+        approved: Option<String>,
+    },
     /// A scope edit that could not be made; the file is left untouched.
     #[error("cannot edit {file}: {message}")]
     Edit { file: String, message: String },
@@ -38,6 +49,7 @@ impl ScopeError {
             ScopeError::Io { .. } => "gptel-scope-io-error",
             ScopeError::InvalidArgument(_) => "gptel-scope-invalid-argument",
             ScopeError::Edit { .. } => "gptel-scope-edit-error",
+            ScopeError::UntrustedScope { .. } => "gptel-scope-untrusted-scope",
         }
     }
 
@@ -49,6 +61,7 @@ impl ScopeError {
             ScopeError::Io { .. } => "io_error",
             ScopeError::InvalidArgument(_) => "invalid_argument",
             ScopeError::Edit { .. } => "edit_error",
+            ScopeError::UntrustedScope { .. } => "untrusted_scope",
         }
     }
 }

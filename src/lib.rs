@@ -29,3 +29,4 @@ pub mod fs;
 pub mod sandbox;
 pub mod env;
 pub mod redact;
+pub mod trust;

@@ -269,6 +269,19 @@ pub struct Matcher {
     read: Set,
     write: Set,
     deny: Set,
+    /// Files and directories that hold rules (scope documents, profiles, the trust list):
+    /// never written, whatever the scope says. Each as given and where it leads.
+    protected: Vec<PathBuf>,
+}
+
+/// The name of the scope documents the upward search finds: a file so named anywhere is
+/// never written by a tool (the search could pick any of them).
+pub const SCOPE_FILE_NAME: &str = "scope.yml";
+
+/// Whether `p` is named like a scope document (`scope.yml`, in any case: a case-insensitive
+/// file system finds `SCOPE.YML` under that name).
+pub fn named_like_scope_document(p: &Path) -> bool {
+    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.eq_ignore_ascii_case(SCOPE_FILE_NAME))
 }
 
 #[derive(Debug, Clone)]
@@ -624,6 +637,18 @@ pub enum PathVerdict {
     Denied(String),
     /// Not covered by any pattern of the needed access.
     OutOfScope,
+    /// A write to a scope document (or under a protected path): never allowed, whatever the
+    /// scope says; the protected path it concerns.
+    ScopeDocument(String),
+}
+
+/// The message of a refused write to a scope document.
+pub fn scope_document_message(what: &str, resolved: &Path, protected: &str) -> String {
+    let doc = if resolved == Path::new(protected) { String::new() } else { format!(" (it protects {protected})") };
+    format!(
+        "{what} would write {}, which holds the rules this session runs under{doc}. Scope documents (every scope.yml, the session's preset.md, the profiles and the trust list) are never written by a tool, whatever the scope says: the scope is the user's to change. Do not try another route; if the scope must change, call request_scope_expansion for the command or path you need, or ask the user to edit the scope.",
+        resolved.display()
+    )
 }
 
 impl Matcher {
@@ -632,12 +657,76 @@ impl Matcher {
             read: Set::new(&paths.read, home, project_root)?,
             write: Set::new(&paths.write, home, project_root)?,
             deny: Set::new(&paths.deny, home, project_root)?,
+            protected: Vec::new(),
         })
+    }
+
+    /// This matcher with `paths` protected: a write to one of them, or to anything under
+    /// one of them, is [`PathVerdict::ScopeDocument`]. Each is kept as given (normalized) and
+    /// where it leads through symlinks.
+    pub fn with_protected<P: AsRef<Path>>(mut self, paths: &[P]) -> Matcher {
+        for p in paths {
+            let p = p.as_ref();
+            if !p.is_absolute() {
+                continue;
+            }
+            let r = resolve(p);
+            for q in [r.literal, r.target] {
+                if !self.protected.contains(&q) {
+                    self.protected.push(q);
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether a write pattern covers `p` (deny patterns and protection aside).
+    pub fn in_write_scope(&self, p: &Path) -> bool {
+        self.write.first_match(p).is_some()
+    }
+
+    /// The protected paths (as given and resolved).
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
+    }
+
+    /// Why writing `r` would change the rules, if it would: it is named `scope.yml`, or is
+    /// (or lies under) a protected path, or is a hard link of a protected file. Returns the
+    /// protected path it concerns.
+    pub fn scope_document(&self, r: &Resolved) -> Option<PathBuf> {
+        for p in [&r.literal, &r.target] {
+            if named_like_scope_document(p) {
+                return Some(p.clone());
+            }
+            if let Some(e) = self.protected.iter().find(|e| p.starts_with(e)) {
+                return Some(e.clone());
+            }
+        }
+        self.hard_link_of_protected(&r.target)
+    }
+
+    /// A protected file that `p` is another name of (the same inode), when `p` has more
+    /// than one link.
+    fn hard_link_of_protected(&self, p: &Path) -> Option<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(p).ok().filter(|m| m.is_file() && m.nlink() > 1)?;
+        self.protected.iter().find(|e| std::fs::metadata(e).is_ok_and(|pm| pm.dev() == m.dev() && pm.ino() == m.ino())).cloned()
+    }
+
+    /// A protected path lying strictly under the directory `dir` (the target of a write
+    /// that replaces or removes what is below it: `rm -r`, `mv`, `tar x`).
+    pub fn protected_below(&self, dir: &Path) -> Option<&PathBuf> {
+        self.protected.iter().find(|e| e.as_path() != dir && e.starts_with(dir))
     }
 
     /// Judges a resolved path for an access: deny wins (literal or target), then the target
     /// must match a write pattern (write) or a read or write pattern (read, B07).
     pub fn check(&self, r: &Resolved, access: Access) -> PathVerdict {
+        if access == Access::Write {
+            if let Some(doc) = self.scope_document(r) {
+                return PathVerdict::ScopeDocument(doc.to_string_lossy().into_owned());
+            }
+        }
         for p in [&r.literal, &r.target] {
             if let Some(d) = self.deny.first_match(p) {
                 return PathVerdict::Denied(d.to_string());

@@ -31,6 +31,9 @@ pub struct Mounts {
     pub write: Vec<String>,
     /// Files and directories of the deny patterns, to be hidden inside the other two.
     pub hide: Vec<String>,
+    /// Files and directories that hold rules (scope documents, profiles, the trust list)
+    /// and exist inside a writable directory: bound read-only over it.
+    pub protect: Vec<String>,
 }
 
 const GLOB_CHARS: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
@@ -110,7 +113,20 @@ pub fn mounts(paths: &Paths, home: Option<&Path>, project_root: Option<&Path>) -
     hide.sort();
     hide.dedup();
     let strings = |v: Vec<PathBuf>| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
-    Mounts { read: strings(read), write: strings(write), hide: strings(hide) }
+    Mounts { read: strings(read), write: strings(write), hide: strings(hide), protect: Vec::new() }
+}
+
+/// The paths of `protected` that exist inside one of the writable directories `write`,
+/// each once, sorted: what the sandbox binds read-only over the writable ones.
+pub fn protected_mounts(protected: &[PathBuf], write: &[String]) -> Vec<String> {
+    let mut out: Vec<PathBuf> = protected
+        .iter()
+        .filter(|p| write.iter().any(|w| p.starts_with(w)) && std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out.into_iter().map(|p| p.to_string_lossy().into_owned()).collect()
 }
 
 /// [`mounts`] for the scope of a JSON request (its `sources`, `home` and `project_root`).
@@ -118,7 +134,8 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
     let p = prepare(&req)?;
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| p.loaded.project_root.clone());
-    let m = mounts(&p.loaded.scope.paths, p.home.as_deref(), root.as_deref());
+    let mut m = mounts(&p.loaded.scope.paths, p.home.as_deref(), root.as_deref());
+    m.protect = protected_mounts(p.matcher.protected(), &m.write);
     serde_json::to_value(m).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
 }
 
@@ -167,6 +184,7 @@ mod tests {
                 read: strings(&["/home/u/notes", "/p", "/usr/share/doc"]),
                 write: strings(&["/p/out", "/tmp"]),
                 hide: strings(&["/home/u/.ssh", "/p/.env"]),
+                protect: vec![],
             }
         );
     }
@@ -196,7 +214,7 @@ mod tests {
         let v = mounts_for_request(&req).unwrap();
         let root = dir.path().to_string_lossy().into_owned();
         assert_eq!(v, serde_json::json!({"read": [root.clone()], "write": [format!("{root}/out")],
-                                     "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"]}));
+                                     "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"], "protect": []}));
         let err = mounts_for_request("{\"sources\": []}").unwrap_err();
         assert_eq!(err.reason(), "no_scope_config");
     }

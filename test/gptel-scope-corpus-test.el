@@ -36,7 +36,15 @@
                  "home/.bashrc" "repo-secrets/creds.txt"))
       (with-temp-file (expand-file-name f root) (insert "x\n")))
     (make-symbolic-link (expand-file-name "home" root) (expand-file-name "repo/link_to_home" root))
+    ;; The scope documents of the XSCOPE cases (as tests/common/mod.rs lays them out).
+    (with-temp-file (expand-file-name "repo/scope.yml" root) (insert "paths:\n  read: [\"/**\"]\n"))
+    (with-temp-file (expand-file-name "repo/preset.md" root) (insert "---\npaths: {}\n---\n"))
+    (make-symbolic-link "scope.yml" (expand-file-name "repo/cfg" root))
     root))
+
+(defconst gptel-scope-test--corpus-writers
+  "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs"
+  "The commands of the scope_document cases, all listed in their scope.")
 
 ;; The project's own corpus.
 (defconst gptel-scope-test--extra-corpus
@@ -55,10 +63,15 @@ that closing the gap forces the case to become `deny'."
                        (replace-regexp-in-string "@ROOT@" rootname (buffer-string) t t)))
          (ro (expand-file-name "scope-ro.yml" root))
          (rw (expand-file-name "scope-rw.yml" root))
+         (all (expand-file-name "scope-all.yml" root))
+         (protect (vector (concat rootname "/repo/scope.yml") (concat rootname "/repo/preset.md")))
          (misses nil) (count 0))
     (unwind-protect
         (progn
           (with-temp-file ro (insert scope-text))
+          (with-temp-file all
+            (insert (format "paths:\n  read: [\"%s/repo/**\"]\n  write: [\"%s/repo/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, head, grep]\n    safe_write: [%s]\n  path_arguments: enforce\n"
+                            rootname rootname gptel-scope-test--corpus-writers)))
           (with-temp-file rw
             (insert (replace-regexp-in-string "write: \\[\\]" (format "write: [\"%s/repo/**\"]" rootname)
                                               scope-text t t)))
@@ -77,6 +90,7 @@ that closing the gap forces the case to become `deny'."
                                    (json-serialize
                                     (list :command cmd :directory (concat rootname "/repo")
                                           :home (concat rootname "/home")
+                                          :protect protect
                                           :sources (vector (list :file file)))))))
                          (d (funcall judge ro)))
                     (setq count (1+ count))
@@ -84,6 +98,12 @@ that closing the gap forces the case to become `deny'."
                       ("allow" (unless (plist-get d :allowed) (push (format "%s over-blocked: %s" id (plist-get d :reason)) misses)))
                       ("deny" (when (plist-get d :allowed) (push (format "%s allowed" id) misses)))
                       ("gap" (unless (plist-get d :allowed) (push (format "%s gap now denied: mark it deny" id) misses)))
+                      ("scope_document"
+                       (when (plist-get d :allowed) (push (format "%s allowed read-only" id) misses))
+                       (let ((w (funcall judge all)))
+                         (unless (and (not (plist-get w :allowed))
+                                      (equal (plist-get w :reason) "scope_document"))
+                           (push (format "%s with every write allowed: %s" id (plist-get w :reason)) misses))))
                       ("needs_write"
                        (unless (and (not (plist-get d :allowed))
                                     (member (plist-get d :reason) '("directory_not_in_scope" "path_not_in_scope")))
@@ -104,7 +124,7 @@ that closing the gap forces the case to become `deny'."
 (ert-deftest gptel-scope-test-extra-attack-corpus-through-the-module ()
   (skip-unless (file-exists-p (expand-file-name "attacks-scope.yml" gptel-scope-test--corpus)))
   (let ((r (gptel-scope-test--corpus-misses gptel-scope-test--extra-corpus)))
-    (should (equal (car r) 443))
+    (should (equal (car r) 481))
     (should (equal (cdr r) nil))))
 
 (provide 'gptel-scope-corpus-test)

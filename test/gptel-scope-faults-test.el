@@ -38,6 +38,8 @@ bash_tools:
     (with-temp-file file
       (set-buffer-multibyte nil)
       (insert text))
+    ;; Written by the user (a fault of the file, not an unapproved document).
+    (gptel-scope-trust file)
     (when mtime (set-file-times file mtime))
     file))
 
@@ -196,6 +198,7 @@ as `cp -p' or `touch -r' leave it, so only its content tells."
                     dir
                     `((setq gptel-scope-build-module nil)
                       (require 'gptel-scope)
+                      (setq gptel-scope-trust-file ,gptel-scope-trust-file)
                       (delete-file (gptel-scope--module-file))
                       (with-temp-buffer
                         (setq default-directory ,project)

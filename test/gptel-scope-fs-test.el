@@ -35,6 +35,7 @@ project, ../outside.txt."
              (let ((file (expand-file-name (car f) base)))
                (make-directory (file-name-directory file) t)
                (with-temp-file file (insert (or (cdr f) gptel-scope-test--fs-scope)))))
+           (gptel-scope-trust (expand-file-name "proj/scope.yml" base))
            (gptel-scope-test-in-chat ,var ,@body))
        (delete-directory base t))))
 
@@ -132,8 +133,8 @@ project, ../outside.txt."
 (ert-deftest gptel-scope-test-f11-approval-policy-for-file-tools ()
   (gptel-scope-test-with-tree dir
     (dolist (case '(("never" nil nil) ("mutating" nil t) ("always" t t)))
-      (with-temp-file (expand-file-name "scope.yml" dir)
-        (insert gptel-scope-test--fs-scope "approval_policy: " (car case) "\n"))
+      (gptel-scope-test-write-scope (expand-file-name "scope.yml" dir)
+                                    (concat gptel-scope-test--fs-scope "approval_policy: " (car case) "\n"))
       (should (equal (and (gptel-scope-fs--confirm-p "read_file") t) (nth 1 case)))
       (should (equal (and (gptel-scope-fs--confirm-p "apply_patch") t) (nth 2 case))))))
 

@@ -304,7 +304,9 @@ bash_tools:
     (make-directory (expand-file-name "deep/er" dir) t)
     (gptel-scope-test-in-chat (expand-file-name "deep/er" dir)
       ;; The nearest scope.yml upward.
-      (should (equal (gptel-scope-sources) (vector (list :file (expand-file-name "scope.yml" dir)))))
+      (should (equal (gptel-scope-sources)
+                     (vector (list :file (expand-file-name "scope.yml" dir)
+                                   :sha256 (secure-hash 'sha256 gptel-scope-test--tools-scope)))))
       ;; A preset's :scope (a profile), then the buffer's inline plist, then the document.
       (let ((gptel-scope "coding"))
         (setq gptel-scope-inline '(:bash-tools (:categories (:safe-write (touch)) :commands (:apt-get (:allowed-flags ("-s"))))))
@@ -314,7 +316,8 @@ bash_tools:
           (should (equal (aref s 1)
                          (list :inline "{\"bash_tools\":{\"categories\":{\"safe_write\":[\"touch\"]},\"commands\":{\"apt-get\":{\"allowed_flags\":[\"-s\"]}}}}"
                                :name "gptel-scope-inline")))
-          (should (equal (aref s 2) (list :file (expand-file-name "scope.yml" dir))))))
+          (should (equal (aref s 2) (list :file (expand-file-name "scope.yml" dir)
+                                          :sha256 (secure-hash 'sha256 gptel-scope-test--tools-scope))))))
       ;; YAML text inline.
       (setq gptel-scope-inline "bash_tools: {timeout: 7}")
       (should (equal (plist-get (aref (gptel-scope-sources) 0) :inline) "bash_tools: {timeout: 7}"))
@@ -362,8 +365,9 @@ anything it comes from changes, also in place (C02)."
         (should (plist-get (gptel-scope-check-bash-command "head x" dir nil t) :allowed))
         (setq gptel-scope--allow-once nil)
         ;; A scope document that appears takes over.
-        (with-temp-file (expand-file-name "scope.yml" dir)
-          (insert "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [head]}}\n"))
+        (gptel-scope-test-write-scope
+         (expand-file-name "scope.yml" dir)
+         "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [head]}}\n")
         (should (plist-get (gptel-scope-check-bash-command "head x" dir nil t) :allowed))
         ;; Another home.
         (let ((process-environment (copy-sequence process-environment)))

@@ -86,15 +86,36 @@ Around `ert-skip' when `gptel-scope-test-require-gptel'."
 (require 'gptel-scope-demo)
 (gptel-scope-load-module)
 
+;;;; Approvals: a trust list of the suite's own, never the user's
+
+(defconst gptel-scope-test-trust-directory
+  (file-name-as-directory (make-temp-file "gptel-scope-trust-" t))
+  "The directory of the suite's trust list, removed when Emacs exits.")
+
+(setq gptel-scope-trust-file (expand-file-name "trusted.eld" gptel-scope-test-trust-directory))
+(add-hook 'kill-emacs-hook (lambda () (delete-directory gptel-scope-test-trust-directory t)))
+
+(defun gptel-scope-test-bwrap-works-p ()
+  "Return non-nil when bubblewrap runs a command here."
+  (let ((gptel-scope-sandbox-program "bwrap")
+        (gptel-scope-sandbox--works nil))
+    (gptel-scope-sandbox-works-p)))
+
+(defun gptel-scope-test-write-scope (file text)
+  "Write TEXT to the scope document FILE and approve it, as the user would."
+  (with-temp-file file (insert text))
+  (gptel-scope-trust file))
+
 (defmacro gptel-scope-test-with-project (var scope &rest body)
   "Bind VAR to a fresh project directory holding scope.yml with SCOPE, run BODY.
-With SCOPE nil the directory has no scope.yml."
+The document is approved (`gptel-scope-trust').  With SCOPE nil the
+directory has no scope.yml."
   (declare (indent 2))
   `(let ((,var (file-name-as-directory (file-truename (make-temp-file "gptel-scope-test-" t)))))
      (unwind-protect
          (progn
            (when ,scope
-             (with-temp-file (expand-file-name "scope.yml" ,var) (insert ,scope)))
+             (gptel-scope-test-write-scope (expand-file-name "scope.yml" ,var) ,scope))
            ,@body)
        (delete-directory ,var t))))
 

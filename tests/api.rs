@@ -68,7 +68,8 @@ fn check_path_read_write_deny() {
     for (path, access, allowed, reason) in [
         ("scope.yml", "read", true, Value::Null),
         ("out/new.txt", "write", true, Value::Null),
-        ("scope.yml", "write", false, json!("path_not_in_scope")),
+        // Never written, whatever the scope says (and outside this one's write scope anyway).
+        ("scope.yml", "write", false, json!("scope_document")),
         (".env", "read", false, json!("path_denied")),
         ("/etc/passwd", "read", false, json!("path_not_in_scope")),
     ] {

@@ -3,11 +3,14 @@
 //! the read-only scope and allowed with write scope. Every miss is reported with its id.
 //! `gap` rows are attacks the engine is known to allow (documented in SECURITY.md): they
 //! must still be allowed, so that closing a gap forces the row to become `deny`.
+//! `scope_document` rows write a scope document: refused in the read-only scope, and refused
+//! with reason `scope_document` (which no grant lifts) even when every command they use is
+//! listed and the whole project is writable.
 
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 443;
+const N_EXTRA: usize = 481;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
@@ -47,6 +50,7 @@ family! {
     extra_traps_coproc_exec => "XTRAP-",
     extra_working_directory => "XCWD-",
     extra_leaks_through_allowed_commands => "XLEAK-",
+    extra_scope_documents => "XSCOPE-",
 }
 
 /// Every row has the five columns, a known expectation, a source, and a unique id.
@@ -57,7 +61,7 @@ fn extra_corpus_is_well_formed() {
     let mut bad = Vec::new();
     for (i, l) in text.lines().enumerate().skip(1) {
         let f: Vec<&str> = l.split('\t').collect();
-        if f.len() != 5 || !matches!(f[3], "allow" | "deny" | "needs_write" | "gap") || f[4].trim().is_empty() || !ids.insert(f[0].to_string()) {
+        if f.len() != 5 || !matches!(f[3], "allow" | "deny" | "needs_write" | "gap" | "scope_document") || f[4].trim().is_empty() || !ids.insert(f[0].to_string()) {
             bad.push(format!("line {}: {l}", i + 1));
         }
     }

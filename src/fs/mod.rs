@@ -54,6 +54,9 @@ pub enum FsError {
     /// An I/O failure.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// A write to a scope document, or under a protected path: never, whatever the scope.
+    #[error("{}", crate::paths::scope_document_message(&format!("`{path}`"), std::path::Path::new(resolved), protected))]
+    ScopeDocument { path: String, resolved: String, protected: String },
     /// The scope itself could not be loaded.
     #[error("{0}")]
     Scope(ScopeError),
@@ -66,6 +69,7 @@ impl FsError {
             FsError::BoundaryViolation { .. } => "boundary_violation",
             FsError::PathDenied { .. } => "path_denied",
             FsError::PathNotInScope { .. } => "path_not_in_scope",
+            FsError::ScopeDocument { .. } => "scope_document",
             FsError::PatchParse { .. } => "patch_parse_error",
             FsError::PatchApply { .. } => "patch_apply_error",
             FsError::Binary { .. } => "binary_file",
@@ -83,6 +87,9 @@ impl FsError {
                 "File tools cannot leave the boundary, and request_scope_expansion cannot widen it: use a path under the root, or ask the user to change fs.root or fs.mode in the scope file.".into()
             }
             FsError::PathDenied { .. } => "Deny patterns always win; do not try another route to this file.".into(),
+            FsError::Scope(crate::ScopeError::UntrustedScope { .. }) => {
+                "Nothing was done. Tell the user to review the scope document and approve it with M-x gptel-scope-trust; request_scope_expansion cannot approve it.".into()
+            }
             FsError::PathNotInScope { path, .. } => format!(
                 "Use a path inside the scope, or call request_scope_expansion with tool_name \"{tool}\", resource \"{path}\" and your reason."
             ),
@@ -220,6 +227,7 @@ impl Guard<'_> {
         match self.matcher.check(r, access) {
             PathVerdict::Allowed(p) => Ok(make(Some(p), None)),
             PathVerdict::Denied(p) => Err(FsError::PathDenied { path: shown, pattern: p }),
+            PathVerdict::ScopeDocument(doc) => Err(FsError::ScopeDocument { path: raw.to_string(), resolved: shown, protected: doc }),
             PathVerdict::OutOfScope => match self.grant_for(raw, r) {
                 Some(g) => {
                     let mut used = self.used.borrow_mut();
@@ -250,7 +258,7 @@ impl Guard<'_> {
         self.boundary.contains("", r).is_ok()
             && match self.matcher.check(r, Access::Read) {
                 PathVerdict::Allowed(_) => true,
-                PathVerdict::Denied(_) => false,
+                PathVerdict::Denied(_) | PathVerdict::ScopeDocument(_) => false,
                 PathVerdict::OutOfScope => self.grant_for("", r).is_some(),
             }
     }

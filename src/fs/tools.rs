@@ -36,6 +36,10 @@ pub struct FsRequest {
     /// One glob, or a list of globs.
     pub include: Option<Value>,
     pub patch: Option<String>,
+    /// As [`api::Request::check_trust`]: apply each document only with its approved content.
+    pub check_trust: bool,
+    /// As [`api::Request::protect`]: paths that hold rules, never written.
+    pub protect: Vec<String>,
 }
 
 /// The tools this module answers.
@@ -97,6 +101,9 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
         FsError::PatchParse { line, .. } => v["line"] = json!(line),
         FsError::PatchApply { file, .. } => v["file"] = json!(file),
         FsError::Scope(crate::ScopeError::InvalidConfig { file, line, key, .. }) => v["config_error"] = json!({"file": file, "line": line, "key": key}),
+        FsError::Scope(crate::ScopeError::UntrustedScope { file, sha256, approved }) => {
+            v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved})
+        }
         _ => {}
     }
     v
@@ -112,6 +119,8 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
         project_root: req.project_root.clone(),
         directory: req.directory.clone(),
         tool: Some(tool.to_string()),
+        check_trust: req.check_trust,
+        protect: req.protect.clone(),
         ..Default::default()
     };
     let prepared = api::prepare(&areq)?;

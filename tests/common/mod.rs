@@ -43,7 +43,12 @@ pub fn scope(yaml: &str) -> Scope {
 
 /// Decides `command` in `dir` under `scope`.
 pub fn decide_in(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: Option<&Path>, grants: &[Grant], command: &str) -> Decision {
-    let matcher = Matcher::new(&scope.paths, home, project_root).unwrap();
+    decide_protected(scope, dir, home, project_root, grants, &[], command)
+}
+
+/// [`decide_in`] with `protected` paths (scope documents, the trust list): never written.
+pub fn decide_protected(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: Option<&Path>, grants: &[Grant], protected: &[PathBuf], command: &str) -> Decision {
+    let matcher = Matcher::new(&scope.paths, home, project_root).unwrap().with_protected(protected);
     let ctx = Ctx { scope, matcher: &matcher, home, grants, tool: "run_bash_command" };
     decide::decide(&ctx, command, dir)
 }
@@ -64,6 +69,11 @@ impl AttackFixture {
             std::fs::write(r.join(f), "x\n").unwrap();
         }
         std::os::unix::fs::symlink(r.join("home"), r.join("repo/link_to_home")).unwrap();
+        // The scope documents of the XSCOPE cases: the project's scope.yml, a link to it, and
+        // the session's preset.md (protected as the document in effect would be).
+        std::fs::write(r.join("repo/scope.yml"), "paths:\n  read: [\"/**\"]\n").unwrap();
+        std::fs::write(r.join("repo/preset.md"), "---\npaths: {}\n---\n").unwrap();
+        std::os::unix::fs::symlink("scope.yml", r.join("repo/cfg")).unwrap();
         AttackFixture { tmp }
     }
     pub fn root(&self) -> &Path {
@@ -74,6 +84,19 @@ impl AttackFixture {
     }
     pub fn home(&self) -> PathBuf {
         self.root().join("home")
+    }
+    /// The paths protected in every decision of the corpus: the project's scope document
+    /// and the session's preset.md.
+    pub fn protected(&self) -> Vec<PathBuf> {
+        vec![self.repo().join("scope.yml"), self.repo().join("preset.md")]
+    }
+    /// The scope of the `scope_document` cases: the write scope, with every command they use
+    /// listed (so that only the scope document can refuse them).
+    pub fn scope_text_all_writes(&self) -> String {
+        format!(
+            "paths:\n  read: [\"{root}/repo/**\"]\n  write: [\"{root}/repo/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, head, grep]\n    safe_write: [{WRITERS}]\n  path_arguments: enforce\n",
+            root = self.root().display()
+        )
     }
     /// The corpus scope with @ROOT@ replaced; `write` adds the write pattern.
     pub fn scope_text(&self, write: bool) -> String {
@@ -115,6 +138,9 @@ pub fn unescape(s: &str) -> String {
     out
 }
 
+/// The commands the `scope_document` cases run, all listed in [`AttackFixture::scope_text_all_writes`].
+pub const WRITERS: &str = "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs";
+
 pub struct AttackCase {
     pub id: String,
     pub command: String,
@@ -151,21 +177,42 @@ pub fn attack_misses(cases: &[AttackCase], prefix: &str) -> (usize, Vec<String>)
     let fx = AttackFixture::new();
     let ro = scope(&fx.scope_text(false));
     let rw = scope(&fx.scope_text(true));
+    let all = scope(&fx.scope_text_all_writes());
+    let protected = fx.protected();
     let home = fx.home();
     let mut misses = Vec::new();
     let mut n = 0;
     for c in cases.iter().filter(|c| c.id.starts_with(prefix)) {
         n += 1;
         let text = c.command.replace("@ROOT@", &fx.root().to_string_lossy());
-        let d = decide_in(&ro, &fx.repo(), Some(&home), None, &[], &text);
+        let d = decide_protected(&ro, &fx.repo(), Some(&home), None, &[], &protected, &text);
         match c.expected.as_str() {
+            "scope_document" => {
+                if d.allowed {
+                    misses.push(format!("{} allowed in the read-only scope", c.id));
+                }
+                // Every command listed and the whole project writable: only the scope
+                // document refuses it, and no grant may lift that.
+                let w = decide_protected(&all, &fx.repo(), Some(&home), None, &[], &protected, &text);
+                if w.allowed || w.reason != Some("scope_document") {
+                    misses.push(format!("{} with every write allowed: allowed={} reason={:?} {}", c.id, w.allowed, w.reason, w.message));
+                }
+                if w.violations.iter().any(|v| v.reason == "scope_document" && v.grantable) {
+                    misses.push(format!("{}: a scope_document refusal is grantable", c.id));
+                }
+                let grants: Vec<Grant> = w.violations.iter().map(|v| Grant { tool: "run_bash_command".into(), resource: v.resource.clone() }).collect();
+                let g = decide_protected(&all, &fx.repo(), Some(&home), None, &grants, &protected, &text);
+                if g.allowed {
+                    misses.push(format!("{}: allowed by a grant of its own resources", c.id));
+                }
+            }
             "allow" if !d.allowed => misses.push(format!("{} over-blocked: {:?} {}", c.id, d.reason, d.message)),
             "deny" if d.allowed => misses.push(format!("{} allowed: {:?}", c.id, text)),
             "needs_write" => {
                 if d.allowed || !matches!(d.reason, Some("directory_not_in_scope") | Some("path_not_in_scope")) {
                     misses.push(format!("{} read-only: allowed={} reason={:?} {}", c.id, d.allowed, d.reason, d.message));
                 }
-                let w = decide_in(&rw, &fx.repo(), Some(&home), None, &[], &text);
+                let w = decide_protected(&rw, &fx.repo(), Some(&home), None, &[], &protected, &text);
                 if !w.allowed {
                     misses.push(format!("{} with write scope: {:?} {}", c.id, w.reason, w.message));
                 }
