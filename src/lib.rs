@@ -27,4 +27,6 @@ pub mod truncate;
 pub mod edit;
 pub mod fs;
 pub mod sandbox;
+pub mod env;
+pub mod redact;
 pub mod trust;
