@@ -123,4 +123,39 @@ fn main() {
             .output
             .len()
     });
+    redaction(&text);
+}
+
+/// Redaction (issue 22) of a text holding no secret, as almost every result does: six
+/// secrets of a user's environment with their JSON forms, searched at once.
+fn redaction(text: &str) {
+    let secrets: Vec<(String, String)> = [
+        ("OPENAI_API_KEY", "sk-proj-bench-0123456789abcdefghijklmnop"),
+        ("ANTHROPIC_API_KEY", "sk-ant-api03-bench-0123456789abcdef"),
+        ("AWS_ACCESS_KEY_ID", "AKIABENCH0123456789"),
+        ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYBENCHKEY"),
+        ("GITHUB_TOKEN", "ghp_bench0123456789abcdefghijklmnopqrst"),
+        ("DATABASE_PASSWORD", "correct-horse-battery-staple"),
+    ]
+    .iter()
+    .map(|(n, v)| (n.to_string(), v.to_string()))
+    .collect();
+    let r = match gptel_scope::redact::Redactor::new(&secrets) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("redactor: {e}");
+            return;
+        }
+    };
+    bench("redact_result(100 MB, 6 secrets, none found)", text, |t| r.redact_result(t).map_or(0, |o| o.len()));
+    let result = &text[..text.char_indices().nth(20_000).map_or(text.len(), |(i, _)| i)];
+    let times: Vec<Duration> = (0..1001)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(r.redact_result(black_box(result)));
+            start.elapsed()
+        })
+        .collect();
+    let t = median(times);
+    println!("{:<52} {:>9.2} us", "redact_result(20,000 characters)", t.as_secs_f64() * 1e6);
 }

@@ -34,6 +34,7 @@
 (require 'seq)
 (require 'gptel-scope)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-env)
 
 (declare-function gptel-scope-module-parse "gptel-scope-module" (command))
 (declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
@@ -398,6 +399,81 @@ less noisy than the wall clock on a busy machine)."
                             (format "%d conses" conses) nil
                             (format "timed out: %s" (plist-get result :timed_out)) 'info)))
 
+;;;; Redaction
+
+(defvar gptel-scope-bench-redaction-rounds 5
+  "Rounds of the 300 MB output run, with and without redaction in turn.")
+
+(defconst gptel-scope-bench--secrets
+  '("OPENAI_API_KEY=sk-proj-bench-0123456789abcdefghijklmnop"
+    "ANTHROPIC_API_KEY=sk-ant-api03-bench-0123456789abcdef"
+    "AWS_ACCESS_KEY_ID=AKIABENCH0123456789"
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYBENCHKEY"
+    "GITHUB_TOKEN=ghp_bench0123456789abcdefghijklmnopqrst"
+    "DATABASE_PASSWORD=correct-horse-battery-staple")
+  "The secrets of a user's environment, for the redaction figures.")
+
+(defun gptel-scope-bench--without-redaction (thunk)
+  "Call THUNK with the scope's environment but no redaction."
+  (let ((gptel-scope--redact-function nil)
+        (gptel-scope-exec-environment-function
+         (lambda () (cons (plist-get (gptel-scope-env) :env) nil))))
+    (funcall thunk)))
+
+(defun gptel-scope-bench--redaction (dir)
+  "Measure what redaction costs, against the same work without it.
+A run printing 300 MB through run_bash_command, and a 20,000-character
+result (the default output limit) in DIR, with six secrets in the
+environment.  Each with redaction and without in turn, so that the
+machine's load falls on both alike; wall time and Emacs's own
+processor time (what redaction adds to: most of a short call is
+waiting for the child), medians."
+  (let* ((process-environment (append gptel-scope-bench--secrets process-environment))
+         (file (expand-file-name "result-20k.txt" dir))
+         (cpu (lambda () (float-time (get-internal-run-time))))
+         (on (lambda (command) (car (gptel-scope-bench--spawn-tool command))))
+         (off (lambda (command)
+                (gptel-scope-bench--without-redaction (lambda () (funcall on command)))))
+         (measure
+          (lambda (command rounds)
+            (let (w wc o oc)
+              (dotimes (_ rounds)
+                (let ((c (funcall cpu)))
+                  (push (funcall on command) w)
+                  (push (- (funcall cpu) c) wc))
+                (let ((c (funcall cpu)))
+                  (push (funcall off command) o)
+                  (push (- (funcall cpu) c) oc)))
+              (mapcar #'gptel-scope-bench--median (list w o wc oc)))))
+         (rows
+          (lambda (name m target)
+            (cl-destructuring-bind (w o wc oc) m
+              (gptel-scope-bench--row (format "Emacs: %s, redacted / not" name)
+                                      (format "%.2f ms" (* 1e3 w)) (format "%.2f ms" (* 1e3 o)) (/ w o)
+                                      "(info)" 'info)
+              (gptel-scope-bench--row (format "Emacs: the same, Emacs's processor time")
+                                      (format "%.2f ms" (* 1e3 wc)) (format "%.2f ms" (* 1e3 oc)) (/ wc oc)
+                                      (format "+ < %.1f ms" target) (< (- wc oc) (/ target 1e3)))))))
+    (gptel-scope-bench--write file (mapconcat (lambda (i) (format "%05d %s\n" i (make-string 93 ?x)))
+                                              (number-sequence 1 200) ""))
+    (funcall rows "300 MB output run"
+             (funcall measure "yes 'a line of output, then the next' | head -c 300000000"
+                      gptel-scope-bench-redaction-rounds)
+             1.0)
+    (funcall rows "20,000-character result"
+             (funcall measure (format "cat %s" file) gptel-scope-bench-spawns)
+             0.2)
+    ;; The redaction of one result alone: the environment planned and the text searched.
+    (let* ((text (cdr (gptel-scope-bench--spawn-tool (format "cat %s" file))))
+           (buffer (current-buffer))
+           (times (cl-loop repeat 201
+                           collect (let ((start (float-time)))
+                                     (gptel-scope--redact buffer text)
+                                     (- (float-time) start)))))
+      (gptel-scope-bench--row (format "Emacs: redact one %d-character result (plan + search)" (length text))
+                              (format "%.1f us" (* 1e6 (gptel-scope-bench--median times))) "-" nil
+                              "(info)" 'info))))
+
 ;;;; Loading
 
 (defvar gptel-scope-bench-loads 10
@@ -474,6 +550,7 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
             (gptel-scope-bench--scope-cache dir)
             (gptel-scope-bench--truncate)
             (gptel-scope-bench--run-bash spawn)
+            (gptel-scope-bench--redaction dir)
             (gptel-scope-bench--flood)))
       (delete-directory dir t)
       (delete-directory (file-name-directory gptel-scope-trust-file) t))))

@@ -36,13 +36,15 @@
 ;;   gptel-scope-exec      running a judged command (core)
 ;;   gptel-scope-tools     the scope of a buffer, the command tools
 ;;                         (core, exec, events, trust)
+;;   gptel-scope-env       the environment of commands, redaction of
+;;                         secrets in every result (core, exec, tools)
 ;;   gptel-scope-sandbox   bubblewrap             (core, exec, tools)
-;;   gptel-scope-fs        the file tools         (core, tools, events)
-;;   gptel-scope-pty       terminal sessions      (core, exec, events, tools)
+;;   gptel-scope-fs        the file tools         (core, tools, events, env)
+;;   gptel-scope-pty       terminal sessions      (core, exec, events, tools, env)
 ;;   gptel-scope-expand    request_scope_expansion, allow-once (core, tools)
 ;;   gptel-scope-menu      its transient menu, loaded when first shown
 ;;                         (transient, expand)
-;;   gptel-scope-explain   explain, init          (core, tools)
+;;   gptel-scope-explain   explain, init          (core, tools, env)
 ;;   gptel-scope           the entry point: requires the features and
 ;;                         registers the tools with gptel, last.
 

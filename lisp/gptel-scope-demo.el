@@ -26,6 +26,7 @@
 
 (require 'subr-x)
 (require 'gptel-scope)
+(require 'gptel-scope-env)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-expand)
 (require 'gptel-scope-explain)
@@ -236,6 +237,29 @@ ARGS alternate argument names and values, in the function's order."
     (gptel-scope-print-decision
      (gptel-scope-check-bash-command "find . -name '*.c' | xargs grep -l TODO > build/hits.txt" proj))))
 
+(defun gptel-scope-demo--environment (proj)
+  "Show in PROJ that the keys of Emacs's environment never reach the model."
+  (princ "\n=== 8. The environment: API keys in Emacs's environment never reach the model\n")
+  (let ((process-environment (append '("OPENAI_API_KEY=sk-demo-0123456789abcdef"
+                                       "GITHUB_TOKEN=ghp_demo0123456789abcdef")
+                                     process-environment)))
+    (with-temp-file (expand-file-name "notes/config.txt" proj)
+      (insert "openai_key = sk-demo-0123456789abcdef\n"))
+    (princ "\n  Emacs's environment holds OPENAI_API_KEY and GITHUB_TOKEN; notes/config.txt holds the key too.\n")
+    (with-temp-buffer
+      (setq default-directory (file-name-as-directory proj))
+      (dolist (call '(("echo \"[$OPENAI_API_KEY][$GITHUB_TOKEN][${PATH:+PATH is set}]\"" "build")
+                      ("cat notes/config.txt" ".")))
+        (princ (format "\n> model: run_bash_command(command=%S, directory=%S)\n" (car call) (cadr call)))
+        (gptel-scope-demo--show-result
+         (apply #'gptel-scope-demo--wait #'gptel-scope-run-bash-command call)))
+      (princ "\n  What M-x gptel-scope-explain says of them (names only):\n")
+      (dolist (v (plist-get (gptel-scope-env-fates) :variables))
+        (when (member (plist-get v :name) '("OPENAI_API_KEY" "GITHUB_TOKEN" "PATH"))
+          (princ (format "  %-16s %-8s %s%s\n" (plist-get v :name) (plist-get v :fate)
+                         (or (plist-get v :pattern) "")
+                         (if (plist-get v :redacted) "  (value redacted in results)" ""))))))))
+
 (defun gptel-scope-demo-run ()
   "Run the scripted demo and print it.
 Its approvals go to a trust list of its own, never the user's."
@@ -250,7 +274,8 @@ Its approvals go to a trust list of its own, never the user's."
           (princ "\n")
           (gptel-scope-demo--session proj)
           (gptel-scope-demo--files proj)
-          (gptel-scope-demo--more proj))
+          (gptel-scope-demo--more proj)
+          (gptel-scope-demo--environment proj))
       (delete-directory (file-name-directory (directory-file-name proj)) t))))
 
 (provide 'gptel-scope-demo)

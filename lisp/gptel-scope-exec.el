@@ -16,8 +16,10 @@
 ;;
 ;; - shell commands run as `bash --noprofile --norc -c COMMAND', the
 ;;   grammar the module parsed; argv commands run with no shell;
-;; - the environment is sanitized: BASH_ENV and ENV unset, pagers off,
-;;   git never prompts;
+;; - the environment is the scope's (`gptel-scope-exec-environment-function',
+;;   set by gptel-scope-env; without it only the core variables PATH,
+;;   HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ and TMPDIR), then
+;;   sanitized: BASH_ENV and ENV unset, pagers off, git never prompts;
 ;; - standard input is closed at once, so a command waiting for input
 ;;   ends instead of hanging until the timeout;
 ;; - Emacs starts every subprocess in a session of its own (setsid), so
@@ -39,6 +41,8 @@
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
+(declare-function gptel-scope-module-truncate-output-redacted "gptel-scope-module"
+                  (chunks max-chars redactor capped))
 
 (defconst gptel-scope-exec--set
   '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "SYSTEMD_PAGER=cat" "GIT_TERMINAL_PROMPT=0"
@@ -54,6 +58,26 @@
 to wrap each command (gptel-scope-sandbox sets it).  It may signal to
 refuse the run.")
 
+(defvar gptel-scope-exec-environment-function nil
+  "Function returning (ENV . REDACTOR) for a command, or nil.
+`gptel-scope-exec-start' calls it with no argument, in the buffer whose
+scope applies: ENV is the list of NAME=VALUE entries the command gets
+\(before the variables of `gptel-scope-exec--set'), REDACTOR what hides
+the values left out in its output (gptel-scope-env sets it).  Without
+it a command gets only the core variables of Emacs's environment.")
+
+(defconst gptel-scope-exec--core
+  "\\`\\(PATH\\|HOME\\|USER\\|LOGNAME\\|SHELL\\|LANG\\|LC_[^=]*\\|TERM\\|TZ\\|TMPDIR\\)="
+  "The entries of the core variables, when no scope makes the environment.")
+
+(defun gptel-scope-exec--scoped ()
+  "Return (ENV . REDACTOR) for a command started in the current buffer."
+  (if gptel-scope-exec-environment-function
+      (funcall gptel-scope-exec-environment-function)
+    (let ((case-fold-search nil))
+      (cons (seq-filter (lambda (e) (string-match-p gptel-scope-exec--core e)) process-environment)
+            nil))))
+
 (defvar gptel-scope-exec--live nil
   "Processes started by `gptel-scope-exec-start' that have not ended.")
 
@@ -64,10 +88,9 @@ refuse the run.")
 
 (defvar gptel-scope-exec--environment nil
   "The last sanitized environment: (INPUT COPY RESULT).
-INPUT is the `process-environment' it was made from, COPY a copy of
-that list (the same strings), RESULT the environment.  It is used
-again while `process-environment' is the same list holding the same
-strings, so a command costs no new environment.")
+INPUT is the environment it was made from, COPY a copy of that list
+\(the same strings), RESULT the environment.  It is used again while the
+environment holds the same entries, so a command costs no new one.")
 
 (defun gptel-scope-exec--dropped-p (entry)
   "Return non-nil when ENTRY, of `process-environment', names a dropped variable."
@@ -75,17 +98,16 @@ strings, so a command costs no new environment.")
     (seq-some (lambda (name) (and (= end (length name)) (string-prefix-p name entry)))
               gptel-scope-exec--dropped)))
 
-(defun gptel-scope-exec-environment ()
-  "Return `process-environment' sanitized for a command.
-The result is shared between calls while `process-environment' does
-not change: do not modify it."
-  (let ((cached gptel-scope-exec--environment))
-    (if (and cached (eq (car cached) process-environment)
-             ;; `setenv' may replace an entry in place: the strings must be the same.
-             (let ((a process-environment) (b (cadr cached)))
-               (while (and a b (eq (car a) (car b)))
-                 (setq a (cdr a) b (cdr b)))
-               (and (null a) (null b))))
+(cl-defun gptel-scope-exec-environment (&optional (base nil base-p))
+  "Return BASE, a list of NAME=VALUE entries, sanitized for a command.
+BASE defaults to the scope's environment of a command started in the
+current buffer (`gptel-scope-exec-environment-function').  The result is
+shared between calls while BASE does not change: do not modify it."
+  (let ((cached gptel-scope-exec--environment)
+        (process-environment (if base-p base (car (gptel-scope-exec--scoped)))))
+    ;; The scope's environment is a new list at each call: the same entries
+    ;; (`setenv' may replace one in place) give the same result.
+    (if (and cached (equal (cadr cached) process-environment))
         (nth 2 cached)
       (let ((env (append gptel-scope-exec--set
                          (seq-remove #'gptel-scope-exec--dropped-p process-environment))))
@@ -199,7 +221,10 @@ the process started, the `file-missing' of `make-process')."
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
          (chunks nil) (kept 0) (total 0) (timed-out nil) (done nil) (timer nil)
          (default-directory (file-name-as-directory directory))
-         (process-environment (gptel-scope-exec-environment))
+         ;; The scope's environment, and what hides the values it leaves out.
+         (scoped (gptel-scope-exec--scoped))
+         (redactor (cdr scoped))
+         (process-environment (gptel-scope-exec-environment (car scoped)))
          (proc nil))
     (unless (file-accessible-directory-p directory)
       (gptel-scope-exec--no-directory directory))
@@ -228,7 +253,11 @@ the process started, the `file-missing' of `make-process')."
                ;; Nothing the command started may outlive it.
                (gptel-scope-exec--kill-group p)
                (condition-case err
-                   (let* ((cut (gptel-scope-module-truncate-output chunks max-chars))
+                   (let* ((cut (if redactor
+                                   ;; Redacted before the cut: no cut shows part of a secret.
+                                   (gptel-scope-module-truncate-output-redacted
+                                    chunks max-chars redactor (> total kept))
+                                 (gptel-scope-module-truncate-output chunks max-chars)))
                           (output (plist-get cut :output))
                           (signaled (eq (process-status p) 'signal))
                           (code (process-exit-status p)))

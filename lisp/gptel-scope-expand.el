@@ -82,9 +82,11 @@ The default opens `gptel-scope-expansion-menu'.")
 A \"meta\" tool needs no scope: request_scope_expansion always runs.")
 
 (defun gptel-scope--validation-type (tool resource)
-  "Return how RESOURCE of TOOL is validated: path, pattern, command or meta."
+  "Return how RESOURCE of TOOL is validated: path, pattern, command, env or meta.
+A resource env:NAME asks for the variable NAME in commands' environment."
   (let ((strategy (or (cdr (assoc tool gptel-scope-tool-validation)) "path")))
     (cond ((string-match-p "\\`\\(subdirectory\\|tags\\):" resource) "pattern")
+          ((and (string-prefix-p "env:" resource) (not (equal strategy "meta"))) "env")
           ((equal strategy "command")
            (if (string-match-p "\\`\\(/\\|~\\|\\./\\|\\.\\./\\)" resource) "path" "command"))
           (t strategy))))
@@ -245,6 +247,7 @@ the request being shown."
     ("command" "bash_tools.categories (read_only or safe_write)")
     ("path" (if (equal (plist-get request :access) "write") "paths.write" "paths.read, or paths.write for writing tools"))
     ("pattern" "org_roam_patterns")
+    ("env" "environment.include (the variable, by name; its value is never shown)")
     (other (format "nowhere: unknown validation type %s" other))))
 
 (defun gptel-scope--first-sentence (text)
@@ -512,7 +515,7 @@ Lifted: call RETRY.  Denied: give CALLBACK the refusal."
 ;;;; Registration with gptel
 
 (defconst gptel-scope-request-scope-expansion-description
-  "Ask the user to widen the scope after a tool refused a call for scope reasons (the refusal names request_scope_expansion, the tool and the resource). Pass the tool name, the resource exactly as the refusal gives it, and why the task needs it. The user may deny, allow it once (retry the same call right away), or add it to the scope permanently. On success retry the call; on denial do not retry or work around it."
+  "Ask the user to widen the scope after a tool refused a call for scope reasons (the refusal names request_scope_expansion, the tool and the resource). Pass the tool name, the resource exactly as the refusal gives it, and why the task needs it. The user may deny, allow it once (retry the same call right away), or add it to the scope permanently. On success retry the call; on denial do not retry or work around it. Commands get only the environment variables the scope lets through: when one fails for a missing variable, ask for it with the resource env:NAME (the name only)."
   "What the model is told about request_scope_expansion.")
 
 (defun gptel-scope-register-expansion-tool ()
@@ -524,7 +527,7 @@ Lifted: call RETRY.  Denied: give CALLBACK the refusal."
    :args (gptel-scope--tool-args '(:name "tool_name" :type string
                        :description "The tool that was refused, e.g. run_bash_command")
                '(:name "resource" :type string
-                       :description "What to allow: the command, path or pattern the refusal named")
+                       :description "What to allow: the command, path or pattern the refusal named, or env:NAME for an environment variable")
                '(:name "reason" :type string
                        :description "Why the task needs it, in a sentence for the user"))))
 

@@ -25,6 +25,7 @@
 (require 'subr-x)
 (require 'gptel-scope-core)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-env)
 
 (defun gptel-scope-print-decision (decision)
   "Print the module's DECISION readably with `princ'."
@@ -105,7 +106,8 @@ is asked for.  Nothing is run.  Return the decision plist."
                      (plist-get decision :timeout) (plist-get decision :max-output-chars)))
       (when grants
         (princ "allow-once grants of this buffer:\n")
-        (dolist (g grants) (princ (format "  %s on %s\n" (car g) (cdr g))))))
+        (dolist (g grants) (princ (format "  %s on %s\n" (car g) (cdr g)))))
+      (gptel-scope-env-print buffer))
     decision))
 
 ;;;###autoload

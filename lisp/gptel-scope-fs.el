@@ -32,6 +32,7 @@
 (require 'gptel-scope-core)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-events)
+(require 'gptel-scope-env)
 
 (defvar gptel-scope-tool-validation)
 (declare-function gptel-make-tool "ext:gptel-request")
@@ -213,9 +214,14 @@ per-file stats.  This is apply_patch."
 (defun gptel-scope-system-info (&rest _)
   "Return JSON describing the system and the scope in effect.
 This is get_system_info: platform, Emacs, module and shell versions,
-the scope files and the file-system boundary, without running anything.
-It takes no argument (any given is ignored); a remote chat directory,
-and any other error, is its result."
+the scope files, the file-system boundary and the environment of
+commands (names only), without running anything.  It takes no argument
+\(any given is ignored); a remote chat directory, and any other error,
+is its result."
+  (gptel-scope--redact (current-buffer) (gptel-scope-fs--system-info)))
+
+(defun gptel-scope-fs--system-info ()
+  "Return the JSON of `gptel-scope-system-info', not yet redacted."
   (condition-case err
       (progn
         (gptel-scope--check-local)
@@ -242,7 +248,8 @@ and any other error, is its result."
            :scope_error (or (plist-get scope :error) :null)
            :fs_mode (or (plist-get scope :fs-mode) :null)
            :approval_policy (or (plist-get scope :approval-policy) :null)
-           :timeout (or (plist-get scope :timeout) :null))))
+           :timeout (or (plist-get scope :timeout) :null)
+           :environment (gptel-scope-env-summary))))
     (error (gptel-scope--error-json err "get_system_info"))))
 
 ;;;; Guarding other tools

@@ -54,6 +54,7 @@
 (require 'gptel-scope-exec)
 (require 'gptel-scope-events)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-env)
 
 (declare-function gptel-scope-module-truncate-stream "gptel-scope-module" (text max-bytes max-lines))
 
@@ -118,7 +119,7 @@ A longer line is cut by the terminal, so write_stdin refuses it.")
                (:copier nil))
   "A terminal session: its process and the output not yet shown."
   id process command directory start buffer
-  (chunks nil) (carry "") (kept 0) (total 0) (polled 0) (reported-dropped 0)
+  (chunks nil) (carry "") (kept 0) (redactor nil) (total 0) (polled 0) (reported-dropped 0)
   (shown-bytes 0) (shown-lines 0)
   exited exit-code signal closed waiter)
 
@@ -218,6 +219,14 @@ received since the last answer) and :lines (lines of the new text)."
                      (nreverse (gptel-scope-pty--session-chunks session))))
          (end (if (gptel-scope-pty--session-exited session) (length raw) (gptel-scope-pty--utf8-end raw)))
          (text (string-replace "\r\n" "\n" (gptel-scope-exec-decode (substring raw 0 end))))
+         ;; Secrets are redacted before the cut; an end that begins one waits
+         ;; for the rest of the output (or the end of the process).
+         (redactor (gptel-scope-pty--session-redactor session))
+         (keep (if (gptel-scope-pty--session-exited session)
+                   (length text)
+                 (gptel-scope-env-hold-back text redactor)))
+         (held (substring text keep))
+         (text (gptel-scope-env-redact (substring text 0 keep) redactor))
          (bytes (min (* tokens gptel-scope-pty-bytes-per-token)
                      (max 0 (- gptel-scope-pty-session-max-bytes
                                (gptel-scope-pty--session-shown-bytes session)))))
@@ -230,7 +239,11 @@ received since the last answer) and :lines (lines of the new text)."
          (new-drop (> dropped (gptel-scope-pty--session-reported-dropped session)))
          (output (plist-get cut :output)))
     (setf (gptel-scope-pty--session-chunks session) nil
-          (gptel-scope-pty--session-carry session) (substring raw end))
+          (gptel-scope-pty--session-carry session)
+          ;; Bytes: unibyte even when HELD is ASCII (NOCOPY could give back a
+          ;; multibyte string, and the next concat would make the raw bytes
+          ;; characters).
+          (concat (encode-coding-string held 'utf-8-unix) (substring raw end)))
     (cl-incf (gptel-scope-pty--session-shown-bytes session) (plist-get cut :shown-bytes))
     (cl-incf (gptel-scope-pty--session-shown-lines session) (plist-get cut :shown-lines))
     (when new-drop
@@ -387,11 +400,14 @@ of a line and drops the rest, so such input is refused, not cut."
 (defun gptel-scope-pty--start (decision cmd id)
   "Start CMD, let through by DECISION, as the session ID; return the session."
   (let* ((default-directory (file-name-as-directory (plist-get decision :directory)))
-         ;; The runner's environment; an interactive shell keeps no history file.
-         (process-environment (cons "HISTFILE=" (gptel-scope-exec-environment)))
+         ;; The runner's environment, the scope's; an interactive shell keeps
+         ;; no history file.
+         (scoped (gptel-scope-exec--scoped))
+         (process-environment (cons "HISTFILE=" (gptel-scope-exec-environment (car scoped))))
          (session (gptel-scope-pty--make-session
                    :id id :command cmd :directory (plist-get decision :directory)
-                   :start (float-time) :buffer (current-buffer)))
+                   :start (float-time) :buffer (current-buffer)
+                   :redactor (cdr scoped)))
          (proc (make-process
                 :name (format "gptel-scope-pty-%d" id)
                 :command (let ((argv (gptel-scope-exec-shell-argv cmd)))

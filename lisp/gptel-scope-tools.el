@@ -450,14 +450,33 @@ An invalid or remote argument is named by `argument', with what was
            (append (and (plist-get details :argument) (list :argument (plist-get details :argument)))
                    (and (plist-get details :expected) (list :expected (plist-get details :expected)))))))
 
+(defvar gptel-scope--redact-function nil
+  "Function (BUFFER TEXT) returning TEXT, a tool's result, with secrets hidden.
+BUFFER is the chat buffer of the call.  Set by gptel-scope-env.")
+
+(defun gptel-scope--redact (buffer text)
+  "Return TEXT, a result for the model, with BUFFER's secret values hidden.
+When they cannot be looked for, the result is an error that shows
+nothing of TEXT."
+  (if gptel-scope--redact-function
+      (condition-case err
+          (funcall gptel-scope--redact-function buffer text)
+        (error (gptel-scope--json
+                :success nil :reason "error"
+                :message (format "The result was not shown: it could not be checked for secret values (%s)"
+                                 (car err)))))
+    text))
+
 (defun gptel-scope--once (callback)
   "Return a function calling CALLBACK with its argument at most once.
-The argument, the tool's result, goes as text (`gptel-scope--result-text')."
-  (let ((called nil))
+The argument, the tool's result, goes as text (`gptel-scope--result-text'),
+with the secret values of the current buffer's scope hidden
+\(`gptel-scope--redact')."
+  (let ((called nil) (buffer (current-buffer)))
     (lambda (result)
       (unless called
         (setq called t)
-        (funcall callback (gptel-scope--result-text result))))))
+        (funcall callback (gptel-scope--redact buffer (gptel-scope--result-text result)))))))
 
 (defmacro gptel-scope--guard (callback tool &rest body)
   "Run BODY; on any error call CALLBACK with the error, as TOOL's JSON result.
@@ -898,14 +917,16 @@ them (`gptel-scope--arg'); a missing ARGS is no arguments."
 
 (defun gptel-scope-list-allowed-commands ()
   "Return the list of commands allowed by the current buffer's scope (C11)."
-  (condition-case err
-      (progn
-        (gptel-scope--check-local)
-        (gptel-scope-load-module)
-        (gptel-scope--result-text
-         (gptel-scope-module-list-commands (gptel-scope--request (current-buffer)))))
-    (error (format "No commands are available: %s (%s)"
-                   (gptel-scope--error-message err) (gptel-scope--error-reason err)))))
+  (gptel-scope--redact
+   (current-buffer)
+   (condition-case err
+       (progn
+         (gptel-scope--check-local)
+         (gptel-scope-load-module)
+         (gptel-scope--result-text
+          (gptel-scope-module-list-commands (gptel-scope--request (current-buffer)))))
+     (error (format "No commands are available: %s (%s)"
+                    (gptel-scope--error-message err) (gptel-scope--error-reason err))))))
 
 (defun gptel-scope--confirm-p (tool command directory)
   "Return non-nil when the scope's approval_policy wants TOOL's call confirmed.

@@ -210,6 +210,22 @@ The approval replaces any earlier one of FILE.  Return the hash."
     (run-hooks 'gptel-scope-trust-functions)
     hash))
 
+(defun gptel-scope--trust-diff-text (buffer)
+  "Return the unified diff of BUFFER, made by `diff-no-select', for reading.
+The command line and the \"Diff finished\" line are left out, and the
+two sides are labelled \"approved\" and \"now\"."
+  (with-current-buffer buffer
+    (let ((lines (split-string (buffer-substring-no-properties (point-min) (point-max)) "\n")))
+      (mapconcat
+       (lambda (line)
+         (cond ((string-prefix-p "--- " line) "--- approved")
+               ((string-prefix-p "+++ " line) "+++ now")
+               (t line)))
+       (seq-remove (lambda (line) (or (string-prefix-p "diff " line)
+                                      (string-prefix-p "Diff finished" line)))
+                   lines)
+       "\n"))))
+
 (defun gptel-scope--trust-review-buffer (file bytes)
   "Return a buffer showing BYTES, FILE's content, against its approved content."
   (let* ((truename (gptel-scope--trust-truename file))
@@ -233,8 +249,7 @@ The approval replaces any earlier one of FILE.  Return the hash."
                     (with-current-buffer a (insert old))
                     (with-current-buffer b (insert new))
                     (let ((d (diff-no-select a b "-u" t)))
-                      (insert (with-current-buffer d
-                                (buffer-substring-no-properties (point-min) (point-max))))
+                      (insert (gptel-scope--trust-diff-text d))
                       (kill-buffer d)))
                 (kill-buffer a)
                 (kill-buffer b)))

@@ -44,6 +44,7 @@
 ;;   gptel-scope-trust    approval of scope documents (`gptel-scope-trust')
 ;;   gptel-scope-sandbox  optionally, in a bubblewrap sandbox of the scope
 ;;   gptel-scope-tools    the command tools and the scope of a buffer
+;;   gptel-scope-env      the environment of commands, redaction of secrets
 ;;   gptel-scope-fs       the file tools
 ;;   gptel-scope-pty      terminal sessions
 ;;   gptel-scope-expand   request_scope_expansion, allow-once
@@ -64,6 +65,7 @@
 (require 'gptel-scope-exec)
 (require 'gptel-scope-trust)
 (require 'gptel-scope-tools)
+(require 'gptel-scope-env)
 (require 'gptel-scope-fs)
 (require 'gptel-scope-pty)
 (require 'gptel-scope-sandbox)

@@ -650,6 +650,43 @@ pub fn load_scope(json: &str) -> Result<Value> {
     }))
 }
 
+/// The environment of a command under the scope of the request `json` (the built-in
+/// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_keys`
+/// are gptel's keys that are strings ([`crate::env::plan`]). An allow-once grant of the
+/// request for a resource `env:NAME` passes that variable as an exact `include` would.
+pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<Arc<crate::env::Plan>> {
+    let (loaded, granted) = match json {
+        Some(j) => {
+            let req = Request::parse(j)?;
+            let loaded = config::load(&req.sources()?)?;
+            let granted: Vec<String> = req.grants.iter().filter_map(|g| crate::env::resource_name(&g.resource)).map(str::to_string).collect();
+            (Some(loaded), granted)
+        }
+        None => (None, Vec::new()),
+    };
+    // The same scope (the loader's cached value), grants, environment and keys make the same
+    // plan: kept from one call to the next.
+    type Key = (Option<Arc<LoadedScope>>, Vec<String>, Vec<String>, Vec<String>);
+    static LAST: Lazy<Mutex<Option<(Key, Arc<crate::env::Plan>)>>> = Lazy::new(|| Mutex::new(None));
+    let same = |k: &Key| {
+        k.0.as_ref().map(Arc::as_ptr) == loaded.as_ref().map(Arc::as_ptr) && k.1 == granted && k.2 == entries && k.3 == api_keys
+    };
+    if let Ok(last) = LAST.lock() {
+        if let Some((k, plan)) = last.as_ref() {
+            if same(k) {
+                return Ok(plan.clone());
+            }
+        }
+    }
+    let mut cfg = loaded.as_ref().map(|l| l.scope.environment.clone()).unwrap_or_default();
+    cfg.include.extend(granted.iter().cloned());
+    let plan = Arc::new(crate::env::plan(&cfg, entries, api_keys)?);
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some(((loaded, granted, entries.to_vec(), api_keys.to_vec()), plan.clone()));
+    }
+    Ok(plan)
+}
+
 /// The `list_allowed_commands` text for the scope of a request.
 pub fn list_commands(json: &str) -> Result<String> {
     let req = Request::parse(json)?;
@@ -720,6 +757,39 @@ mod tests {
 
     fn request(t: &tempfile::TempDir, command: &str) -> String {
         json!({"command": command, "directory": t.path(), "sources": [{"file": t.path().join("scope.yml")}]}).to_string()
+    }
+
+    /// The environment of a scope: an allow-once grant of `env:NAME` passes NAME; the same
+    /// inputs give the same plan, kept; another environment gives another.
+    #[test]
+    fn environment_follows_grants_and_entries() {
+        let t = project();
+        // Backdated, as a scope in use is: one written in the last 2 s is read again each time.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().append(true).open(t.path().join("scope.yml")).and_then(|f| f.set_modified(old)).unwrap();
+        let entries: Vec<String> = ["PATH=/bin", "STAGE=staging-1234", "GITHUB_TOKEN=ghp_0123456789"].iter().map(|s| s.to_string()).collect();
+        let cases: &[(serde_json::Value, &[&str], &[&str])] = &[
+            (json!([]), &["PATH"], &["GITHUB_TOKEN", "STAGE"]),
+            (json!([{"tool": "run_bash_command", "resource": "env:STAGE"}]), &["PATH", "STAGE"], &["GITHUB_TOKEN"]),
+            (json!([{"tool": "run_command", "resource": "env:GITHUB_TOKEN"}]), &["GITHUB_TOKEN", "PATH"], &["STAGE"]),
+            (json!([{"tool": "run_bash_command", "resource": "rm x"}]), &["PATH"], &["GITHUB_TOKEN", "STAGE"]),
+        ];
+        for (grants, passed, hidden) in cases {
+            let req = json!({"sources": [{"file": t.path().join("scope.yml")}], "grants": grants}).to_string();
+            let plan = environment(Some(&req), &entries, &[]).unwrap();
+            let names: Vec<&str> = plan.env.iter().filter_map(|e| e.split('=').next()).collect();
+            assert_eq!(&names, passed, "{grants}");
+            let names: Vec<&str> = plan.secrets.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(&names, hidden, "{grants}");
+            let again = environment(Some(&req), &entries, &[]).unwrap();
+            assert!(Arc::ptr_eq(&plan, &again), "{grants}: kept");
+        }
+        let req = json!({"sources": [{"file": t.path().join("scope.yml")}]}).to_string();
+        let a = environment(Some(&req), &entries, &[]).unwrap();
+        let b = environment(Some(&req), &entries[..2], &[]).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(b.secrets, vec![("STAGE".to_string(), "staging-1234".to_string())]);
+        assert_eq!(environment(None, &entries, &[]).unwrap().env, vec!["PATH=/bin".to_string()]);
     }
 
     /// Commands refused for every reason the corpus shows, and allowed ones.

@@ -175,6 +175,7 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         key: None,
         message: e.to_string(),
     })?;
+    crate::env::validate(&scope.environment)?;
     let loaded = Arc::new(LoadedScope { scope, project_root, files, hashes });
     if key.iter().any(|(_, st)| st.racy) {
         return Ok(loaded);
@@ -359,7 +360,7 @@ mod tests {
         let s: Scope = serde_yaml::from_value(v).unwrap();
         assert_eq!(s.bash_tools.timeout, 30);
         assert!(s.bash_tools.categories.read_only.is_empty());
-        for key in ["paths:", "bash_tools:", "tool_commands:", "org_roam_patterns:", "fs:", "approval_policy:", "semantics:", "allow_constructs:", "path_arguments:"] {
+        for key in ["paths:", "bash_tools:", "tool_commands:", "org_roam_patterns:", "fs:", "approval_policy:", "semantics:", "allow_constructs:", "path_arguments:", "environment:", "inherit:", "include:", "exclude:", "set:"] {
             assert!(DEFAULTS_YAML.contains(key), "{key}");
         }
     }

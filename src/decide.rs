@@ -693,6 +693,10 @@ impl<'a> Judge<'a> {
         ];
         let words = self.subcommand_words("git", args);
         let Some(sub) = words.first().copied() else { return };
+        if matches!(sub, "apply" | "am") {
+            self.git_patch_writes(sub, args, cwds, label);
+            return;
+        }
         if !WRITERS.contains(&sub) {
             return;
         }
@@ -716,6 +720,40 @@ impl<'a> Judge<'a> {
                         Some(Access::Write),
                     );
                 }
+            }
+        }
+    }
+
+    /// `git apply` and `git am` write the files a patch names, which the command line does not
+    /// show: refused where a scope document lies in what they may write (`git apply`: the
+    /// working directory and below, as git ignores paths outside it from a subdirectory;
+    /// `git am`: the whole work tree). `git apply` that writes no file (`--cached`, `--check`,
+    /// `--stat`, `--numstat`, `--summary`) is not a write of the work tree.
+    fn git_patch_writes(&mut self, sub: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
+        let flags: Vec<&str> = args[at + 1..].iter().filter_map(WordInfo::exact).take_while(|s| *s != "--").collect();
+        let index_only = sub == "apply"
+            && flags.iter().any(|f| matches!(*f, "--cached" | "--check" | "--stat" | "--numstat" | "--summary"))
+            && !flags.contains(&"--index");
+        if index_only {
+            return;
+        }
+        for d in cwds {
+            let r = paths::resolve(d);
+            let top = if sub == "am" { git_top(&r.target) } else { r.target.clone() };
+            if let Some(doc) = self.ctx.matcher.protected_below(&top).cloned() {
+                self.violate(
+                    "scope_document",
+                    format!(
+                        "{} (`git {sub}` writes the files its patch names, which are not seen, into {}, which holds it: use the apply_patch tool, which judges every file it writes)",
+                        paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
+                        top.display()
+                    ),
+                    Some(label.to_string()),
+                    doc.to_string_lossy().into_owned(),
+                    "path",
+                    Some(Access::Write),
+                );
             }
         }
     }
@@ -800,7 +838,7 @@ impl<'a> Judge<'a> {
         }
         // Programs that write files named by their input (an archive's members, a URL's
         // name): any of them could be a scope document.
-        const UNNAMED_WRITERS: &[&str] = &["tar", "bsdtar", "unzip", "7z", "7za", "unrar", "cpio", "ar", "wget", "curl"];
+        const UNNAMED_WRITERS: &[&str] = &["tar", "bsdtar", "unzip", "7z", "7za", "unrar", "cpio", "ar", "wget", "curl", "patch"];
         if cwd_write && UNNAMED_WRITERS.contains(&base) {
             for d in cwds {
                 let r = paths::resolve(d);
@@ -1980,6 +2018,14 @@ impl<'a> Judge<'a> {
 /// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
 /// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the
 /// exact name.
+/// The top of the git work tree holding `dir` (the nearest directory upward with a `.git`),
+/// or `dir` itself outside one.
+fn git_top(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| paths::exists(&d.join(".git")))
+        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf)
+}
+
 fn entry_matches(entry: &str, key: &str, sub_words: &[&str]) -> bool {
     let mut parts = entry.split_whitespace();
     let Some(first) = parts.next() else { return false };

@@ -44,10 +44,12 @@ pub enum Section {
     OrgRoamSubdirectory,
     /// `org_roam_patterns.tags`
     OrgRoamTags,
+    /// `environment.include`
+    EnvironmentInclude,
 }
 
 impl Section {
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::PathsRead,
         Section::PathsWrite,
         Section::ReadOnly,
@@ -55,6 +57,7 @@ impl Section {
         Section::Dangerous,
         Section::OrgRoamSubdirectory,
         Section::OrgRoamTags,
+        Section::EnvironmentInclude,
     ];
 
     /// The keys leading to the list, outermost first.
@@ -67,6 +70,7 @@ impl Section {
             Section::Dangerous => &["bash_tools", "categories", "dangerous"],
             Section::OrgRoamSubdirectory => &["org_roam_patterns", "subdirectory"],
             Section::OrgRoamTags => &["org_roam_patterns", "tags"],
+            Section::EnvironmentInclude => &["environment", "include"],
         }
     }
 
@@ -80,6 +84,7 @@ impl Section {
             Section::Dangerous => "bash_tools.categories.dangerous",
             Section::OrgRoamSubdirectory => "org_roam_patterns.subdirectory",
             Section::OrgRoamTags => "org_roam_patterns.tags",
+            Section::EnvironmentInclude => "environment.include",
         }
     }
 
@@ -191,8 +196,14 @@ pub fn route(
         }
         "pattern" => org_roam_pattern(resource),
         "command" => Ok((command_section(category)?, base_command(resource)?)),
+        "env" => match crate::env::resource_name(resource.trim()) {
+            Some(name) => Ok((Section::EnvironmentInclude, name.to_owned())),
+            None => Err(ScopeError::InvalidArgument(format!(
+                "not a variable: {resource:?} (expected env:NAME, a name without `=` or glob characters)"
+            ))),
+        },
         other => Err(ScopeError::InvalidArgument(format!(
-            "unknown validation type {other:?}: expected \"path\", \"pattern\" or \"command\"; \
+            "unknown validation type {other:?}: expected \"path\", \"pattern\", \"command\" or \"env\"; \
              nothing was added to the scope"
         ))),
     }
@@ -2571,14 +2582,27 @@ mod tests {
     }
 
     #[test]
+    fn env_resources_go_to_environment_include() {
+        assert_eq!(route_ok("env", "env:NODE_ENV", "run_bash_command", None, None), (Section::EnvironmentInclude, "NODE_ENV".to_owned()));
+        assert_eq!(route_ok("env", " env:CARGO_HOME ", "run_command", None, None), (Section::EnvironmentInclude, "CARGO_HOME".to_owned()));
+        for bad in ["NODE_ENV", "env:", "env:A=B", "env:AWS_*"] {
+            let m = invalid_argument(route("env", bad, "t", None, None, Path::new(BASE)));
+            assert!(m.starts_with("not a variable: "), "{bad}: {m}");
+        }
+        let text = "# mine\npaths:\n  read: [\"a/**\"]  # keep\n";
+        let e = edit_text("t", text, DocKind::Yaml, Section::EnvironmentInclude, &["NODE_ENV".to_owned()]).unwrap();
+        assert_eq!(e.text.as_deref(), Some("# mine\npaths:\n  read: [\"a/**\"]  # keep\nenvironment:\n  include: [NODE_ENV]\n"));
+    }
+
+    #[test]
     fn e33_unknown_validation_type_is_an_error() {
         for vt in ["bogus", "", "paths", "org-roam", "shell"] {
             let m = invalid_argument(route(vt, "x", "t", None, None, Path::new(BASE)));
             assert_eq!(
                 m,
                 format!(
-                    "unknown validation type {:?}: expected \"path\", \"pattern\" or \
-                     \"command\"; nothing was added to the scope",
+                    "unknown validation type {:?}: expected \"path\", \"pattern\", \
+                     \"command\" or \"env\"; nothing was added to the scope",
                     vt.trim()
                 )
             );
@@ -3350,7 +3374,7 @@ A horizontal rule above; paths: [not yaml]
                 }
             }
         }
-        assert_eq!(edits, 6 * 5 * 3 * 3 * 3 * 7);
+        assert_eq!(edits, 6 * 5 * 3 * 3 * 3 * 8);
     }
 
     #[test]

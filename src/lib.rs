@@ -23,4 +23,6 @@ pub mod truncate;
 pub mod edit;
 pub mod fs;
 pub mod sandbox;
+pub mod env;
+pub mod redact;
 pub mod trust;

@@ -10,7 +10,10 @@
 //! straight from the engine's result, and a refusal as one `user-ptr` whose plist and
 //! answer to the model are made when asked for.
 
+use std::sync::Mutex;
+
 use emacs::{defun, Env, IntoLisp, Result, Value};
+use once_cell::sync::Lazy;
 use serde_json::Value as Json;
 
 use crate::decide::Decision;
@@ -427,6 +430,12 @@ fn truncate_stream<'e>(env: &'e Env, text: Value<'e>, max_bytes: i64, max_lines:
 #[defun]
 fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
+    let pieces = chunk_list(env, chunks)?;
+    truncate_chunks(env, &pieces, max)
+}
+
+/// The strings of CHUNKS, a string or a list of them.
+fn chunk_list<'e>(env: &'e Env, chunks: Value<'e>) -> Result<Vec<Value<'e>>> {
     let mut pieces = Vec::new();
     if chunks.is_not_nil() && env.call("stringp", [chunks])?.is_not_nil() {
         pieces.push(chunks);
@@ -439,13 +448,20 @@ fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Resul
             list = env.call(cdr, [list])?;
         }
     }
+    Ok(pieces)
+}
+
+fn truncate_chunks<'e>(env: &'e Env, pieces: &[Value<'e>], max: usize) -> Result<Value<'e>> {
     // One chunk at a time: only what can be shown is kept, and the output is never held
     // whole.
     let mut out = api::OutputText::new(max);
     for piece in pieces.iter().rev() {
         out.push(&string_arg(*piece)?);
     }
-    let r = out.finish();
+    output_plist(env, out.finish())
+}
+
+fn output_plist<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
     env.list([
         k_output.bind(env),
         lstr(env, &r.output)?,
@@ -506,4 +522,160 @@ fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
         Ok(n) => Ok(n as i64),
         Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The environment of commands and redaction
+
+/// The values a tool result must not show, as Lisp holds them (a `user-ptr`).
+struct Secrets(std::sync::Arc<crate::redact::Redactor>);
+
+/// The last redactor made, and the secrets it hides: the same secrets make no new automaton.
+static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
+
+fn redactor_of(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::redact::Redactor>> {
+    if let Ok(last) = LAST_REDACTOR.lock() {
+        if let Some((s, r)) = last.as_ref() {
+            if s.as_slice() == secrets {
+                return Ok(r.clone());
+            }
+        }
+    }
+    let r = std::sync::Arc::new(crate::redact::Redactor::new(secrets)?);
+    if let Ok(mut last) = LAST_REDACTOR.lock() {
+        *last = Some((secrets.to_vec(), r.clone()));
+    }
+    Ok(r)
+}
+
+/// The plan of [`api::environment`] for the Lisp arguments of [`environment`].
+fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<std::sync::Arc<crate::env::Plan>> {
+    let request = if request.is_not_nil() { Some(text_arg(env, request)?) } else { None };
+    let mut list = Vec::new();
+    for v in chunk_list(env, entries)? {
+        if v.is_not_nil() {
+            list.push(String::from_utf8_lossy(&string_arg(v)?).into_owned());
+        }
+    }
+    let mut keys = Vec::new();
+    for k in chunk_list(env, api_key)? {
+        if k.is_not_nil() && env.call("stringp", [k])?.is_not_nil() {
+            keys.push(String::from_utf8_lossy(&string_arg(k)?).into_owned());
+        }
+    }
+    match api::environment(request.as_deref(), &list, &keys) {
+        Ok(p) => Ok(p),
+        Err(e) => signal(env, e),
+    }
+}
+
+/// The environment of a command under the scope of REQUEST (a JSON request; nil: the
+/// built-in defaults), from ENTRIES (`process-environment`) and API-KEY (gptel's keys: a
+/// string or a list; what is not a string is ignored). A grant of REQUEST for `env:NAME`
+/// passes NAME. Returns (:env ENTRIES :redactor R :secrets N): R hides the values left out
+/// (`gptel-scope-module-redact'), nil when there are none.
+#[defun]
+fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+    let plan = plan_of(env, request, entries, api_key)?;
+    let redactor = match redactor_of(&plan.secrets) {
+        Ok(r) => r,
+        Err(e) => return signal(env, e),
+    };
+    let mut entries = Vec::with_capacity(plan.env.len());
+    for e in &plan.env {
+        entries.push(lstr(env, e)?);
+    }
+    let n = redactor.len() as i64;
+    let redactor = if redactor.is_empty() { nil.bind(env) } else { std::cell::RefCell::new(Secrets(redactor)).into_lisp(env)? };
+    env.list([
+        env.intern(":env")?,
+        env.list(&entries[..])?,
+        env.intern(":redactor")?,
+        redactor,
+        env.intern(":secrets")?,
+        n.into_lisp(env)?,
+    ])
+}
+
+/// What [`environment`] makes of each variable, names only: (:variables VARS :warnings
+/// TEXTS), each of VARS (:name :fate :pattern :redacted). For explain and get_system_info.
+#[defun]
+fn environment_fates<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+    let plan = plan_of(env, request, entries, api_key)?;
+    let mut vars = Vec::with_capacity(plan.variables.len());
+    for v in &plan.variables {
+        let fate = serde_json::to_value(v.fate).ok().and_then(|f| f.as_str().map(str::to_string)).unwrap_or_default();
+        vars.push(env.list([
+            env.intern(":name")?,
+            lstr(env, &v.name)?,
+            env.intern(":fate")?,
+            lstr(env, &fate)?,
+            env.intern(":pattern")?,
+            opt_str(env, v.pattern.as_deref())?,
+            env.intern(":redacted")?,
+            if v.redacted { t.bind(env) } else { nil.bind(env) },
+        ])?);
+    }
+    let mut warnings = Vec::with_capacity(plan.warnings.len());
+    for w in &plan.warnings {
+        warnings.push(lstr(env, w)?);
+    }
+    env.list([env.intern(":variables")?, env.list(&vars[..])?, k_warnings.bind(env), env.list(&warnings[..])?])
+}
+
+/// TEXT with every value REDACTOR hides replaced by `[redacted: NAME]`, and the beginning of
+/// one that a cut line shows; TEXT itself when it holds none (or REDACTOR is nil). A unibyte
+/// TEXT is read as UTF-8.
+#[defun]
+fn redact<'e>(env: &'e Env, redactor: Value<'e>, text: Value<'e>) -> Result<Value<'e>> {
+    if redactor.is_not_nil() {
+        let cell: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
+        let r = cell.try_borrow()?;
+        let s = api::text_lossy(string_arg(text)?);
+        if let Some(out) = r.0.redact_result(&s) {
+            return lstr(env, &out);
+        }
+    }
+    Ok(text)
+}
+
+/// The index (in characters) where the end of TEXT that begins a value REDACTOR hides
+/// starts: the length of TEXT when no end of it does. A cut there shows no secret's
+/// beginning.
+#[defun]
+fn partial_tail<'e>(redactor: Value<'e>, text: Value<'e>) -> Result<i64> {
+    let s = api::text_lossy(string_arg(text)?);
+    let start = if redactor.is_not_nil() {
+        let cell: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
+        let r = cell.try_borrow()?;
+        r.0.partial_tail(&s)
+    } else {
+        s.len()
+    };
+    Ok(i64::try_from(s[..start].chars().count()).unwrap_or(i64::MAX))
+}
+
+/// `gptel-scope-module-truncate-output' of CHUNKS with the values REDACTOR hides replaced
+/// before the cut, so that no cut shows a secret's beginning. CAPPED non-nil says the
+/// output went on past the chunks: an end of them that begins a secret is dropped.
+#[defun]
+fn truncate_output_redacted<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64, redactor: Value<'e>, capped: Value<'e>) -> Result<Value<'e>> {
+    let max = count(env, max_chars, "max-chars")?;
+    let pieces = chunk_list(env, chunks)?;
+    if !redactor.is_not_nil() {
+        return truncate_chunks(env, &pieces, max);
+    }
+    let cell: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
+    let r = cell.try_borrow()?;
+    let mut out = api::OutputText::new(usize::MAX);
+    for piece in pieces.iter().rev() {
+        out.push(&string_arg(*piece)?);
+    }
+    let mut text = out.finish().output;
+    if capped.is_not_nil() {
+        let keep = r.0.partial_tail(&text);
+        text.truncate(keep);
+    }
+    let text = r.0.redact_owned(text);
+    output_plist(env, crate::truncate::truncate_chars_owned(text, max))
 }

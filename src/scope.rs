@@ -27,6 +27,8 @@ pub struct Scope {
     pub approval_policy: ApprovalPolicy,
     /// Overrides and additions to the built-in command semantics table.
     pub semantics: BTreeMap<String, crate::semantics::CommandSemantics>,
+    /// The environment of commands: what they inherit from Emacs, what the scope sets.
+    pub environment: crate::env::Environment,
 }
 
 /// `paths:` — glob patterns. `~` and `${project_root}` expand; `dir/` means `dir/**`.

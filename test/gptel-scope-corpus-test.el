@@ -43,7 +43,7 @@
     root))
 
 (defconst gptel-scope-test--corpus-writers
-  "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs"
+  "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs, patch"
   "The commands of the scope_document cases, all listed in their scope.")
 
 ;; The project's own corpus.
@@ -124,7 +124,7 @@ that closing the gap forces the case to become `deny'."
 (ert-deftest gptel-scope-test-extra-attack-corpus-through-the-module ()
   (skip-unless (file-exists-p (expand-file-name "attacks-scope.yml" gptel-scope-test--corpus)))
   (let ((r (gptel-scope-test--corpus-misses gptel-scope-test--extra-corpus)))
-    (should (equal (car r) 481))
+    (should (equal (car r) 484))
     (should (equal (cdr r) nil))))
 
 (provide 'gptel-scope-corpus-test)

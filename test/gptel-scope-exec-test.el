@@ -166,13 +166,15 @@ collected into :pids."
 
 (ert-deftest gptel-scope-test-environment-follows-setenv ()
   "The sanitized environment is made again when `process-environment' changes,
-also in place (`setenv' of a variable already set)."
-  (let ((process-environment (cons "GPTEL_SCOPE_T=1" (copy-sequence process-environment))))
-    (should (member "GPTEL_SCOPE_T=1" (gptel-scope-exec-environment)))
+also in place (`setenv' of a variable already set).  Without a scope a
+command gets the core variables only."
+  (let ((process-environment (append '("LC_PAPER=a4" "GPTEL_SCOPE_T=1") (copy-sequence process-environment))))
+    (should (member "LC_PAPER=a4" (gptel-scope-exec-environment)))
+    (should-not (seq-find (lambda (e) (string-prefix-p "GPTEL_SCOPE_T" e)) (gptel-scope-exec-environment)))
     (should (eq (gptel-scope-exec-environment) (gptel-scope-exec-environment)))
-    (setenv "GPTEL_SCOPE_T" "2")
-    (should (member "GPTEL_SCOPE_T=2" (gptel-scope-exec-environment)))
-    (should-not (member "GPTEL_SCOPE_T=1" (gptel-scope-exec-environment)))
+    (setenv "LC_PAPER" "letter")
+    (should (member "LC_PAPER=letter" (gptel-scope-exec-environment)))
+    (should-not (member "LC_PAPER=a4" (gptel-scope-exec-environment)))
     (setenv "BASH_ENV" "/tmp/evil")
     (should-not (seq-find (lambda (e) (string-prefix-p "BASH_ENV" e)) (gptel-scope-exec-environment)))
     (setq process-environment (cons "ENV" process-environment))
@@ -193,7 +195,8 @@ also in place (`setenv' of a variable already set)."
     (should (string-match-p "\\`0\n\\'" (plist-get r :output)))))
 
 (ert-deftest gptel-scope-test-s06-a-failing-result-still-answers-once ()
-  (cl-letf (((symbol-function 'gptel-scope-module-truncate-output) (lambda (&rest _) (error "Broken"))))
+  (cl-letf (((symbol-function 'gptel-scope-module-truncate-output) (lambda (&rest _) (error "Broken")))
+            ((symbol-function 'gptel-scope-module-truncate-output-redacted) (lambda (&rest _) (error "Broken"))))
     (let ((r (gptel-scope-test--run "echo hi")))
       (should-not (plist-get r :success))
       (should (equal (plist-get r :error) "Broken"))

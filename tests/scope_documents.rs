@@ -11,7 +11,7 @@ use gptel_scope::trust::sha256_hex;
 use serde_json::{json, Value};
 
 /// The scope the issue starts from: the `coding` profile's write scope, every command listed.
-const SCOPE: &str = "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, head]\n    safe_write: [cp, mv, tee, sed, ln, echo, printf, rm, touch, mkdir, install, dd, rsync, tar, git]\ntool_commands:\n  posix:\n    allowed:\n      cp: {}\n      tee: {}\n      cat: {}\n";
+const SCOPE: &str = "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, head]\n    safe_write: [cp, mv, tee, sed, ln, echo, printf, rm, touch, mkdir, install, dd, rsync, tar, git, patch]\ntool_commands:\n  posix:\n    allowed:\n      cp: {}\n      tee: {}\n      cat: {}\n";
 
 struct Project {
     _tmp: tempfile::TempDir,
@@ -27,7 +27,8 @@ fn project() -> Project {
     let root = base.join("p");
     let trust = base.join("emacs.d/gptel-scope");
     let profiles = base.join("profiles");
-    for d in [&root.join("sub"), &trust, &profiles] {
+    // A git work tree (`git am` writes anywhere in it).
+    for d in [&root.join("sub"), &root.join(".git"), &trust, &profiles] {
         fs::create_dir_all(d).expect("mkdir");
     }
     fs::write(root.join("scope.yml"), SCOPE).expect("scope");
@@ -88,6 +89,10 @@ fn shell_routes_to_a_scope_document_are_refused() {
         ("git restore scope.yml", "git restore"),
         ("ln scope.yml b.txt", "a hard link"),
         ("echo x >> preset.md", "the session's preset.md"),
+        ("patch -p0 < fix.diff", "patch (the files of its diff are not seen)"),
+        ("git apply fix.diff", "git apply"),
+        ("git apply --index fix.diff", "git apply --index"),
+        ("cd sub && git am ../0001-fix.patch", "git am (the whole work tree)"),
     ];
     for (command, what) in cases {
         let v = api::check_command(&p.request(json!({"command": command})).to_string()).expect("decision");
@@ -126,7 +131,7 @@ fn shell_routes_to_a_scope_document_are_refused() {
 #[test]
 fn reading_a_scope_document_and_writing_beside_it_are_allowed() {
     let p = project();
-    for command in ["cat scope.yml", "head -n 2 scope.yml", "cp scope.yml sub/copy.txt", "echo x > sub/scope.yml.txt", "cp a.txt sub/", "touch ."] {
+    for command in ["cat scope.yml", "head -n 2 scope.yml", "cp scope.yml sub/copy.txt", "echo x > sub/scope.yml.txt", "cp a.txt sub/", "touch .", "git apply --check fix.diff", "git apply --cached fix.diff", "cd sub && git apply ../fix.diff", "cd sub && patch -p0 < ../fix.diff"] {
         let v = api::check_command(&p.request(json!({"command": command})).to_string()).expect("decision");
         // `touch .` writes the directory holding the document: refused as a write over it
         // (the rule that refuses `rm -r .`), an over-block kept on purpose.

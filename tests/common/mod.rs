@@ -139,7 +139,7 @@ pub fn unescape(s: &str) -> String {
 }
 
 /// The commands the `scope_document` cases run, all listed in [`AttackFixture::scope_text_all_writes`].
-pub const WRITERS: &str = "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs";
+pub const WRITERS: &str = "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs, patch";
 
 pub struct AttackCase {
     pub id: String,
