@@ -650,6 +650,26 @@ pub fn load_scope(json: &str) -> Result<Value> {
     }))
 }
 
+/// The last redactor made, and the secrets it hides.
+static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
+
+/// The redactor of `secrets` (name, value): the same secrets as the last call make no new
+/// automaton.
+pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::redact::Redactor>> {
+    if let Ok(last) = LAST_REDACTOR.lock() {
+        if let Some((s, r)) = last.as_ref() {
+            if s.as_slice() == secrets {
+                return Ok(r.clone());
+            }
+        }
+    }
+    let r = std::sync::Arc::new(crate::redact::Redactor::new(secrets)?);
+    if let Ok(mut last) = LAST_REDACTOR.lock() {
+        *last = Some((secrets.to_vec(), r.clone()));
+    }
+    Ok(r)
+}
+
 /// The environment of a command under the scope of the request `json` (the built-in
 /// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_keys`
 /// are gptel's keys that are strings ([`crate::env::plan`]). An allow-once grant of the

@@ -10,10 +10,7 @@
 //! straight from the engine's result, and a refusal as one `user-ptr` whose plist and
 //! answer to the model are made when asked for.
 
-use std::sync::Mutex;
-
 use emacs::{defun, Env, IntoLisp, Result, Value};
-use once_cell::sync::Lazy;
 use serde_json::Value as Json;
 
 use crate::decide::Decision;
@@ -530,24 +527,6 @@ fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
 /// The values a tool result must not show, as Lisp holds them (a `user-ptr`).
 struct Secrets(std::sync::Arc<crate::redact::Redactor>);
 
-/// The last redactor made, and the secrets it hides: the same secrets make no new automaton.
-static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
-
-fn redactor_of(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::redact::Redactor>> {
-    if let Ok(last) = LAST_REDACTOR.lock() {
-        if let Some((s, r)) = last.as_ref() {
-            if s.as_slice() == secrets {
-                return Ok(r.clone());
-            }
-        }
-    }
-    let r = std::sync::Arc::new(crate::redact::Redactor::new(secrets)?);
-    if let Ok(mut last) = LAST_REDACTOR.lock() {
-        *last = Some((secrets.to_vec(), r.clone()));
-    }
-    Ok(r)
-}
-
 /// The plan of [`api::environment`] for the Lisp arguments of [`environment`].
 fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<std::sync::Arc<crate::env::Plan>> {
     let request = if request.is_not_nil() { Some(text_arg(env, request)?) } else { None };
@@ -577,7 +556,7 @@ fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>
 #[defun]
 fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
     let plan = plan_of(env, request, entries, api_key)?;
-    let redactor = match redactor_of(&plan.secrets) {
+    let redactor = match api::redactor(&plan.secrets) {
         Ok(r) => r,
         Err(e) => return signal(env, e),
     };
