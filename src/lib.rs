@@ -11,6 +11,7 @@ pub use error::{Result, ScopeError};
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+pub mod resolve;
 pub mod config;
 pub mod paths;
 pub mod shell;
