@@ -17,6 +17,7 @@ pub mod paths;
 pub mod shell;
 pub mod rules;
 pub mod decide;
+pub mod request;
 pub mod api;
 pub mod listing;
 pub mod module;
