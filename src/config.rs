@@ -139,7 +139,7 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
             cache.stats.hits += 1;
             drop(cache);
             if let Some(a) = approved {
-                crate::trust::verify(&hit, a)?;
+                crate::trust::verify(&hit.hashes, a)?;
             }
             return Ok(hit);
         }
@@ -409,5 +409,26 @@ mod tests {
         assert_eq!(front_matter("---\na: 1\n---\nbody"), Some(("a: 1\n", 1)));
         assert_eq!(front_matter("no front matter"), None);
         assert_eq!(front_matter("---\na: 1\n"), None);
+    }
+
+    /// Through the loader: an unknown key under `environment:` names itself, a bad pattern
+    /// names its list, a good document loads.
+    #[test]
+    fn loader_checks_environment() {
+        use crate::env::Inherit;
+        let cases: &[(&str, Option<&str>)] = &[
+            ("environment: {inherit: core, inclde: [A]}", Some("environment.inclde")),
+            ("environment: {inherit: everything}", Some("environment.inherit")),
+            ("environment: {exclude: [\"[\"]}", Some("environment.exclude")),
+            ("environment: {inherit: none, include: [PATH], set: {A: b}}", None),
+        ];
+        for (text, key) in cases {
+            let r = load(&[Source::Inline { name: "t".into(), text: text.to_string() }]);
+            match (r, key) {
+                (Err(ScopeError::InvalidConfig { key: got, .. }), Some(want)) => assert_eq!(got.as_deref(), Some(*want), "{text}"),
+                (Ok(l), None) => assert_eq!(l.scope.environment.inherit, Inherit::None),
+                (other, _) => panic!("{text}: {other:?}"),
+            }
+        }
     }
 }

@@ -1901,7 +1901,7 @@ impl<'a> Judge<'a> {
             }
         }
         for t in targets {
-            if paths::is_safe_device(&crate::shell::normalize(&t), access) {
+            if paths::is_safe_device(&crate::resolve::normalize(&t), access) {
                 continue;
             }
             let r = paths::resolve(&t);
@@ -2059,7 +2059,7 @@ fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option<&Path>) ->
         if gp.is_empty() || !gp.starts_with('/') {
             return false;
         }
-        let gp = crate::shell::normalize(Path::new(&gp));
+        let gp = crate::resolve::normalize(Path::new(&gp));
         return Path::new(&v.resource).starts_with(&gp);
     }
     false

@@ -437,27 +437,6 @@ mod tests {
         }
     }
 
-    /// Through the loader: an unknown key under `environment:` names itself, a bad pattern
-    /// names its list, a good document loads.
-    #[test]
-    fn loader_checks_environment() {
-        use crate::config::{load, Source};
-        let cases: &[(&str, Option<&str>)] = &[
-            ("environment: {inherit: core, inclde: [A]}", Some("environment.inclde")),
-            ("environment: {inherit: everything}", Some("environment.inherit")),
-            ("environment: {exclude: [\"[\"]}", Some("environment.exclude")),
-            ("environment: {inherit: none, include: [PATH], set: {A: b}}", None),
-        ];
-        for (text, key) in cases {
-            let r = load(&[Source::Inline { name: "t".into(), text: text.to_string() }]);
-            match (r, key) {
-                (Err(ScopeError::InvalidConfig { key: got, .. }), Some(want)) => assert_eq!(got.as_deref(), Some(*want), "{text}"),
-                (Ok(l), None) => assert_eq!(l.scope.environment.inherit, Inherit::None),
-                (other, _) => panic!("{text}: {other:?}"),
-            }
-        }
-    }
-
     #[test]
     fn lint_table() {
         let cases: &[(&str, usize)] = &[

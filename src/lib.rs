@@ -11,11 +11,13 @@ pub use error::{Result, ScopeError};
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+pub mod resolve;
 pub mod config;
 pub mod paths;
 pub mod shell;
 pub mod rules;
 pub mod decide;
+pub mod request;
 pub mod api;
 pub mod listing;
 pub mod module;

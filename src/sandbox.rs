@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::api::{prepare, Request};
+use crate::request::{prepare, Request};
 use crate::config::expand_pattern;
 use crate::scope::Paths;
 use crate::{Result, ScopeError};

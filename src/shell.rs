@@ -7,13 +7,16 @@
 //! delimiter), process substitutions. What cannot be judged statically is reported as a
 //! [`Problem`] so the caller denies it: fail closed.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use brush_parser::ast;
 use brush_parser::word::{
     BraceExpressionMember, BraceExpressionOrText, TildeExpr, WordPiece, WordPieceWithSource,
 };
+
+/// Lexical normalization of a path is the file-system layer's ([`crate::resolve`]).
+pub use crate::resolve::normalize;
 
 /// Longest command accepted, in bytes.
 pub const MAX_COMMAND_LEN: usize = 64 * 1024;
@@ -1536,27 +1539,10 @@ fn too_long(words: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Normalizes a path lexically: removes `.` and resolves `..` against what precedes it.
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() && !out.has_root() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 /// The directory `cd TARGET` reaches from `cwd`, following symlinks that exist.
 pub fn resolve_dir(cwd: &Path, target: &str) -> PathBuf {
     let joined = cwd.join(target);
-    crate::paths::resolve(&joined).target
+    crate::resolve::resolve(&joined).target
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@
 
 use memchr::{memchr_iter, memrchr};
 
+/// The marker that ends a line cut by `read_file` or `grep_files` (what the redactor knows
+/// may follow a cut).
+pub const LINE_MARKER: &str = "… [truncated line]";
+
 /// The result of a truncation: the text to hand on, and the sizes for the notice and for
 /// events (SPEC §7: `truncated`, bytes).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

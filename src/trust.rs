@@ -9,11 +9,11 @@
 //! another program or a `git pull`, is refused ([`crate::ScopeError::UntrustedScope`]) and
 //! nothing runs under it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::config::LoadedScope;
 use crate::{Result, ScopeError};
 
 /// The SHA-256 of `bytes`, in lowercase hex.
@@ -29,12 +29,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Checks that every scope document of `loaded` was parsed from the content the user
+/// Checks that every scope document of a loaded scope (its `hashes`: each document with the
+/// SHA-256 of the bytes its rules were parsed from) was parsed from the content the user
 /// approved: `approved` gives, for each document the request named, the approved hash (or
 /// `None` when the user approved none). A document with no entry in `approved` is refused
 /// too: only what the request vouches for applies.
-pub fn verify(loaded: &LoadedScope, approved: &[(&Path, Option<&str>)]) -> Result<()> {
-    for (file, hash) in &loaded.hashes {
+pub fn verify(hashes: &[(PathBuf, Arc<str>)], approved: &[(&Path, Option<&str>)]) -> Result<()> {
+    for (file, hash) in hashes {
         verify_one(file, hash, approved)?;
     }
     Ok(())

@@ -184,7 +184,7 @@ impl Search<'_> {
             }
             let text = String::from_utf8_lossy(line);
             let text = match text.char_indices().nth(MAX_LINE_CHARS) {
-                Some((at, _)) => format!("{}{}", &text[..at], super::read::LINE_MARKER),
+                Some((at, _)) => format!("{}{}", &text[..at], crate::truncate::LINE_MARKER),
                 None => text.into_owned(),
             };
             self.lines.push(format!("{shown}:{n}:{text}"));

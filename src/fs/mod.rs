@@ -203,7 +203,7 @@ impl Guard<'_> {
             _ => PathBuf::from(raw),
         };
         let abs = if expanded.is_absolute() { expanded } else { self.base.join(expanded) };
-        Ok(crate::shell::normalize(&abs))
+        Ok(crate::resolve::normalize(&abs))
     }
 
     /// Judges one path for `access`: boundary first, then deny, then scope or a grant.

@@ -12,8 +12,8 @@ use crate::paths::Access;
 
 /// Lines longer than this many characters are cut.
 pub const MAX_LINE_CHARS: usize = 400;
-/// The marker that ends a cut line.
-pub const LINE_MARKER: &str = "… [truncated line]";
+/// The marker that ends a cut line (a truncation marker: [`crate::truncate`] holds it).
+pub use crate::truncate::LINE_MARKER;
 /// Default and largest `limit`.
 pub const DEFAULT_LIMIT: usize = 400;
 pub const MAX_LIMIT: usize = 2000;

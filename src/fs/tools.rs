@@ -1,6 +1,6 @@
 //! The file tools as JSON requests and JSON results, as the binding calls them.
 //!
-//! A request carries the scope sources (as [`crate::api::Request`] does), the tool's
+//! A request carries the scope sources (as [`crate::request::Request`] does), the tool's
 //! directory (relative paths start there; default the boundary root) and the tool's own
 //! arguments. The result is the JSON object sent to the model: `success: true` with the
 //! tool's fields, or `success: false` with `reason`, `message` and, for a path outside the
@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{apply, grep, list, patch, read, Boundary, FsError, Guard};
-use crate::api::{self, SourceSpec};
+use crate::request::{self, SourceSpec};
 use crate::decide::Grant;
 use crate::paths::Access;
 
@@ -36,9 +36,9 @@ pub struct FsRequest {
     /// One glob, or a list of globs.
     pub include: Option<Value>,
     pub patch: Option<String>,
-    /// As [`api::Request::check_trust`]: apply each document only with its approved content.
+    /// As [`request::Request::check_trust`]: apply each document only with its approved content.
     pub check_trust: bool,
-    /// As [`api::Request::protect`]: paths that hold rules, never written.
+    /// As [`request::Request::protect`]: paths that hold rules, never written.
     pub protect: Vec<String>,
 }
 
@@ -113,7 +113,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     if !TOOLS.contains(&op) {
         return Err(FsError::InvalidArgument(format!("unknown file tool `{op}` (one of {})", TOOLS.join(", "))));
     }
-    let areq = api::Request {
+    let areq = request::Request {
         sources: req.sources.clone(),
         home: req.home.clone(),
         project_root: req.project_root.clone(),
@@ -123,7 +123,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
         protect: req.protect.clone(),
         ..Default::default()
     };
-    let prepared = api::prepare(&areq)?;
+    let prepared = request::prepare(&areq)?;
     let scope = &prepared.loaded.scope;
     let project_root = req.project_root.as_ref().map(PathBuf::from).or_else(|| prepared.loaded.project_root.clone());
     let directory = match &req.directory {
