@@ -742,18 +742,11 @@ impl<'a> Judge<'a> {
             let r = paths::resolve(d);
             let top = if sub == "am" { git_top(&r.target) } else { r.target.clone() };
             if let Some(doc) = self.ctx.matcher.protected_below(&top).cloned() {
-                self.violate(
-                    "scope_document",
-                    format!(
-                        "{} (`git {sub}` writes the files its patch names, which are not seen, into {}, which holds it: use the apply_patch tool, which judges every file it writes)",
-                        paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
-                        top.display()
-                    ),
-                    Some(label.to_string()),
-                    doc.to_string_lossy().into_owned(),
-                    "path",
-                    Some(Access::Write),
+                let how = format!(
+                    "`git {sub}` writes the files its patch names, which are not seen, into {}, which holds it: use the apply_patch tool, which judges every file it writes",
+                    top.display()
                 );
+                self.write_reaches_scope_document(&format!("`{label}`"), &doc, &how, label);
             }
         }
     }
@@ -825,14 +818,7 @@ impl<'a> Judge<'a> {
                     None
                 };
                 if let Some((doc, how)) = hit {
-                    self.violate(
-                        "scope_document",
-                        format!("{} ({how})", paths::scope_document_message(&format!("`{v}` (operand of {base})"), &doc, &doc.to_string_lossy())),
-                        Some(label.to_string()),
-                        doc.to_string_lossy().into_owned(),
-                        "path",
-                        Some(Access::Write),
-                    );
+                    self.write_reaches_scope_document(&format!("`{v}` (operand of {base})"), &doc, how, label);
                 }
             }
         }
@@ -843,18 +829,11 @@ impl<'a> Judge<'a> {
             for d in cwds {
                 let r = paths::resolve(d);
                 if let Some(doc) = self.ctx.matcher.protected_below(&r.target).cloned() {
-                    self.violate(
-                        "scope_document",
-                        format!(
-                            "{} (`{base}` writes files it does not name into {}, which holds it: run it in a directory that holds no scope document)",
-                            paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
-                            r.target.display()
-                        ),
-                        Some(label.to_string()),
-                        doc.to_string_lossy().into_owned(),
-                        "path",
-                        Some(Access::Write),
+                    let how = format!(
+                        "`{base}` writes files it does not name into {}, which holds it: run it in a directory that holds no scope document",
+                        r.target.display()
                     );
+                    self.write_reaches_scope_document(&format!("`{label}`"), &doc, &how, label);
                 }
             }
         }
@@ -1237,6 +1216,20 @@ impl<'a> Judge<'a> {
         wrote
     }
 
+    /// A write that reaches the protected file `doc` without naming it (`what` is the word or
+    /// command that does, `how` says how): refused with `scope_document`, which no grant lifts.
+    fn write_reaches_scope_document(&mut self, what: &str, doc: &Path, how: &str, label: &str) {
+        let protected = doc.to_string_lossy();
+        self.violate(
+            "scope_document",
+            format!("{} ({how})", paths::scope_document_message(what, doc, &protected)),
+            Some(label.to_string()),
+            protected.into_owned(),
+            "path",
+            Some(Access::Write),
+        );
+    }
+
     /// A write to files the command finds or reads at run time, under `starts` (resolved
     /// from each of `cwds`): refused when a protected file lies there.
     fn unseen_writes_under(&mut self, starts: &[WordInfo], cwds: &[PathBuf], what: &str, label: &str) {
@@ -1246,18 +1239,11 @@ impl<'a> Judge<'a> {
                 let r = paths::resolve(&d.join(v));
                 let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target).cloned());
                 if let Some(doc) = hit {
-                    self.violate(
-                        "scope_document",
-                        format!(
-                            "{} ({what}, which the engine cannot see, under {}: start it where no scope document lies, or name the files)",
-                            paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy()),
-                            r.target.display()
-                        ),
-                        Some(label.to_string()),
-                        doc.to_string_lossy().into_owned(),
-                        "path",
-                        Some(Access::Write),
+                    let how = format!(
+                        "{what}, which the engine cannot see, under {}: start it where no scope document lies, or name the files",
+                        r.target.display()
                     );
+                    self.write_reaches_scope_document(&format!("`{label}`"), &doc, &how, label);
                 }
             }
         }
