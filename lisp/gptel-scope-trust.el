@@ -70,16 +70,10 @@ refused with untrusted_scope and you approve with \\[gptel-scope-trust]."
   :group 'gptel-scope)
 
 (defvar gptel-scope--trust-cache nil
-  "The trust list as last read: (FILE TIME ATTRIBUTES . ENTRIES).
-FILE is `gptel-scope-trust-file' then, TIME when the file was last
-looked at, ATTRIBUTES its modification time, size and inode; ENTRIES
-a list of (TRUENAME :sha256 HASH :content TEXT :time TIME).")
-
-(defconst gptel-scope--trust-recheck 1.0
-  "Seconds during which the trust list's file is not looked at again.
-A change this Emacs makes is seen at once; one made by another Emacs
-within this delay.  (The module checks each document's content at
-every call whatever this says.)")
+  "The trust list as last read: (FILE ATTRIBUTES . ENTRIES).
+FILE is `gptel-scope-trust-file' then, ATTRIBUTES its modification
+time, size and inode; ENTRIES a list of (TRUENAME :sha256 HASH
+:content TEXT :time TIME).")
 
 (defvar gptel-scope--trust-generation 0
   "Incremented each time the trust list is read or written in this session.")
@@ -122,19 +116,14 @@ reported once)."
              nil))))
 
 (defun gptel-scope--trust-entries ()
-  "Return the trust list's entries, read again when the file changed.
-The file is looked at again after `gptel-scope--trust-recheck' seconds."
+  "Return the trust list's entries, read again when the file changed."
   (let ((c gptel-scope--trust-cache)
-        (now (float-time)))
-    (unless (and c (equal (car c) gptel-scope-trust-file)
-                 (< (- now (nth 1 c)) gptel-scope--trust-recheck))
-      (let ((stamp (gptel-scope--trust-stamp gptel-scope-trust-file)))
-        (if (and c (equal (car c) gptel-scope-trust-file) (equal (nth 2 c) stamp))
-            (setcar (cdr c) now)
-          (setq gptel-scope--trust-cache
-                (cons gptel-scope-trust-file (cons now (cons stamp (gptel-scope--trust-read))))
-                gptel-scope--trust-generation (1+ gptel-scope--trust-generation)))))
-    (nthcdr 3 gptel-scope--trust-cache)))
+        (stamp (gptel-scope--trust-stamp gptel-scope-trust-file)))
+    (unless (and c (equal (car c) gptel-scope-trust-file) (equal (nth 1 c) stamp))
+      (setq gptel-scope--trust-cache
+            (cons gptel-scope-trust-file (cons stamp (gptel-scope--trust-read)))
+            gptel-scope--trust-generation (1+ gptel-scope--trust-generation)))
+    (nthcdr 2 gptel-scope--trust-cache)))
 
 (defun gptel-scope-trust-generation ()
   "Return the generation of the approvals: a new number after any change."
@@ -267,13 +256,16 @@ nothing is asked and nil is returned."
     (let* ((bytes (gptel-scope--file-bytes file))
            (key (cons (gptel-scope--trust-truename file) (gptel-scope--sha256 bytes))))
       (unless (member key gptel-scope--trust-declined)
-        (let ((buffer (gptel-scope--trust-review-buffer file bytes)))
-          (save-window-excursion
-            (pop-to-buffer buffer)
-            (if (y-or-n-p (format "Apply the rules of %s to gptel's tools? " file))
-                (progn (gptel-scope--trust-record file bytes) t)
-              (push key gptel-scope--trust-declined)
-              nil)))))))
+        (save-window-excursion
+          (or (gptel-scope--trust-review file bytes)
+              (progn (push key gptel-scope--trust-declined) nil)))))))
+
+(defun gptel-scope--trust-review (file bytes)
+  "Show BYTES, FILE's content (or what changed), and ask to approve them.
+Return the approved hash, or nil when the user declined."
+  (pop-to-buffer (gptel-scope--trust-review-buffer file bytes))
+  (and (y-or-n-p (format "Apply the rules of %s to gptel's tools? " file))
+       (gptel-scope--trust-record file bytes)))
 
 (defun gptel-scope-trust-offer (file)
   "Ask to approve the scope document FILE after a call was refused for it.
@@ -305,11 +297,10 @@ it is now.  Return the approved SHA-256, or nil when declined."
     (let ((bytes (gptel-scope--file-bytes file)))
       (if (not interactive)
           (gptel-scope--trust-record file bytes)
-        (let ((buffer (gptel-scope--trust-review-buffer file bytes)))
-          (pop-to-buffer buffer)
-          (if (y-or-n-p (format "Apply the rules of %s to gptel's tools? " file))
-              (prog1 (gptel-scope--trust-record file bytes)
-                (quit-window nil (get-buffer-window buffer))
+        (let ((hash (gptel-scope--trust-review file bytes)))
+          (if hash
+              (prog1 hash
+                (quit-window nil (get-buffer-window "*gptel-scope-trust*"))
                 (message "Approved %s" file))
             (message "Not approved: tools refuse to run under %s" file)
             nil))))))
