@@ -17,7 +17,7 @@ all: module
 
 module: $(MODULE)
 
-$(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs data/*.yml)
+$(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs src/*/*/*.rs data/*.yml)
 	$(CARGO) build --release --lib
 	cp $(LIB) $(MODULE).new && mv -f $(MODULE).new $(MODULE)
 

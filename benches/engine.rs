@@ -9,10 +9,11 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use gptel_scope::decide::{self, Ctx};
-use gptel_scope::paths::Matcher;
+use gptel_scope::policy::decide::{self, Ctx};
+use gptel_scope::policy::paths::Matcher;
 use gptel_scope::scope::Scope;
-use gptel_scope::{api, config};
+use gptel_scope::emacs::api;
+use gptel_scope::scope::config;
 
 const RUNS: usize = 15;
 
@@ -193,11 +194,11 @@ fn main() {
     );
 
     // What the file system is asked per decision, and per brief request.
-    let (asked0, stamps0) = (gptel_scope::paths::probes_asked(), config::cache_stats().stamps_read);
+    let (asked0, stamps0) = (gptel_scope::policy::paths::probes_asked(), config::cache_stats().stamps_read);
     for c in &commands {
         black_box(api::decide_command_in(c, &dir_text, &scope_json).ok());
     }
-    let asked = (gptel_scope::paths::probes_asked() - asked0) as f64 / n;
+    let asked = (gptel_scope::policy::paths::probes_asked() - asked0) as f64 / n;
     let stamps = (config::cache_stats().stamps_read - stamps0) as f64 / n;
     println!("{:<52} {:>10.2} lstat, {:.2} scope stamps", "file system asked per brief request", asked, stamps);
     row(

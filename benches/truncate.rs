@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use gptel_scope::truncate::{
+use gptel_scope::output::truncate::{
     truncate_chars, truncate_chars_owned, truncate_stream, truncate_stream_owned,
 };
 
@@ -140,7 +140,7 @@ fn redaction(text: &str) {
     .iter()
     .map(|(n, v)| (n.to_string(), v.to_string()))
     .collect();
-    let r = match gptel_scope::redact::Redactor::new(&secrets) {
+    let r = match gptel_scope::output::redact::Redactor::new(&secrets) {
         Ok(r) => r,
         Err(e) => {
             println!("redactor: {e}");

@@ -17,7 +17,7 @@
 ;; command needs: PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM,
 ;; TZ, TMPDIR), never Emacs's whole environment; names that look like
 ;; secrets are left out unless the scope includes them by exact name.
-;; The module plans it (src/env.rs), from `process-environment' at the
+;; The module plans it (src/scope/env.rs), from `process-environment' at the
 ;; time of the call.
 ;;
 ;; The values of the variables left out (and gptel's own API key when

@@ -1,30 +1,29 @@
 //! gptel-scope's policy engine.
 //!
-//! Everything here except [`module`] is pure Rust, tested by `cargo test` without Emacs.
+//! The folders are layers; each uses only the ones listed before it (ARCHITECTURE.md):
+//!
+//! - [`error`], [`resolve`]: typed errors, and path resolution on the file system;
+//! - [`output`]: what the model is shown of an output (truncation, redaction);
+//! - [`shell`]: the bash grammar, and the simple commands a command line runs;
+//! - [`scope`]: the scope document, loaded, validated and trusted;
+//! - [`policy`]: the decision on a command or a path, with its evidence;
+//! - [`fs`], [`edit`]: the file tools, and Add to scope;
+//! - [`emacs`]: the JSON entry points and the Emacs binding.
+//!
+//! Everything here except [`emacs::binding`] is pure Rust, tested by `cargo test` without Emacs.
 
 pub mod error;
+pub mod resolve;
+pub mod output;
+pub mod shell;
 pub mod scope;
-pub mod semantics;
+pub mod policy;
+pub mod fs;
+pub mod edit;
+pub mod emacs;
 
 pub use error::{Result, ScopeError};
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-pub mod resolve;
-pub mod config;
-pub mod paths;
-pub mod shell;
-pub mod rules;
-pub mod decide;
-pub mod request;
-pub mod api;
-pub mod listing;
-pub mod module;
-pub mod truncate;
-pub mod edit;
-pub mod fs;
-pub mod sandbox;
-pub mod env;
-pub mod redact;
-pub mod trust;

@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use gptel_scope::api;
+use gptel_scope::emacs::api;
 use serde_json::{json, Value};
 
 fn project() -> TempDir {

@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
-use gptel_scope::config::{self, Source};
-use gptel_scope::rules::{check_argv, check_rule};
+use gptel_scope::scope::config::{self, Source};
+use gptel_scope::policy::rules::{check_argv, check_rule};
 use gptel_scope::scope::{Platform, Scope};
 use gptel_scope::ScopeError;
 
@@ -260,13 +260,13 @@ fn c11_list_allowed_commands_text() {
     )
     .unwrap();
     // Lists replace but maps merge: the defaults' commands remain under `allowed`.
-    let text = gptel_scope::listing::list_allowed_commands(&s, Platform::Posix);
+    let text = gptel_scope::policy::listing::list_allowed_commands(&s, Platform::Posix);
     assert!(text.starts_with("Platform: posix\n\nAvailable commands:\n\n"), "{text}");
     assert!(text.contains("  git: Git version control\n    Subcommands:\n      blame: Show who changed each line\n"), "{text}");
     assert!(text.contains("  cat: Display file contents\n"), "{text}");
     assert!(text.contains("run_bash_command:"), "{text}");
     assert!(text.contains("dangerous (only when the user allows it, via request_scope_expansion): (none)"), "{text}");
-    let w = gptel_scope::listing::list_allowed_commands(&s, Platform::Windows);
+    let w = gptel_scope::policy::listing::list_allowed_commands(&s, Platform::Windows);
     assert!(w.starts_with("Platform: windows\n") && w.contains("  findstr: Search text in files\n"), "{w}");
 }
 

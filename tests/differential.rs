@@ -38,7 +38,7 @@ fn tool(p: &str) -> Option<&'static str> {
 }
 
 /// The names a decision judged: every command's name and every wrapper it came through.
-fn judged(d: &gptel_scope::decide::Decision) -> BTreeSet<String> {
+fn judged(d: &gptel_scope::policy::decide::Decision) -> BTreeSet<String> {
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
     let mut out = BTreeSet::new();
     for c in &d.commands {

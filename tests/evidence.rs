@@ -120,12 +120,12 @@ fn every_refusal_says_what_to_do() {
 fn argv_commands_cannot_smuggle_shell_syntax() {
     let (t, s) = fx();
     let repo = t.path().join("repo");
-    let matcher = gptel_scope::paths::Matcher::new(&s.paths, None, None).unwrap();
-    let ctx = gptel_scope::decide::Ctx { scope: &s, matcher: &matcher, home: None, grants: &[], tool: "run_command" };
+    let matcher = gptel_scope::policy::paths::Matcher::new(&s.paths, None, None).unwrap();
+    let ctx = gptel_scope::policy::decide::Ctx { scope: &s, matcher: &matcher, home: None, grants: &[], tool: "run_command" };
     // The argument is one literal word: `; rm -rf /` is data for cat, a path out of scope.
-    let d = gptel_scope::decide::decide_argv(&ctx, "cat", &["src/a.rs; rm -rf /".to_string()], &repo, gptel_scope::scope::Platform::Posix);
+    let d = gptel_scope::policy::decide::decide_argv(&ctx, "cat", &["src/a.rs; rm -rf /".to_string()], &repo, gptel_scope::scope::Platform::Posix);
     assert!(d.allowed, "a literal file name: {}", d.message);
     assert_eq!(d.commands.len(), 1);
-    let d = gptel_scope::decide::decide_argv(&ctx, "cat", &["$(id)".to_string()], &repo, gptel_scope::scope::Platform::Posix);
+    let d = gptel_scope::policy::decide::decide_argv(&ctx, "cat", &["$(id)".to_string()], &repo, gptel_scope::scope::Platform::Posix);
     assert_eq!(d.commands[0].argv, vec!["cat", "$(id)"]);
 }

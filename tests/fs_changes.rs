@@ -7,7 +7,9 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 
-use gptel_scope::{api, config, paths};
+use gptel_scope::emacs::api;
+use gptel_scope::policy::paths;
+use gptel_scope::scope::config;
 
 /// Resolves `path` as a decision's working directory, in a decision of its own; returns
 /// the target and how many paths the file system was asked about.

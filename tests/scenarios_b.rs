@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use gptel_scope::decide::{Decision, Grant};
+use gptel_scope::policy::decide::{Decision, Grant};
 use gptel_scope::scope::Scope;
 
 struct Fx {

@@ -5,9 +5,9 @@
 use std::fs;
 use std::path::PathBuf;
 
-use gptel_scope::api;
+use gptel_scope::emacs::api;
 use gptel_scope::fs::tools::call;
-use gptel_scope::trust::sha256_hex;
+use gptel_scope::scope::trust::sha256_hex;
 use serde_json::{json, Value};
 
 /// The scope the issue starts from: the `coding` profile's write scope, every command listed.
@@ -210,7 +210,7 @@ fn an_unapproved_document_is_not_applied() {
     assert_eq!(r["reason"], json!("untrusted_scope"), "{r}");
     let e = api::list_commands(&json!({"check_trust": true, "sources": [{"file": doc, "sha256": good}]}).to_string()).unwrap_err();
     assert_eq!(e.symbol(), "gptel-scope-untrusted-scope");
-    let e = gptel_scope::sandbox::mounts_for_request(&json!({"check_trust": true, "sources": [{"file": doc}]}).to_string()).unwrap_err();
+    let e = gptel_scope::policy::sandbox::mounts_for_request(&json!({"check_trust": true, "sources": [{"file": doc}]}).to_string()).unwrap_err();
     assert_eq!(e.reason(), "untrusted_scope");
     // An unapproved document is refused before its rules are parsed: a broken one too.
     fs::write(p.doc(), "paths: [unclosed\n").expect("broken");
@@ -226,7 +226,7 @@ fn an_unapproved_document_is_not_applied() {
 #[test]
 fn the_sandbox_binds_scope_documents_read_only() {
     let p = project();
-    let v = gptel_scope::sandbox::mounts_for_request(&p.request(json!({})).to_string()).expect("mounts");
+    let v = gptel_scope::policy::sandbox::mounts_for_request(&p.request(json!({})).to_string()).expect("mounts");
     let root = p.root.to_string_lossy().into_owned();
     assert_eq!(v["write"], json!([root]));
     assert_eq!(v["protect"], json!([format!("{root}/preset.md"), format!("{root}/scope.yml")]));

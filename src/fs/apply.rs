@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::patch::{FilePatch, Hunk, Kind, Patch};
 use super::{io_error, looks_binary, FsError, Guard};
-use crate::paths::Access;
+use crate::policy::paths::Access;
 
 /// What happened to one file.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::Serialize;
 
 use super::{io_error, looks_binary, FsError, Guard};
-use crate::paths::{Access, Resolved};
+use crate::policy::paths::{Access, Resolved};
 
 pub const DEFAULT_LIMIT: usize = 200;
 pub const MAX_LIMIT: usize = 2000;
@@ -184,7 +184,7 @@ impl Search<'_> {
             }
             let text = String::from_utf8_lossy(line);
             let text = match text.char_indices().nth(MAX_LINE_CHARS) {
-                Some((at, _)) => format!("{}{}", &text[..at], crate::truncate::LINE_MARKER),
+                Some((at, _)) => format!("{}{}", &text[..at], crate::output::truncate::LINE_MARKER),
                 None => text.into_owned(),
             };
             self.lines.push(format!("{shown}:{n}:{text}"));

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{io_error, FsError, Guard};
-use crate::paths::{self, Access};
+use crate::policy::paths::{self, Access};
 
 pub const DEFAULT_DEPTH: usize = 2;
 pub const MAX_DEPTH: usize = 10;

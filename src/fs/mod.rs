@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::decide::Grant;
-use crate::paths::{self, Access, Matcher, PathVerdict, Resolved};
+use crate::policy::decide::Grant;
+use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::FsMode;
 use crate::ScopeError;
 
@@ -55,7 +55,7 @@ pub enum FsError {
     #[error("{path}: {message}")]
     Io { path: String, message: String },
     /// A write to a scope document, or under a protected path: never, whatever the scope.
-    #[error("{}", crate::paths::scope_document_message(&format!("`{path}`"), std::path::Path::new(resolved), protected))]
+    #[error("{}", crate::policy::paths::scope_document_message(&format!("`{path}`"), std::path::Path::new(resolved), protected))]
     ScopeDocument { path: String, resolved: String, protected: String },
     /// The scope itself could not be loaded.
     #[error("{0}")]

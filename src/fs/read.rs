@@ -8,12 +8,12 @@ use std::io::{BufRead, BufReader, Read};
 use serde::Serialize;
 
 use super::{io_error, looks_binary, FsError, Guard};
-use crate::paths::Access;
+use crate::policy::paths::Access;
 
 /// Lines longer than this many characters are cut.
 pub const MAX_LINE_CHARS: usize = 400;
-/// The marker that ends a cut line (a truncation marker: [`crate::truncate`] holds it).
-pub use crate::truncate::LINE_MARKER;
+/// The marker that ends a cut line (a truncation marker: [`crate::output::truncate`] holds it).
+pub use crate::output::truncate::LINE_MARKER;
 /// Default and largest `limit`.
 pub const DEFAULT_LIMIT: usize = 400;
 pub const MAX_LIMIT: usize = 2000;

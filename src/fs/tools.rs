@@ -1,6 +1,6 @@
 //! The file tools as JSON requests and JSON results, as the binding calls them.
 //!
-//! A request carries the scope sources (as [`crate::request::Request`] does), the tool's
+//! A request carries the scope sources (as [`crate::policy::request::Request`] does), the tool's
 //! directory (relative paths start there; default the boundary root) and the tool's own
 //! arguments. The result is the JSON object sent to the model: `success: true` with the
 //! tool's fields, or `success: false` with `reason`, `message` and, for a path outside the
@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{apply, grep, list, patch, read, Boundary, FsError, Guard};
-use crate::request::{self, SourceSpec};
-use crate::decide::Grant;
-use crate::paths::Access;
+use crate::policy::request::{self, SourceSpec};
+use crate::policy::decide::Grant;
+use crate::policy::paths::Access;
 
 /// A file tool request.
 #[derive(Debug, Default, Deserialize)]
@@ -132,7 +132,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
         None => None,
     };
     let root = match &scope.fs.root {
-        Some(r) => PathBuf::from(crate::config::expand_pattern(r, prepared.home.as_deref(), project_root.as_deref()).trim_end_matches("/**")),
+        Some(r) => PathBuf::from(crate::scope::config::expand_pattern(r, prepared.home.as_deref(), project_root.as_deref()).trim_end_matches("/**")),
         None => project_root.clone().or_else(|| directory.clone()).ok_or_else(|| {
             FsError::InvalidArgument("no boundary root: the scope has no project root; set fs.root in the scope or pass a directory".into())
         })?,

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gptel_scope::decide::{self, Ctx, Decision, Grant};
-use gptel_scope::paths::Matcher;
+use gptel_scope::policy::decide::{self, Ctx, Decision, Grant};
+use gptel_scope::policy::paths::Matcher;
 use gptel_scope::scope::Scope;
 
 /// The corpus directory (`tests/corpus`: the attack and real-command corpora).
@@ -37,7 +37,7 @@ impl Drop for TempDir {
 
 /// Loads a scope document from YAML text over the built-in defaults (the real loader).
 pub fn scope(yaml: &str) -> Scope {
-    let loaded = gptel_scope::config::load(&[gptel_scope::config::Source::Inline { name: "test scope".into(), text: yaml.into() }]).unwrap();
+    let loaded = gptel_scope::scope::config::load(&[gptel_scope::scope::config::Source::Inline { name: "test scope".into(), text: yaml.into() }]).unwrap();
     loaded.scope.clone()
 }
 

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use brush_parser::ast;
 use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText, WordPiece, WordPieceWithSource};
 
-use gptel_scope::config::{self, Source};
-use gptel_scope::decide::{self, Ctx, Decision};
-use gptel_scope::paths::Matcher;
+use gptel_scope::scope::config::{self, Source};
+use gptel_scope::policy::decide::{self, Ctx, Decision};
+use gptel_scope::policy::paths::Matcher;
 use gptel_scope::scope::Scope;
 
 /// The longest one decision may take: 100 ms in optimized builds (the fuzzer), looser in

@@ -17,8 +17,8 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::request::{prepare, Request};
-use crate::config::expand_pattern;
+use crate::policy::request::{prepare, Request};
+use crate::scope::config::expand_pattern;
 use crate::scope::Paths;
 use crate::{Result, ScopeError};
 

@@ -1,4 +1,4 @@
-//! Redaction: the values of the variables a command does not get ([`crate::env`]) never
+//! Redaction: the values of the variables a command does not get ([`crate::scope::env`]) never
 //! reach the model. Every occurrence in a tool result becomes `[redacted: NAME]`.
 //!
 //! One Aho-Corasick automaton (leftmost-longest) holds every value, and its form inside a
@@ -168,7 +168,7 @@ impl Redactor {
 }
 
 /// Markers that follow a cut in tool results: `read_file`'s and `grep_files`' cut lines.
-pub const CUT_MARKERS: &[&str] = &[crate::truncate::LINE_MARKER];
+pub const CUT_MARKERS: &[&str] = &[crate::output::truncate::LINE_MARKER];
 
 #[cfg(test)]
 mod tests {
@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn cut_lines_hide_the_beginning() {
         let red = r(&[("KEY", "sk-0123456789")]);
-        let m = crate::truncate::LINE_MARKER;
+        let m = crate::output::truncate::LINE_MARKER;
         let cases = [
             (format!("a:1:xx sk-0123{m}\\nb"), Some(format!("a:1:xx [redacted: KEY]{m}\\nb"))),
             (format!("xx{m} and sk-0123456789"), Some(format!("xx{m} and [redacted: KEY]"))),

@@ -13,7 +13,7 @@
 //!
 //! Whatever `inherit` says, a name that looks like a secret ([`SECRET_PATTERNS`]) is left
 //! out unless `include` names it exactly (a glob does not). The values of the variables left
-//! out are what [`crate::redact`] hides in every tool result.
+//! out are what [`crate::output::redact`] hides in every tool result.
 //!
 //! [`plan`] is pure: it takes the entries of Emacs's `process-environment` and returns the
 //! environment, each variable's fate with its evidence, and the secrets to redact.

@@ -1,6 +1,6 @@
 //! A request to the engine (its scope sources, grants, directory, home, platform) and its
 //! preparation: the scope loaded and its path patterns compiled, both cached. Used by the
-//! JSON entry points ([`crate::api`], which re-exports it), the sandbox and the file tools.
+//! JSON entry points ([`crate::emacs::api`], which re-exports it), the sandbox and the file tools.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,9 +10,9 @@ use once_cell::sync::Lazy;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::{self, LoadedScope, Source};
-use crate::decide::Grant;
-use crate::paths::{self, Matcher};
+use crate::scope::config::{self, LoadedScope, Source};
+use crate::policy::decide::Grant;
+use crate::policy::paths::{self, Matcher};
 use crate::scope::Platform;
 use crate::{Result, ScopeError};
 

@@ -14,7 +14,7 @@ use crate::scope::Scope;
 use crate::{Result, ScopeError};
 
 /// The built-in defaults; also the documentation of every key.
-pub static DEFAULTS_YAML: &str = include_str!("../data/defaults.yml");
+pub static DEFAULTS_YAML: &str = include_str!("../../data/defaults.yml");
 
 /// One source of scope, in the order they are merged.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -36,7 +36,7 @@ pub struct LoadedScope {
     /// The files read, in order.
     pub files: Vec<PathBuf>,
     /// Each scope document ([`Source::File`]) with the SHA-256 (hex) of the very bytes
-    /// its rules were parsed from: what approval is checked against ([`crate::trust`]).
+    /// its rules were parsed from: what approval is checked against ([`crate::scope::trust`]).
     pub hashes: Vec<(PathBuf, Arc<str>)>,
 }
 
@@ -118,7 +118,7 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
 }
 
 /// [`load`], applying each scope document only when its content is the one `approved`
-/// gives for it ([`crate::trust::verify`]): an unapproved document is refused before its
+/// gives for it ([`crate::scope::trust::verify`]): an unapproved document is refused before its
 /// rules are even parsed.
 pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>)]>) -> Result<Arc<LoadedScope>> {
     if sources.is_empty() {
@@ -139,7 +139,7 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
             cache.stats.hits += 1;
             drop(cache);
             if let Some(a) = approved {
-                crate::trust::verify(&hit.hashes, a)?;
+                crate::scope::trust::verify(&hit.hashes, a)?;
             }
             return Ok(hit);
         }
@@ -152,7 +152,7 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         let doc = match source {
             Source::File(p) | Source::Profile(p) => {
                 let check = |hash: &str| match (source, approved) {
-                    (Source::File(f), Some(a)) => crate::trust::verify_one(f, hash, a),
+                    (Source::File(f), Some(a)) => crate::scope::trust::verify_one(f, hash, a),
                     _ => Ok(()),
                 };
                 let (doc, hash) = document(p, *st, check)?;
@@ -175,7 +175,7 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         key: None,
         message: e.to_string(),
     })?;
-    crate::env::validate(&scope.environment)?;
+    crate::scope::env::validate(&scope.environment)?;
     let loaded = Arc::new(LoadedScope { scope, project_root, files, hashes });
     if key.iter().any(|(_, st)| st.racy) {
         return Ok(loaded);
@@ -207,7 +207,7 @@ fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Resul
         }
     }
     let bytes = std::fs::read(path).map_err(|e| io_error(path, &e))?;
-    let hash: Arc<str> = Arc::from(crate::trust::sha256_hex(&bytes));
+    let hash: Arc<str> = Arc::from(crate::scope::trust::sha256_hex(&bytes));
     check(&hash)?;
     let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io { path: path.display().to_string(), message: format!("the file is not valid UTF-8 ({e})") })?;
     if let Ok(mut cache) = CACHE.lock() {
@@ -415,7 +415,7 @@ mod tests {
     /// names its list, a good document loads.
     #[test]
     fn loader_checks_environment() {
-        use crate::env::Inherit;
+        use crate::scope::env::Inherit;
         let cases: &[(&str, Option<&str>)] = &[
             ("environment: {inherit: core, inclde: [A]}", Some("environment.inclde")),
             ("environment: {inherit: everything}", Some("environment.inherit")),

@@ -11,14 +11,14 @@ use once_cell::sync::Lazy;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::config::{self, LoadedScope};
-use crate::decide::{self, Ctx, Decision};
-use crate::paths::{self, Access, PathVerdict};
+use crate::scope::config::{self, LoadedScope};
+use crate::policy::decide::{self, Ctx, Decision};
+use crate::policy::paths::{self, Access, PathVerdict};
 use crate::{Result, ScopeError};
 
-/// The request types and their preparation live in [`crate::request`]; re-exported here for
+/// The request types and their preparation live in [`crate::policy::request`]; re-exported here for
 /// the binding, the tests and the benchmarks.
-pub use crate::request::{prepare, Prepared, Request, SourceSpec};
+pub use crate::policy::request::{prepare, Prepared, Request, SourceSpec};
 
 /// A decision that carries a configuration or argument error as its reason.
 fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
@@ -356,7 +356,7 @@ pub fn truename(path: &str) -> Option<String> {
 }
 
 /// Process output decoded as [`decode_output`] does and truncated as
-/// [`crate::truncate::truncate_chars_owned`] does, read in chunks: only the part that can be
+/// [`crate::output::truncate::truncate_chars_owned`] does, read in chunks: only the part that can be
 /// shown (the first `max_chars` characters) is kept, the rest is counted. A UTF-8 sequence
 /// may be split between chunks.
 pub struct OutputText {
@@ -397,11 +397,11 @@ impl OutputText {
     }
 
     /// The truncation of all the output read.
-    pub fn finish(mut self) -> crate::truncate::Truncated {
+    pub fn finish(mut self) -> crate::output::truncate::Truncated {
         let pending = std::mem::take(&mut self.pending);
         self.decode(&pending, true);
         let total_lines = self.newlines + usize::from(self.total_bytes > 0 && !self.ends_with_newline);
-        crate::truncate::truncate_chars_head(self.head, self.max_chars, self.total_chars, total_lines, self.total_bytes)
+        crate::output::truncate::truncate_chars_head(self.head, self.max_chars, self.total_chars, total_lines, self.total_bytes)
     }
 
     fn decode(&mut self, bytes: &[u8], last: bool) {
@@ -507,11 +507,11 @@ pub fn load_scope(json: &str) -> Result<Value> {
 }
 
 /// The last redactor made, and the secrets it hides.
-static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
+static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::output::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
 
 /// The redactor of `secrets` (name, value): the same secrets as the last call make no new
 /// automaton.
-pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::redact::Redactor>> {
+pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::output::redact::Redactor>> {
     if let Ok(last) = LAST_REDACTOR.lock() {
         if let Some((s, r)) = last.as_ref() {
             if s.as_slice() == secrets {
@@ -519,7 +519,7 @@ pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<cr
             }
         }
     }
-    let r = std::sync::Arc::new(crate::redact::Redactor::new(secrets)?);
+    let r = std::sync::Arc::new(crate::output::redact::Redactor::new(secrets)?);
     if let Ok(mut last) = LAST_REDACTOR.lock() {
         *last = Some((secrets.to_vec(), r.clone()));
     }
@@ -528,14 +528,14 @@ pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<cr
 
 /// The environment of a command under the scope of the request `json` (the built-in
 /// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_keys`
-/// are gptel's keys that are strings ([`crate::env::plan`]). An allow-once grant of the
+/// are gptel's keys that are strings ([`crate::scope::env::plan`]). An allow-once grant of the
 /// request for a resource `env:NAME` passes that variable as an exact `include` would.
-pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<Arc<crate::env::Plan>> {
+pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<Arc<crate::scope::env::Plan>> {
     let (loaded, granted) = match json {
         Some(j) => {
             let req = Request::parse(j)?;
             let loaded = config::load(&req.sources()?)?;
-            let granted: Vec<String> = req.grants.iter().filter_map(|g| crate::env::resource_name(&g.resource)).map(str::to_string).collect();
+            let granted: Vec<String> = req.grants.iter().filter_map(|g| crate::scope::env::resource_name(&g.resource)).map(str::to_string).collect();
             (Some(loaded), granted)
         }
         None => (None, Vec::new()),
@@ -543,7 +543,7 @@ pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) 
     // The same scope (the loader's cached value), grants, environment and keys make the same
     // plan: kept from one call to the next.
     type Key = (Option<Arc<LoadedScope>>, Vec<String>, Vec<String>, Vec<String>);
-    static LAST: Lazy<Mutex<Option<(Key, Arc<crate::env::Plan>)>>> = Lazy::new(|| Mutex::new(None));
+    static LAST: Lazy<Mutex<Option<(Key, Arc<crate::scope::env::Plan>)>>> = Lazy::new(|| Mutex::new(None));
     let same = |k: &Key| {
         k.0.as_ref().map(Arc::as_ptr) == loaded.as_ref().map(Arc::as_ptr) && k.1 == granted && k.2 == entries && k.3 == api_keys
     };
@@ -556,7 +556,7 @@ pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) 
     }
     let mut cfg = loaded.as_ref().map(|l| l.scope.environment.clone()).unwrap_or_default();
     cfg.include.extend(granted.iter().cloned());
-    let plan = Arc::new(crate::env::plan(&cfg, entries, api_keys)?);
+    let plan = Arc::new(crate::scope::env::plan(&cfg, entries, api_keys)?);
     if let Ok(mut last) = LAST.lock() {
         *last = Some(((loaded, granted, entries.to_vec(), api_keys.to_vec()), plan.clone()));
     }
@@ -567,7 +567,7 @@ pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) 
 pub fn list_commands(json: &str) -> Result<String> {
     let req = Request::parse(json)?;
     let p = prepare(&req)?;
-    Ok(crate::listing::list_allowed_commands(&p.loaded.scope, req.platform()?))
+    Ok(crate::policy::listing::list_allowed_commands(&p.loaded.scope, req.platform()?))
 }
 
 /// A request to make an expansion permanent.
@@ -784,7 +784,7 @@ mod tests {
                 bytes.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
             }
             let max = (next() % 40) as usize + if round % 7 == 0 { 1000 } else { 0 };
-            let whole = crate::truncate::truncate_chars_owned(decode_output(bytes.clone()), max);
+            let whole = crate::output::truncate::truncate_chars_owned(decode_output(bytes.clone()), max);
             let mut out = OutputText::new(max);
             let mut rest = &bytes[..];
             while !rest.is_empty() {
@@ -795,10 +795,10 @@ mod tests {
             assert_eq!(out.finish(), whole, "{bytes:?} max {max}");
         }
         let empty = OutputText::new(5).finish();
-        assert_eq!(empty, crate::truncate::truncate_chars_owned(String::new(), 5));
+        assert_eq!(empty, crate::output::truncate::truncate_chars_owned(String::new(), 5));
         let mut zero = OutputText::new(0);
         zero.push(b"abc\n");
-        assert_eq!(zero.finish(), crate::truncate::truncate_chars_owned("abc\n".into(), 0));
+        assert_eq!(zero.finish(), crate::output::truncate::truncate_chars_owned("abc\n".into(), 0));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! The user's approvals (a list of truenames and SHA-256 hashes) are kept by the elisp layer
 //! outside every scope; a request passes, with each scope document it names, the hash the
 //! user approved for it (`{"file": F, "sha256": H}`) and `"check_trust": true`. The engine
-//! hashes the bytes it parses ([`crate::config`] reads each document once), so the rules
+//! hashes the bytes it parses ([`crate::scope::config`] reads each document once), so the rules
 //! that apply are exactly the rules the user saw: a document changed after its approval, by
 //! another program or a `git pull`, is refused ([`crate::ScopeError::UntrustedScope`]) and
 //! nothing runs under it.

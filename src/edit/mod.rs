@@ -196,7 +196,7 @@ pub fn route(
         }
         "pattern" => org_roam_pattern(resource),
         "command" => Ok((command_section(category)?, base_command(resource)?)),
-        "env" => match crate::env::resource_name(resource.trim()) {
+        "env" => match crate::scope::env::resource_name(resource.trim()) {
             Some(name) => Ok((Section::EnvironmentInclude, name.to_owned())),
             None => Err(ScopeError::InvalidArgument(format!(
                 "not a variable: {resource:?} (expected env:NAME, a name without `=` or glob characters)"
@@ -418,11 +418,11 @@ pub fn add_to_scope(file: &Path, section: Section, values: &[String]) -> Result<
         message: format!("the file is not valid UTF-8 ({e}); nothing was added"),
     })?;
     let edit = edit_text(&label, text, DocKind::for_path(file), section, values)?;
-    let sha256_before = crate::trust::sha256_hex(&bytes);
+    let sha256_before = crate::scope::trust::sha256_hex(&bytes);
     let mut sha256_after = sha256_before.clone();
     if let Some(new_text) = &edit.text {
         write_atomic(file, &bytes, new_text.as_bytes())?;
-        sha256_after = crate::trust::sha256_hex(new_text.as_bytes());
+        sha256_after = crate::scope::trust::sha256_hex(new_text.as_bytes());
     }
     Ok(EditOutcome {
         file: file.to_path_buf(),
@@ -2559,8 +2559,8 @@ mod tests {
                 section: "bash_tools.categories.read_only".into(),
                 patterns_added: vec!["git".into()],
                 already_present: vec![],
-                sha256_before: crate::trust::sha256_hex(&before),
-                sha256_after: crate::trust::sha256_hex(&after),
+                sha256_before: crate::scope::trust::sha256_hex(&before),
+                sha256_after: crate::scope::trust::sha256_hex(&after),
             }
         );
         assert_ne!(before, after);

@@ -13,9 +13,10 @@
 use emacs::{defun, Env, IntoLisp, Result, Value};
 use serde_json::Value as Json;
 
-use crate::decide::Decision;
-use crate::truncate::Truncated;
-use crate::{api, ScopeError};
+use crate::policy::decide::Decision;
+use crate::output::truncate::Truncated;
+use crate::emacs::api;
+use crate::ScopeError;
 
 emacs::plugin_is_GPL_compatible!();
 
@@ -406,7 +407,7 @@ fn list_commands<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 fn truncate<'e>(env: &'e Env, text: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
     let text = api::text_lossy(string_arg(text)?);
-    truncated(env, crate::truncate::truncate_chars_owned(text, max))
+    truncated(env, crate::output::truncate::truncate_chars_owned(text, max))
 }
 
 /// Truncate TEXT to MAX-BYTES bytes or MAX-LINES lines, whichever comes first.
@@ -415,7 +416,7 @@ fn truncate_stream<'e>(env: &'e Env, text: Value<'e>, max_bytes: i64, max_lines:
     let b = count(env, max_bytes, "max-bytes")?;
     let l = count(env, max_lines, "max-lines")?;
     let text = api::text_lossy(string_arg(text)?);
-    truncated(env, crate::truncate::truncate_stream_owned(text, b, l))
+    truncated(env, crate::output::truncate::truncate_stream_owned(text, b, l))
 }
 
 /// Decode and truncate the output of a command: CHUNKS is a unibyte string or a list of
@@ -476,7 +477,7 @@ fn fs_stats(env: &Env) -> Result<Value<'_>> {
     let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
     env.list([
         env.intern(":asked")?,
-        n(crate::paths::probes_asked())?,
+        n(crate::policy::paths::probes_asked())?,
     ])
 }
 
@@ -507,7 +508,7 @@ fn file_tool<'e>(env: &'e Env, op: Value<'e>, request: Value<'e>) -> Result<Valu
 /// path patterns; returns (:read :write :hide).
 #[defun]
 fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, crate::sandbox::mounts_for_request(&text_arg(env, request)?))
+    reply(env, crate::policy::sandbox::mounts_for_request(&text_arg(env, request)?))
 }
 
 /// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
@@ -525,10 +526,10 @@ fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
 // The environment of commands and redaction
 
 /// The values a tool result must not show, as Lisp holds them (a `user-ptr`).
-struct Secrets(std::sync::Arc<crate::redact::Redactor>);
+struct Secrets(std::sync::Arc<crate::output::redact::Redactor>);
 
 /// The plan of [`api::environment`] for the Lisp arguments of [`environment`].
-fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<std::sync::Arc<crate::env::Plan>> {
+fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<std::sync::Arc<crate::scope::env::Plan>> {
     let request = if request.is_not_nil() { Some(text_arg(env, request)?) } else { None };
     let mut list = Vec::new();
     for v in chunk_list(env, entries)? {
@@ -656,5 +657,5 @@ fn truncate_output_redacted<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64,
         text.truncate(keep);
     }
     let text = r.0.redact_owned(text);
-    output_plist(env, crate::truncate::truncate_chars_owned(text, max))
+    output_plist(env, crate::output::truncate::truncate_chars_owned(text, max))
 }

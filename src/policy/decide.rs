@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::paths::{self, Access, Matcher, PathVerdict};
+use crate::policy::paths::{self, Access, Matcher, PathVerdict};
 use crate::scope::{Platform, Scope};
-use crate::semantics::{self, CommandSemantics, OperandKind};
+use crate::scope::semantics::{self, CommandSemantics, OperandKind};
 use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
 
 /// An allow-once grant: lets one call of `tool` on `resource` through.
@@ -214,7 +214,7 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
         .collect::<Vec<_>>()
         .join(" ");
     let mut j = Judge::new(ctx, &display, &dir);
-    match crate::rules::check_argv(ctx.scope, platform, program, args) {
+    match crate::policy::rules::check_argv(ctx.scope, platform, program, args) {
         Err(v) => {
             let resource = program.to_string();
             j.violate(v.reason, v.message, Some(program.to_string()), resource, "command", None);
@@ -968,7 +968,7 @@ impl<'a> Judge<'a> {
     fn rules(&mut self, name: &str, args: &[WordInfo], label: &str) {
         let Some(rule) = self.ctx.scope.bash_tools.commands.get(basename(name)) else { return };
         let argv: Vec<String> = args.iter().map(WordInfo::display).collect();
-        if let Err(v) = crate::rules::check_rule(rule, basename(name), &argv, Platform::Posix) {
+        if let Err(v) = crate::policy::rules::check_rule(rule, basename(name), &argv, Platform::Posix) {
             self.violate(v.reason, v.message, Some(label.to_string()), name.to_string(), "command", None);
         }
     }

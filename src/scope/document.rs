@@ -26,9 +26,9 @@ pub struct Scope {
     /// When gptel should ask before a tool runs.
     pub approval_policy: ApprovalPolicy,
     /// Overrides and additions to the built-in command semantics table.
-    pub semantics: BTreeMap<String, crate::semantics::CommandSemantics>,
+    pub semantics: BTreeMap<String, crate::scope::semantics::CommandSemantics>,
     /// The environment of commands: what they inherit from Emacs, what the scope sets.
-    pub environment: crate::env::Environment,
+    pub environment: crate::scope::env::Environment,
 }
 
 /// `paths:` — glob patterns. `~` and `${project_root}` expand; `dir/` means `dir/**`.

@@ -12,7 +12,7 @@ pub use crate::resolve::{exists, is_dir, memo, probes_asked, resolve, Memo, Reso
 
 /// Expands `~`, `${project_root}` and a trailing `/` in a scope pattern.
 pub fn expand_pattern(pattern: &str, home: Option<&Path>, project_root: Option<&Path>) -> String {
-    crate::config::expand_pattern(pattern, home, project_root)
+    crate::scope::config::expand_pattern(pattern, home, project_root)
 }
 
 /// The patterns of a scope, compiled.

@@ -78,7 +78,7 @@ pub struct CommandSemantics {
 }
 
 /// The built-in table, parsed once from `data/semantics.yml`.
-pub static BUILTIN_SEMANTICS_YAML: &str = include_str!("../data/semantics.yml");
+pub static BUILTIN_SEMANTICS_YAML: &str = include_str!("../../data/semantics.yml");
 
 /// The parsed built-in table. An error here is a bug in the shipped data; it is reported
 /// by `builtin_table_error` and the table is then empty (every command `Unknown`).

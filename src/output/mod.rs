@@ -1,0 +1,5 @@
+//! What the model is shown of an output: bounded and truncated ([`truncate`]), with the
+//! values of the secrets a command did not get hidden ([`redact`]). Uses no other layer.
+
+pub mod redact;
+pub mod truncate;
