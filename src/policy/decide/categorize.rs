@@ -1,0 +1,151 @@
+//! Step 4 (SPEC §3): a command's category from the scope's lists (deny, read_only, safe_write,
+//! dangerous), entries of several words matched after the global options, and the per-command
+//! rules of `commands:`.
+
+use super::*;
+
+/// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
+/// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the
+/// exact name.
+pub(super) fn entry_matches(entry: &str, key: &str, sub_words: &[&str]) -> bool {
+    let mut parts = entry.split_whitespace();
+    let Some(first) = parts.next() else { return false };
+    if first != key {
+        return false;
+    }
+    parts.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p))
+}
+
+impl<'a> Judge<'a> {
+    pub(super) fn not_allowed(&mut self, name: &str, sub_words: &[&str], label: &str, ev: &mut CommandEvidence) {
+        let base = basename(name);
+        if let Some(e) = self.ctx.scope.bash_tools.categories.dangerous.iter().find(|e| entry_matches(e, base, sub_words)).cloned() {
+            ev.category = Some("dangerous".into());
+            self.dangerous(&e, label);
+            return;
+        }
+        let resource = match sub_words.first() {
+            Some(s) if self.semantics(base).is_some_and(|s| s.subcommands) => format!("{name} {s}"),
+            _ => name.to_string(),
+        };
+        self.violate(
+            "command_not_allowed",
+            format!(
+                "`{resource}` is not in any category of the scope (read_only, safe_write, dangerous). Use an allowed command (list_allowed_commands shows them), or call request_scope_expansion with tool_name \"{}\", resource \"{resource}\" and your reason.",
+                self.ctx.tool
+            ),
+            Some(label.to_string()),
+            resource,
+            "command",
+            None,
+        );
+    }
+
+    pub(super) fn dangerous(&mut self, entry: &str, label: &str) {
+        self.violate(
+            "dangerous_command",
+            format!(
+                "`{entry}` is a dangerous command: it runs only when the user allows it. Call request_scope_expansion with tool_name \"{}\", resource \"{label}\" and your reason, then retry.",
+                self.ctx.tool
+            ),
+            Some(label.to_string()),
+            label.to_string(),
+            "command",
+            Some(Access::Write),
+        );
+    }
+
+    /// The category entry matching a command, most specific first; on a tie the more
+    /// restrictive category.
+    pub(super) fn category_of(&self, name: &str, sub_words: &[&str]) -> Option<(Category, String)> {
+        if self.argv_allowed.as_deref() == Some(name) {
+            return Some((Category::ReadOnly, format!("tool_commands: {name}")));
+        }
+        let c = &self.ctx.scope.bash_tools.categories;
+        let base = basename(name);
+        let mut best: Option<(usize, Category, String)> = None;
+        for (cat, list) in [(Category::ReadOnly, &c.read_only), (Category::SafeWrite, &c.safe_write), (Category::Dangerous, &c.dangerous)] {
+            for e in list {
+                let key = if cat == Category::Dangerous { base } else { name };
+                if entry_matches(e, key, sub_words) {
+                    let len = e.split_whitespace().count();
+                    let better = match &best {
+                        None => true,
+                        Some((l, bc, _)) => len > *l || (len == *l && cat > *bc),
+                    };
+                    if better {
+                        best = Some((len, cat, format!("{}: {e}", cat.as_str())));
+                    }
+                }
+            }
+        }
+        best.map(|(_, c, e)| (c, e))
+    }
+
+    /// The words after a command's global options (for `git -C x log` → `log ...`).
+    pub(super) fn subcommand_words<'w>(&self, base: &str, args: &'w [WordInfo]) -> Vec<&'w str> {
+        let sem = self.semantics(base);
+        let mut out = Vec::new();
+        let mut i = 0;
+        let skip_globals = sem.is_some_and(|s| s.subcommands);
+        while i < args.len() {
+            let w = args[i].shown();
+            if skip_globals && out.is_empty() && w.starts_with('-') && w != "-" && w != "--" {
+                let takes = sem.is_some_and(|s| s.global_value_options.iter().chain(&s.directory_options).any(|o| o == w));
+                i += if takes { 2 } else { 1 };
+                continue;
+            }
+            out.push(w);
+            i += 1;
+            if out.len() >= 3 {
+                break;
+            }
+        }
+        out
+    }
+
+    pub(super) fn semantics(&self, base: &str) -> Option<&'a CommandSemantics> {
+        self.ctx.scope.semantics.get(base).or_else(|| semantics::builtin().get(base))
+    }
+
+    /// Per-command rules of `bash_tools.commands` (seeds/001 schema).
+    pub(super) fn rules(&mut self, name: &str, args: &[WordInfo], label: &str) {
+        let Some(rule) = self.ctx.scope.bash_tools.commands.get(basename(name)) else { return };
+        let argv: Vec<String> = args.iter().map(WordInfo::display).collect();
+        if let Err(v) = crate::policy::rules::check_rule(rule, basename(name), &argv, Platform::Posix) {
+            self.violate(v.reason, v.message, Some(label.to_string()), name.to_string(), "command", None);
+        }
+    }
+
+    /// A categorized command: its directory must be in the category's scope; then its
+    /// effects.
+    pub(super) fn categorized(&mut self, cat: Category, name: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
+        self.directory_scope(cat, cwds, label);
+        let base = basename(name);
+        let sem: &'a CommandSemantics = self.semantics(base).unwrap_or_else(|| semantics::empty());
+        match sem.handler.as_deref() {
+            Some("sed") => self.sed(args, cwds, label),
+            Some("awk") => self.awk(args, cwds, label),
+            Some("tar") => self.tar(sem, args, cwds, cat, label),
+            _ => self.effects(base, sem, args, cwds, cat, label),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_matching_table() {
+        let w = |v: &'static [&'static str]| v.to_vec();
+        assert!(entry_matches("git", "git", &w(&["log"])));
+        assert!(entry_matches("git log", "git", &w(&["log", "-1"])));
+        assert!(!entry_matches("git log", "git", &w(&["push"])));
+        assert!(!entry_matches("git log", "git", &w(&[])));
+        assert!(!entry_matches("ls", "./ls", &w(&[])));
+        assert!(entry_matches("./gradlew", "./gradlew", &w(&[])));
+        assert!(!entry_matches("", "ls", &w(&[])));
+    }
+}

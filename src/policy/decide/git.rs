@@ -1,0 +1,117 @@
+//! Step 5 for git: what a git command writes in the work tree (checkout, restore, apply,
+//! am, ...) and the pathspecs that name denied paths.
+
+use super::*;
+
+/// The top of the git work tree holding `dir` (the nearest directory upward with a `.git`),
+/// or `dir` itself outside one.
+pub(super) fn git_top(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| paths::exists(&d.join(".git")))
+        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf)
+}
+
+impl<'a> Judge<'a> {
+    /// Git subcommands that write the work tree (`git checkout -- scope.yml`, `git restore
+    /// .`): a pathspec naming a scope document, or a directory holding a protected one, is a
+    /// write to it. (Without a pathspec they write what the commits hold: a document changed
+    /// so is no longer the approved one, and does not apply.)
+    pub(super) fn git_worktree_writes(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        const WRITERS: &[&str] = &[
+            "checkout", "restore", "reset", "stash", "clean", "rm", "mv", "merge", "pull", "rebase", "cherry-pick", "revert",
+            "switch", "read-tree", "checkout-index", "worktree",
+        ];
+        let words = self.subcommand_words("git", args);
+        let Some(sub) = words.first().copied() else { return };
+        if matches!(sub, "apply" | "am") {
+            self.git_patch_writes(sub, args, cwds, label);
+            return;
+        }
+        if !WRITERS.contains(&sub) {
+            return;
+        }
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
+        for w in &args[at + 1..] {
+            let Some(v) = w.exact() else { continue };
+            if v.starts_with('-') || v.is_empty() {
+                continue;
+            }
+            let v = v.trim_start_matches(":/");
+            for d in cwds {
+                let r = paths::resolve(&d.join(v));
+                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target).cloned());
+                if let Some(doc) = hit {
+                    self.violate(
+                        "scope_document",
+                        paths::scope_document_message(&format!("`git {sub}` of `{v}`"), &r.target, &doc.to_string_lossy()),
+                        Some(label.to_string()),
+                        r.target.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Write),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `git apply` and `git am` write the files a patch names, which the command line does not
+    /// show: refused where a scope document lies in what they may write (`git apply`: the
+    /// working directory and below, as git ignores paths outside it from a subdirectory;
+    /// `git am`: the whole work tree). `git apply` that writes no file (`--cached`, `--check`,
+    /// `--stat`, `--numstat`, `--summary`) is not a write of the work tree.
+    pub(super) fn git_patch_writes(&mut self, sub: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
+        let flags: Vec<&str> = args[at + 1..].iter().filter_map(WordInfo::exact).take_while(|s| *s != "--").collect();
+        let index_only = sub == "apply"
+            && flags.iter().any(|f| matches!(*f, "--cached" | "--check" | "--stat" | "--numstat" | "--summary"))
+            && !flags.contains(&"--index");
+        if index_only {
+            return;
+        }
+        for d in cwds {
+            let r = paths::resolve(d);
+            let top = if sub == "am" { git_top(&r.target) } else { r.target.clone() };
+            if let Some(doc) = self.ctx.matcher.protected_below(&top).cloned() {
+                let how = format!(
+                    "`git {sub}` writes the files its patch names, which are not seen, into {}, which holds it: use the apply_patch tool, which judges every file it writes",
+                    top.display()
+                );
+                self.write_reaches_scope_document(&format!("`{label}`"), &doc, &how, label);
+            }
+        }
+    }
+
+    /// Git prints files from its object store: `REV:PATH` and pathspecs after `--` must not
+    /// name a denied path (`git show HEAD:.env`). Only deny patterns apply here: the history
+    /// of an in-scope repository is readable like its files.
+    pub(super) fn git_denied_paths(&mut self, args: &[WordInfo], cwds: &[PathBuf]) {
+        let mut after_dd = false;
+        for w in args {
+            let Some(v) = w.exact() else { continue };
+            let path = if after_dd {
+                Some(v)
+            } else if v == "--" {
+                after_dd = true;
+                None
+            } else if !v.starts_with('-') {
+                v.split_once(':').map(|(_, p)| p.split_once(':').filter(|(n, _)| n.len() == 1).map_or(p, |(_, q)| q))
+            } else {
+                None
+            };
+            let Some(path) = path.filter(|p| !p.is_empty()) else { continue };
+            for d in cwds {
+                let r = paths::resolve(&d.join(path.trim_start_matches(":/")));
+                if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
+                    self.violate(
+                        "path_denied",
+                        format!("`{v}` (git path) names {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),
+                        None,
+                        r.target.to_string_lossy().into_owned(),
+                        "path",
+                        Some(Access::Read),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,679 @@
+//! Steps 2 and 3 of a decision (SPEC §3): walking the flattened command line and naming each
+//! simple command: assignments, the program's name (static, or `dynamic_command`), privilege
+//! and shells, and the wrappers looked through (`env`, `xargs`, `sh -c`, `nice`, ...), each
+//! layer judged.
+
+use super::*;
+
+pub(super) const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
+pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
+/// Builtins that run nothing and touch no file: implicitly read_only.
+pub(super) const INERT_BUILTINS: &[&str] = &[
+    "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift", "wait", "break",
+    "continue", "set", "unset", "pwd",
+];
+/// Environment variables that change which program runs or how a shell starts.
+pub(super) const DANGEROUS_VARS: &[&str] = &[
+    "PATH", "IFS", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE",
+    "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER",
+    "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
+    "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "MAKEFLAGS",
+    "TAR_OPTIONS", "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "SHELL",
+    // Loaders and tool hooks that name a program, library or startup file.
+    "GCONV_PATH", "LOCPATH", "NLSPATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC",
+    "GOFLAGS", "CC", "CXX", "VIMINIT", "EXINIT", "MYVIMRC", "BASH_XTRACEFD", "BASH_LOADABLES_PATH",
+    "LESS", "LESSKEY", "LESSKEYIN", "PYTHONBREAKPOINT", "PERL5DB", "HISTFILE", "INPUTRC",
+];
+pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG", "NPM_CONFIG_"];
+/// `GIT_*` variables that only label commits.
+pub(super) const SAFE_GIT_VARS: &[&str] = &[
+    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT",
+];
+
+pub(super) fn dangerous_var(name: &str) -> bool {
+    DANGEROUS_VARS.contains(&name)
+        || DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+        || (name.starts_with("GIT_") && !SAFE_GIT_VARS.contains(&name))
+}
+
+impl<'a> Judge<'a> {
+    pub(super) fn flat(&mut self, flat: &Flat, via: &[String]) {
+        for p in &flat.problems {
+            let what = if via.is_empty() { String::new() } else { format!(" (inside {})", via.join(" → ")) };
+            self.violate(p.reason(), format!("{}{what}", p.message()), None, self.command.clone(), "command", None);
+        }
+        if self.base.is_none() {
+            let first = flat
+                .commands
+                .iter()
+                .find(|c| c.context == Context::TopLevel && !c.words.is_empty())
+                .or_else(|| flat.commands.iter().find(|c| !c.words.is_empty()));
+            self.base = first.and_then(|c| c.words.first()).map(WordInfo::display);
+        }
+        for c in &flat.commands {
+            self.simple(c, via);
+        }
+    }
+
+    /// Judges one simple command: assignments, redirects, then the command itself.
+    pub(super) fn simple(&mut self, c: &SimpleCmd, via: &[String]) {
+        let label = || c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+        if !c.assignments.is_empty() {
+            let label = label();
+            for (name, _) in &c.assignments {
+                self.assignment(name, &label);
+            }
+        }
+        let cwds: &[PathBuf] = match &c.cwds {
+            Some(d) => d,
+            None => {
+                let label = label();
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}` runs after a `cd` to a directory that cannot be known before running; use a literal directory"),
+                    Some(label.clone()),
+                    self.command.clone(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+        };
+        for r in &c.redirects {
+            let Some(target) = &r.target else { continue };
+            let access = match r.kind {
+                RedirKind::Read => Access::Read,
+                RedirKind::Write | RedirKind::Append | RedirKind::ReadWrite => Access::Write,
+                RedirKind::Dup | RedirKind::Data => continue,
+            };
+            self.path_effect(target, access, cwds, "redirect", true);
+        }
+        if c.words.is_empty() {
+            return;
+        }
+        let ctx_name = match c.context {
+            Context::TopLevel => "top_level",
+            Context::Substitution => "substitution",
+            Context::ProcessSubstitution => "process_substitution",
+            Context::Script => "script",
+        };
+        self.argv(&c.words, cwds, via, ctx_name, false);
+    }
+
+    pub(super) fn assignment(&mut self, name: &str, label: &str) {
+        if dangerous_var(name) {
+            self.violate(
+                "denied",
+                format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it."),
+                Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
+                name.to_string(),
+                "command",
+                None,
+            );
+        }
+    }
+
+    /// Judges an argv: the name, wrappers, category, rules and effects.
+    pub(super) fn argv(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool) {
+        let Some(first) = words.first() else { return };
+        let argv_display: Vec<String> = words.iter().map(WordInfo::display).collect();
+        let label = argv_display.join(" ");
+        let mut ev = CommandEvidence {
+            name: first.display(),
+            argv: argv_display,
+            category: None,
+            rule: None,
+            verdict: "allowed",
+            reason: None,
+            context,
+            via: via.to_vec(),
+        };
+        let before = self.violations.len();
+        let slot = self.commands.len();
+        // Holds the place (commands found inside come after); filled in at the end.
+        self.commands.push(CommandEvidence { name: String::new(), argv: Vec::new(), category: None, rule: None, verdict: "allowed", reason: None, context, via: Vec::new() });
+        self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
+        if let Some(v) = self.violations[before..].first() {
+            ev.verdict = "denied";
+            ev.reason = Some(v.reason);
+        }
+        if let Some(s) = self.commands.get_mut(slot) {
+            *s = ev;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn argv_inner(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool, label: &str, ev: &mut CommandEvidence) {
+        let Some(name) = words.first().and_then(WordInfo::exact) else {
+            let raw = words.first().map(|w| w.raw.clone()).unwrap_or_default();
+            self.violate(
+                "dynamic_command",
+                format!("the command name `{raw}` is built at run time (variable, substitution, glob or brace expansion); write the command name literally"),
+                Some(label.to_string()),
+                raw,
+                "command",
+                None,
+            );
+            return;
+        };
+        let args = &words[1..];
+        let base = basename(name);
+        let bt = &self.ctx.scope.bash_tools;
+
+        if PRIVILEGE.contains(&base) {
+            self.violate(
+                "privilege_escalation",
+                format!("`{base}` runs commands with elevated privileges; gptel-scope never does that"),
+                Some(label.to_string()),
+                base.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let sub_words = self.subcommand_words(base, args);
+        if let Some(entry) = bt.deny.iter().find(|e| entry_matches(e, base, &sub_words)) {
+            ev.rule = Some(format!("deny: {entry}"));
+            self.violate(
+                "denied",
+                format!("`{entry}` is on the scope's deny list: it is never allowed (security policy). Do not retry it; achieve the goal with allowed commands."),
+                Some(label.to_string()),
+                entry.clone(),
+                "command",
+                None,
+            );
+            return;
+        }
+        if name.contains('/') {
+            // A path runs that file, not the command of that name.
+            match self.category_of(name, &sub_words) {
+                Some((cat, entry)) => {
+                    ev.category = Some(cat.as_str().into());
+                    ev.rule = Some(entry);
+                    self.categorized(cat, name, args, cwds, label);
+                }
+                None => {
+                    let dangerous = bt.categories.dangerous.iter().find(|e| entry_matches(e, base, &sub_words)).cloned();
+                    if let Some(e) = dangerous {
+                        ev.category = Some("dangerous".into());
+                        self.dangerous(&e, label);
+                        return;
+                    }
+                    self.violate(
+                        "command_not_allowed",
+                        format!("`{name}` runs a file by its path; only commands named in the scope may run (a path-qualified name must be listed exactly). Use the bare command name, or call request_scope_expansion with tool_name \"{}\" and resource \"{name}\".", self.ctx.tool),
+                        Some(label.to_string()),
+                        name.to_string(),
+                        "command",
+                        None,
+                    );
+                }
+            }
+            return;
+        }
+
+        // Shell constructs.
+        if matches!(base, "eval" | "source" | "." | "alias" | "trap" | "function") {
+            let key = match base {
+                "." => "source",
+                b => b,
+            };
+            if !bt.allow_constructs.iter().any(|c| c == key) {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead"),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+            if key == "eval" {
+                let script: Option<Vec<&str>> = args.iter().map(WordInfo::exact).collect();
+                match script {
+                    Some(parts) => self.script(&parts.join(" "), cwds, via, "eval"),
+                    None => self.violate("dynamic_command", "`eval` of text built at run time cannot be judged".into(), Some(label.to_string()), base.to_string(), "command", None),
+                }
+                return;
+            }
+            ev.category = Some("read_only".into());
+            ev.rule = Some(format!("allow_constructs: {key}"));
+            self.directory_scope(Category::ReadOnly, cwds, label);
+            return;
+        }
+
+        // Wrappers: judged themselves, then what they run.
+        match base {
+            "builtin" => return self.wrapped(words, 1, cwds, via, "builtin", context, under_replace),
+            "command" => {
+                let mut i = 0;
+                let mut lookup = false;
+                while let Some(a) = args.get(i).and_then(WordInfo::exact) {
+                    if a == "--" {
+                        i += 1;
+                        break;
+                    }
+                    if !a.starts_with('-') || a == "-" {
+                        break;
+                    }
+                    if a.contains('v') || a.contains('V') {
+                        lookup = true;
+                    }
+                    i += 1;
+                }
+                if lookup {
+                    ev.category = Some("read_only".into());
+                    ev.rule = Some("builtin: command -v".into());
+                    self.directory_scope(Category::Builtin, cwds, label);
+                    return;
+                }
+                return self.wrapped(words, 1 + i, cwds, via, "command", context, under_replace);
+            }
+            "exec" => {
+                let mut i = 0;
+                while let Some(a) = args.get(i).and_then(WordInfo::exact) {
+                    if a == "-a" {
+                        i += 2;
+                    } else if a.starts_with('-') {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                if args.len() <= i {
+                    self.directory_scope(Category::Builtin, cwds, label);
+                    return;
+                }
+                return self.wrapped(words, 1 + i, cwds, via, "exec", context, under_replace);
+            }
+            "nohup" => return self.wrapped(words, 1, cwds, via, "nohup", context, under_replace),
+            "time" => {
+                let skip = self.skip_options(args, &["-f", "--format", "-o", "--output"], |j, opt, val| {
+                    if opt == "-o" || opt == "--output" {
+                        j.path_effect(val, Access::Write, cwds, "option -o of time", true);
+                    }
+                });
+                return self.wrapped(words, 1 + skip, cwds, via, "time", context, under_replace);
+            }
+            "nice" => {
+                let skip = self.skip_options(args, &["-n", "--adjustment"], |_, _, _| {});
+                return self.wrapped(words, 1 + skip, cwds, via, "nice", context, under_replace);
+            }
+            "stdbuf" => {
+                let skip = self.skip_options(args, &["-i", "-o", "-e", "--input", "--output", "--error"], |_, _, _| {});
+                return self.wrapped(words, 1 + skip, cwds, via, "stdbuf", context, under_replace);
+            }
+            "timeout" => {
+                let skip = self.skip_options(args, &["-s", "--signal", "-k", "--kill-after"], |_, _, _| {});
+                // The duration comes first.
+                return self.wrapped(words, 2 + skip, cwds, via, "timeout", context, under_replace);
+            }
+            "env" => return self.env(words, cwds, via, context, label, ev),
+            "xargs" => return self.xargs(words, cwds, via, context, label),
+            "find" => {
+                if let Some((cat, entry)) = self.category_of(name, &sub_words) {
+                    ev.category = Some(cat.as_str().into());
+                    ev.rule = Some(entry);
+                    self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
+                    self.directory_scope(cat, cwds, label);
+                    self.find(args, cwds, via, label);
+                } else {
+                    self.not_allowed(name, &sub_words, label, ev);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if SHELLS.contains(&base) {
+            return self.shell(name, words, cwds, via, under_replace, label, ev);
+        }
+
+        // Declarations: their NAME=VALUE arguments are assignments.
+        if matches!(base, "export" | "declare" | "typeset" | "local" | "readonly") {
+            for a in args {
+                // `-n` makes a name reference: later assignments then set whatever it names.
+                if matches!(base, "declare" | "typeset" | "local")
+                    && a.exact().is_some_and(|v| v.starts_with('-') && !v.starts_with("--") && v.contains('n'))
+                {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`{label}`: a name reference (-n) lets a later assignment set any variable; it is not allowed"),
+                        Some(label.to_string()),
+                        base.to_string(),
+                        "command",
+                        None,
+                    );
+                }
+                if a.exact().is_some_and(|v| v.split_once('=').map_or(v, |(n, _)| n).contains(['[', '`', '$'])) {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`{label}`: a declared name with a subscript or expansion is evaluated by the shell; it is not allowed"),
+                        Some(label.to_string()),
+                        base.to_string(),
+                        "command",
+                        None,
+                    );
+                }
+                match a.exact() {
+                    Some(v) if v.contains('=') && !v.starts_with('-') => {
+                        let (name, value) = v.split_once('=').unwrap_or((v, ""));
+                        self.assignment(name.trim_end_matches('+'), label);
+                        if value.contains("$(") || value.contains('`') {
+                            self.violate(
+                                "unsupported_construct",
+                                format!("the value of {name} holds command-substitution syntax that a later expansion could run"),
+                                Some(label.to_string()),
+                                name.to_string(),
+                                "command",
+                                None,
+                            );
+                        }
+                    }
+                    Some(_) => {}
+                    None => self.violate(
+                        "dynamic_command",
+                        format!("`{label}`: a declaration built at run time cannot be judged"),
+                        Some(label.to_string()),
+                        base.to_string(),
+                        "command",
+                        None,
+                    ),
+                }
+            }
+            ev.category = Some("read_only".into());
+            ev.rule = Some(format!("builtin: {base}"));
+            self.directory_scope(Category::Builtin, cwds, label);
+            return;
+        }
+        // An ordinary command.
+        if INERT_BUILTINS.contains(&base) {
+            // `test -v NAME`, `unset NAME` evaluate array subscripts: `test -v 'a[$(cmd)]'` runs cmd.
+            if matches!(base, "test" | "[" | "unset")
+                && args.iter().any(|a| a.value.as_deref().is_some_and(crate::shell::holds_substitution_text))
+            {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}`: {base} evaluates subscripts, and an argument holds command-substitution syntax"),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    None,
+                );
+            }
+            ev.category = Some("read_only".into());
+            ev.rule = Some(format!("builtin: {base}"));
+            self.directory_scope(Category::Builtin, cwds, label);
+            if matches!(base, "cd" | "pushd") {
+                if let Some(t) = args.iter().find(|w| !matches!(w.exact(), Some(s) if s.starts_with('-'))) {
+                    self.path_effect(t, Access::Read, cwds, &format!("directory of {base}"), true);
+                }
+            }
+            return;
+        }
+        let Some((cat, entry)) = self.category_of(name, &sub_words) else {
+            self.not_allowed(name, &sub_words, label, ev);
+            return;
+        };
+        ev.category = Some(cat.as_str().into());
+        ev.rule = Some(entry.clone());
+        if cat == Category::Dangerous {
+            let bare = entry.strip_prefix("dangerous: ").unwrap_or(&entry).to_string();
+            self.dangerous(&bare, label);
+        }
+        self.rules(name, args, label);
+        if base == "git" {
+            self.git_denied_paths(args, cwds);
+            self.git_worktree_writes(args, cwds, label);
+        }
+        self.categorized(cat, name, args, cwds, label);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn wrapped(&mut self, words: &[WordInfo], at: usize, cwds: &[PathBuf], via: &[String], wrapper: &str, context: &'static str, under_replace: bool) {
+        let inner = words.get(at..).unwrap_or(&[]);
+        if inner.is_empty() {
+            let label = words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+            self.violate(
+                "command_not_allowed",
+                format!("`{label}` runs no command; call the command directly"),
+                Some(label.clone()),
+                wrapper.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let mut v = via.to_vec();
+        v.push(wrapper.to_string());
+        self.argv(inner, cwds, &v, context, under_replace);
+    }
+
+    pub(super) fn env(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str, ev: &mut CommandEvidence) {
+        let args = &words[1..];
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else {
+                self.violate("dynamic_command", format!("`{label}`: an argument of env is built at run time"), Some(label.to_string()), "env".into(), "command", None);
+                return;
+            };
+            if s == "--" {
+                i += 1;
+                break;
+            }
+            if s.starts_with("-S") || s.starts_with("--split-string") || s.starts_with("-C") || s.starts_with("--chdir") {
+                self.violate(
+                    "flag_not_allowed",
+                    format!("`env {s}` re-parses a command line or changes directory; call the command directly"),
+                    Some(label.to_string()),
+                    "env".into(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+            if s == "-u" || s == "--unset" {
+                i += 2;
+                continue;
+            }
+            if s.starts_with('-') && s != "-" {
+                i += 1;
+                continue;
+            }
+            if let Some((name, _)) = s.split_once('=') {
+                self.assignment(name, label);
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if i >= args.len() {
+            // Bare `env` prints the environment: a command of its own.
+            match self.category_of("env", &[]) {
+                Some((cat, e)) => {
+                    ev.category = Some(cat.as_str().into());
+                    ev.rule = Some(e);
+                    self.directory_scope(cat, cwds, label);
+                }
+                None => self.not_allowed("env", &[], label, ev),
+            }
+            return;
+        }
+        self.wrapped(words, 1 + i, cwds, via, "env", context, false);
+    }
+
+    pub(super) fn xargs(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str) {
+        let args = &words[1..];
+        let value_opts = ["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var", "--max-lines", "--replace", "--eof"];
+        let mut i = 0;
+        let mut replace = false;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else { break };
+            if s == "--" {
+                i += 1;
+                break;
+            }
+            if !s.starts_with('-') || s == "-" {
+                break;
+            }
+            let opt = s.split_once('=').map_or(s, |(o, _)| o);
+            if opt.starts_with("-I") || opt == "--replace" || opt.starts_with("-i") {
+                replace = true;
+            }
+            if opt == "-a" || opt == "--arg-file" {
+                let v = if s.contains('=') { Some(WordInfo::literal(&s[opt.len() + 1..])) } else { args.get(i + 1).cloned() };
+                if let Some(v) = v {
+                    self.path_effect(&v, Access::Read, cwds, "option -a of xargs", false);
+                }
+            }
+            if opt == "-p" || opt == "--interactive" || opt == "-o" || opt == "--open-tty" {
+                self.violate("flag_not_allowed", format!("`xargs {opt}` needs a terminal; it is not allowed"), Some(label.to_string()), "xargs".into(), "command", None);
+            }
+            let attached = s.len() > 2 && !s.starts_with("--") && s.get(..2).is_some_and(|h| value_opts.contains(&h));
+            if value_opts.contains(&opt) && !s.contains('=') && !attached {
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        let mut v = via.to_vec();
+        v.push("xargs".into());
+        if i >= args.len() {
+            // Bare `xargs` runs `echo`.
+            let echo = [WordInfo::literal("echo")];
+            self.argv(&echo, cwds, &v, context, replace);
+            return;
+        }
+        if self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace)) {
+            // The paths come from the input: any file of the write scope.
+            let writable = self.ctx.matcher.protected().iter().find(|p| self.ctx.matcher.in_write_scope(p)).cloned();
+            if let Some(doc) = writable {
+                let name = args[i].display();
+                self.violate(
+                    "scope_document",
+                    format!(
+                        "{} (`xargs {name}` writes paths read from its input, which the engine cannot see, and the write scope holds it: pass the paths as arguments)",
+                        paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy())
+                    ),
+                    Some(label.to_string()),
+                    doc.to_string_lossy().into_owned(),
+                    "path",
+                    Some(Access::Write),
+                );
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn shell(&mut self, name: &str, words: &[WordInfo], cwds: &[PathBuf], via: &[String], under_replace: bool, label: &str, ev: &mut CommandEvidence) {
+        let args = &words[1..];
+        let mut i = 0;
+        let mut script_flag = false;
+        while let Some(a) = args.get(i) {
+            let Some(s) = a.exact() else { break };
+            if s == "--" || s == "-" {
+                i += 1;
+                break;
+            }
+            if s.starts_with("--") {
+                if matches!(s, "--noprofile" | "--norc" | "--posix" | "--restricted") {
+                    i += 1;
+                    continue;
+                }
+                self.violate("flag_not_allowed", format!("`{name} {s}` is not allowed (it can run startup files or change how scripts are read)"), Some(label.to_string()), name.to_string(), "command", None);
+                return;
+            }
+            if (s.starts_with('-') || s.starts_with('+')) && s.len() > 1 {
+                for ch in s[1..].chars() {
+                    match ch {
+                        'c' => script_flag = true,
+                        'e' | 'u' | 'x' | 'v' | 'f' | 'n' | 'h' | 'B' | 'C' | 'a' | 'b' | 'm' | 'p' | 'r' | 't' | 'E' | 'H' | 'P' | 'T' => {}
+                        'o' | 'O' => {
+                            i += 1;
+                        }
+                        _ => {
+                            self.violate("flag_not_allowed", format!("`{name} -{ch}` is not allowed (login and interactive shells run startup files)"), Some(label.to_string()), name.to_string(), "command", None);
+                            return;
+                        }
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        let listed = self.category_of(name, &[]);
+        if !script_flag {
+            if let Some((cat, e)) = listed {
+                ev.category = Some(cat.as_str().into());
+                ev.rule = Some(e);
+                self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
+                self.categorized(cat, name, args.get(i..).unwrap_or(&[]), cwds, label);
+                return;
+            }
+            self.violate(
+                "unsupported_construct",
+                format!("`{label}` runs a script file or standard input that cannot be judged before it runs; run its commands directly, or `{name} -c 'COMMANDS'`"),
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let Some(script) = args.get(i) else {
+            self.violate("parse_error", format!("`{name} -c` without a script"), Some(label.to_string()), name.to_string(), "command", None);
+            return;
+        };
+        if under_replace {
+            self.violate(
+                "dynamic_command",
+                format!("`{label}` under `xargs -I` builds its script from input at run time; use `xargs {name} -c '... \"$1\"' _` or run the commands directly"),
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let Some(text) = script.exact() else {
+            self.violate("dynamic_command", format!("the script of `{name} -c` is built at run time; write it literally"), Some(label.to_string()), name.to_string(), "command", None);
+            return;
+        };
+        if let Some((cat, e)) = listed {
+            ev.category = Some(cat.as_str().into());
+            ev.rule = Some(e);
+        } else {
+            ev.rule = Some(format!("wrapper: {name} -c (script judged)"));
+        }
+        let text = text.to_string();
+        self.script(&text, cwds, via, &format!("{name} -c"));
+    }
+
+    pub(super) fn script(&mut self, text: &str, cwds: &[PathBuf], via: &[String], wrapper: &str) {
+        self.depth += 1;
+        let flat = shell::flatten_script(text, Some(cwds), self.ctx.home, self.depth);
+        let mut v = via.to_vec();
+        v.push(wrapper.to_string());
+        self.flat(&flat, &v);
+        self.depth -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dangerous_variables_table() {
+        for (name, bad) in [
+            ("PAGER", true), ("LD_PRELOAD", true), ("DYLD_INSERT_LIBRARIES", true), ("GIT_SSH_COMMAND", true),
+            ("GIT_CONFIG_COUNT", true), ("BASH_FUNC_x%%", true), ("PATH", true), ("GIT_AUTHOR_NAME", false),
+            ("LC_ALL", false), ("RUST_BACKTRACE", false), ("FOO", false),
+        ] {
+            assert_eq!(dangerous_var(name), bad, "{name}");
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! Step 5 for the programs with a language of their own: `find` (its expression and `-exec`),
+//! `sed` (its script's `w`, `r` and `e` commands), `tar` (its mode) and `awk` (its program).
+
+use super::*;
+
+pub(super) enum SedEffect {
+    Exec,
+    Write,
+    Read,
+}
+
+/// The files a sed script writes or reads and whether it runs commands.
+pub(super) fn sed_effects(script: &str) -> Vec<(SedEffect, String)> {
+    let mut out = Vec::new();
+    let b = script.as_bytes();
+    let mut i = 0;
+    let n = b.len();
+    let rest_of_line = |i: usize| -> (String, usize) {
+        let mut j = i;
+        while j < n && b[j] != b'\n' {
+            j += 1;
+        }
+        (String::from_utf8_lossy(&b[i..j]).trim().to_string(), j)
+    };
+    while i < n {
+        let c = b[i];
+        match c {
+            b' ' | b'\t' | b'\n' | b';' | b'{' | b'}' | b'!' | b',' | b'$' | b'0'..=b'9' | b'~' | b'+' => i += 1,
+            b'/' | b'\\' => {
+                // An address regex.
+                let delim = if c == b'\\' { i += 1; b.get(i).copied().unwrap_or(b'/') } else { b'/' };
+                i += 1;
+                while i < n && b[i] != delim {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                while i < n && matches!(b[i], b'I' | b'M') {
+                    i += 1;
+                }
+            }
+            b's' | b'y' => {
+                let Some(&delim) = b.get(i + 1) else { break };
+                i += 2;
+                for _ in 0..2 {
+                    while i < n && b[i] != delim {
+                        if b[i] == b'\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if c == b's' {
+                    while i < n && !matches!(b[i], b';' | b'\n' | b'}') {
+                        match b[i] {
+                            b'e' => {
+                                out.push((SedEffect::Exec, String::new()));
+                                i += 1;
+                            }
+                            b'w' => {
+                                let (f, j) = rest_of_line(i + 1);
+                                out.push((SedEffect::Write, f));
+                                i = j;
+                            }
+                            _ => i += 1,
+                        }
+                    }
+                }
+            }
+            b'e' => {
+                out.push((SedEffect::Exec, String::new()));
+                let (_, j) = rest_of_line(i + 1);
+                i = j;
+            }
+            b'w' | b'W' => {
+                let (f, j) = rest_of_line(i + 1);
+                out.push((SedEffect::Write, f));
+                i = j;
+            }
+            b'r' | b'R' => {
+                let (f, j) = rest_of_line(i + 1);
+                out.push((SedEffect::Read, f));
+                i = j;
+            }
+            b'a' | b'i' | b'c' | b':' | b'b' | b't' | b'T' | b'#' => {
+                let (_, j) = rest_of_line(i + 1);
+                i = j;
+            }
+            b'q' | b'Q' | b'l' | b'L' => {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Why an awk program cannot be allowed, if it cannot.
+pub(super) fn awk_danger(program: &str) -> Option<&'static str> {
+    // Drop string and regex literals, then look for what runs or writes.
+    let mut cleaned = String::with_capacity(program.len());
+    let mut chars = program.chars().peekable();
+    let mut prev_sig = ' ';
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == '"' {
+                        break;
+                    }
+                }
+                cleaned.push_str("\"\"");
+            }
+            '/' if matches!(prev_sig, ' ' | '(' | ',' | '{' | ';' | '!' | '~' | '&' | '|' | '\n') => {
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == '/' {
+                        break;
+                    }
+                }
+                cleaned.push_str("//");
+            }
+            _ => cleaned.push(c),
+        }
+        if !c.is_whitespace() {
+            prev_sig = c;
+        }
+    }
+    let cleaned = cleaned.replace("||", " ");
+    if cleaned.contains("system") {
+        return Some("calls system(), which runs shell commands");
+    }
+    if cleaned.contains('|') {
+        return Some("pipes to or from a command (`|`)");
+    }
+    if cleaned.contains("getline") && cleaned.contains('<') {
+        return Some("reads a file with getline");
+    }
+    for stmt in cleaned.split([';', '{', '}', '\n']) {
+        let t = stmt.trim_start();
+        if (t.starts_with("print") || t.starts_with("printf")) && t.contains('>') {
+            return Some("writes to a file with print >");
+        }
+    }
+    if cleaned.contains("ENVIRON") {
+        return Some("reads the environment");
+    }
+    None
+}
+
+impl<'a> Judge<'a> {
+    pub(super) fn find(&mut self, args: &[WordInfo], cwds: &[PathBuf], via: &[String], label: &str) {
+        const WITH_ARG: &[&str] = &[
+            "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
+            "-maxdepth", "-mindepth", "-perm", "-size", "-user", "-group", "-uid", "-gid", "-mtime", "-atime", "-ctime",
+            "-mmin", "-amin", "-cmin", "-links", "-inum", "-lname", "-ilname", "-fstype", "-used", "-printf",
+            "-regextype", "-context", "-newermt", "-newerat", "-newerct",
+        ];
+        const READ_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile", "-files0-from"];
+        const WRITE_ARG: &[&str] = &["-fprint", "-fprint0", "-fls"];
+        const NO_ARG: &[&str] = &[
+            "-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty", "-executable", "-readable",
+            "-writable", "-nouser", "-nogroup", "-depth", "-daystart", "-follow", "-mount", "-xdev", "-noleaf",
+            "-ignore_readdir_race", "-noignore_readdir_race", "-a", "-o", "-and", "-or", "-not", "!", "(", ")", ",",
+            "-d", "-nowarn", "-warn", "-L", "-H", "-P", "-delete",
+        ];
+        let mut i = 0;
+        // Leading -H -L -P -D x -Ox.
+        while let Some(s) = args.get(i).and_then(WordInfo::exact) {
+            if matches!(s, "-H" | "-L" | "-P") || s.starts_with("-O") {
+                i += 1;
+            } else if s == "-D" {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        let mut starts = Vec::new();
+        while let Some(w) = args.get(i) {
+            match w.exact() {
+                Some(s) if s.starts_with('-') || s == "(" || s == "!" => break,
+                _ => {
+                    starts.push(w.clone());
+                    i += 1;
+                }
+            }
+        }
+        if starts.is_empty() {
+            starts.push(WordInfo::literal("."));
+        }
+        for s in &starts {
+            self.path_effect(s, Access::Read, cwds, "start directory of find", false);
+        }
+        while let Some(w) = args.get(i) {
+            let Some(s) = w.exact() else {
+                i += 1;
+                continue;
+            };
+            if matches!(s, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let mut end = i + 1;
+                while let Some(t) = args.get(end) {
+                    if matches!(t.exact(), Some(";") | Some("+")) {
+                        break;
+                    }
+                    end += 1;
+                }
+                let inner = &args[i + 1..end.min(args.len())];
+                let mut v = via.to_vec();
+                v.push(format!("find {s}"));
+                if inner.is_empty() {
+                    self.violate("parse_error", format!("`find {s}` without a command"), Some(label.to_string()), "find".into(), "command", None);
+                } else if self.writes(|me| me.argv(inner, cwds, &v, "top_level", false)) {
+                    let what = format!("`find {s} {}` writes the files find finds", inner.first().map(WordInfo::display).unwrap_or_default());
+                    self.unseen_writes_under(&starts, cwds, &what, label);
+                }
+                i = end + 1;
+                continue;
+            }
+            if s == "-delete" {
+                for st in &starts {
+                    self.path_effect(st, Access::Write, cwds, "find -delete", true);
+                }
+                self.unseen_writes_under(&starts, cwds, "`find -delete` removes the files find finds", label);
+            }
+            if WITH_ARG.contains(&s) || s.starts_with("-newer") && s.len() == 8 {
+                i += 2;
+                continue;
+            }
+            if READ_ARG.contains(&s) {
+                if let Some(v) = args.get(i + 1) {
+                    self.path_effect(v, Access::Read, cwds, &format!("find {s}"), false);
+                }
+                i += 2;
+                continue;
+            }
+            if WRITE_ARG.contains(&s) {
+                if let Some(v) = args.get(i + 1) {
+                    self.path_effect(v, Access::Write, cwds, &format!("find {s}"), true);
+                }
+                i += 2;
+                continue;
+            }
+            if s == "-fprintf" {
+                if let Some(v) = args.get(i + 1) {
+                    self.path_effect(v, Access::Write, cwds, "find -fprintf", true);
+                }
+                i += 3;
+                continue;
+            }
+            if NO_ARG.contains(&s) {
+                i += 1;
+                continue;
+            }
+            self.violate(
+                "flag_not_allowed",
+                format!("`find {s}` is not a find predicate gptel-scope knows; use the common predicates (-name, -type, -path, -newer, -maxdepth, -print, ...)"),
+                Some(label.to_string()),
+                "find".into(),
+                "command",
+                None,
+            );
+            i += 1;
+        }
+    }
+
+    pub(super) fn sed(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let mut scripts: Vec<WordInfo> = Vec::new();
+        let mut files = Vec::new();
+        let mut in_place = false;
+        let mut i = 0;
+        let mut opts_done = false;
+        while let Some(w) = args.get(i) {
+            let s = w.exact().unwrap_or("");
+            if !opts_done && s == "--" {
+                opts_done = true;
+            } else if !opts_done && s.starts_with("--") {
+                let (opt, val) = s.split_once('=').map_or((s, None), |(o, v)| (o, Some(v)));
+                match opt {
+                    "--expression" => match val {
+                        Some(v) => scripts.push(WordInfo::literal(v)),
+                        None => {
+                            if let Some(n) = args.get(i + 1) {
+                                scripts.push(n.clone());
+                            }
+                            i += 1;
+                        }
+                    },
+                    "--file" => {
+                        self.violate("unsupported_construct", "`sed --file` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
+                        return;
+                    }
+                    "--in-place" => in_place = true,
+                    "--line-length"
+                        if val.is_none() => {
+                            i += 1;
+                        }
+                    _ => {}
+                }
+            } else if !opts_done && s.starts_with('-') && s.len() > 1 {
+                for (k, ch) in s[1..].char_indices() {
+                    match ch {
+                        'i' => {
+                            in_place = true;
+                            break; // the rest is a backup suffix
+                        }
+                        'e' | 'f' | 'l' => {
+                            let rest = &s[1 + k + 1..];
+                            let val = if rest.is_empty() {
+                                i += 1;
+                                args.get(i).cloned()
+                            } else {
+                                Some(WordInfo::literal(rest))
+                            };
+                            if ch == 'e' {
+                                if let Some(v) = val {
+                                    scripts.push(v);
+                                }
+                            } else if ch == 'f' {
+                                self.violate("unsupported_construct", "`sed -f` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
+                                return;
+                            }
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            } else if scripts.is_empty() && files.is_empty() && !args[..i].iter().any(|a| matches!(a.exact(), Some(x) if x.starts_with("-e") || x.starts_with("--expression"))) {
+                scripts.push(w.clone());
+            } else {
+                files.push(w.clone());
+            }
+            i += 1;
+        }
+        for sc in &scripts {
+            match sc.exact() {
+                Some(text) => {
+                    for (kind, target) in sed_effects(text) {
+                        match kind {
+                            SedEffect::Exec => self.violate("flag_not_allowed", "the sed script runs a shell command (`e`); it is not allowed".into(), Some(label.to_string()), "sed".into(), "command", None),
+                            SedEffect::Write => self.path_effect(&WordInfo::literal(&target), Access::Write, cwds, "sed w command", true),
+                            SedEffect::Read => self.path_effect(&WordInfo::literal(&target), Access::Read, cwds, "sed r command", false),
+                        }
+                    }
+                }
+                None => self.violate("dynamic_command", "the sed script is built at run time; write it literally".into(), Some(label.to_string()), "sed".into(), "command", None),
+            }
+        }
+        let access = if in_place { Access::Write } else { Access::Read };
+        for f in &files {
+            self.path_effect(f, access, cwds, if in_place { "file edited by sed -i" } else { "operand of sed" }, in_place);
+        }
+    }
+
+    /// tar: the mode letters (`-xzf`, old-style `xzf`, `--extract`) decide whether the
+    /// archive is written (create) or the directory is (extract).
+    pub(super) fn tar(&mut self, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
+        let mut letters = String::new();
+        let mut longs = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            let Some(s) = a.exact() else { continue };
+            if let Some(l) = s.strip_prefix("--") {
+                longs.push(l.split('=').next().unwrap_or(l).to_string());
+            } else if let Some(l) = s.strip_prefix('-') {
+                letters.push_str(l);
+            } else if k == 0 && s.chars().all(|c| c.is_ascii_alphabetic()) {
+                letters.push_str(s); // old style: `tar xf a.tar`
+            }
+        }
+        let mode_letters: String = letters.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        let has = |c: char, long: &[&str]| mode_letters.contains(c) || longs.iter().any(|l| long.contains(&l.as_str()));
+        let extract = has('x', &["extract", "get"]);
+        let create = has('c', &["create"]) || has('r', &["append"]) || has('u', &["update"]) || has('A', &["catenate", "concatenate"]);
+        let mut sem = sem.clone();
+        if create {
+            sem.operands = OperandKind::Read;
+        }
+        if extract {
+            sem.cwd_write = true;
+        }
+        // The archive named by -f (or by old-style `f` with the next word).
+        let mut archive: Option<WordInfo> = None;
+        let old_style = args.first().and_then(WordInfo::exact).is_some_and(|s| !s.starts_with('-') && s.contains('f') && s.chars().all(|c| c.is_ascii_alphabetic()));
+        if old_style {
+            archive = args.get(1).cloned();
+        }
+        let mut rest: Vec<WordInfo> = args.to_vec();
+        if old_style {
+            rest.drain(..args.len().min(2));
+        }
+        if let Some(a) = &archive {
+            let access = if create { Access::Write } else { Access::Read };
+            self.path_effect(a, access, cwds, "archive of tar", access == Access::Write);
+        }
+        if create {
+            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
+        } else {
+            sem.write_options.retain(|o| o != "-f" && o != "--file");
+            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
+        }
+        let base = "tar";
+        // Bundled short options end with `f`: its value is the next word.
+        let mut fixed: Vec<WordInfo> = Vec::new();
+        let mut it = rest.iter().peekable();
+        while let Some(w) = it.next() {
+            match w.exact() {
+                Some(s) if s.starts_with('-') && !s.starts_with("--") && s.len() > 2 && s.ends_with('f') => {
+                    if let Some(v) = it.next() {
+                        let access = if create { Access::Write } else { Access::Read };
+                        self.path_effect(v, access, cwds, "archive of tar", access == Access::Write);
+                    }
+                }
+                _ => fixed.push(w.clone()),
+            }
+        }
+        self.effects(base, &sem, &fixed, cwds, cat, label);
+    }
+
+    pub(super) fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let mut i = 0;
+        let mut program: Option<WordInfo> = None;
+        while let Some(w) = args.get(i) {
+            let s = w.exact().unwrap_or("");
+            if program.is_none() && (matches!(s, "-f" | "-E" | "-i" | "-l") || ["--file", "--exec", "--include", "--load"].iter().any(|o| s.starts_with(o))) {
+                self.violate("unsupported_construct", format!("`awk {s}` runs a program or extension from a file that cannot be judged (gawk's `-i inplace` also rewrites files); pass the program inline"), Some(label.to_string()), "awk".into(), "command", None);
+                return;
+            }
+            if program.is_none() && (s == "-v" || s == "-F") {
+                i += 2;
+                continue;
+            }
+            if program.is_none() && s.starts_with('-') && s.len() > 1 {
+                i += 1;
+                continue;
+            }
+            if program.is_none() {
+                program = Some(w.clone());
+            } else if !s.contains('=') {
+                self.path_effect(w, Access::Read, cwds, "operand of awk", false);
+            }
+            i += 1;
+        }
+        if let Some(p) = program {
+            match p.exact() {
+                Some(text) => {
+                    if let Some(why) = awk_danger(text) {
+                        self.violate("unsupported_construct", format!("the awk program {why}; use grep, sed or a simpler program"), Some(label.to_string()), "awk".into(), "command", None);
+                    }
+                }
+                None => self.violate("dynamic_command", "the awk program is built at run time; write it literally".into(), Some(label.to_string()), "awk".into(), "command", None),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_effects_table() {
+        let kinds = |s: &str| -> Vec<(String, String)> {
+            sed_effects(s)
+                .into_iter()
+                .map(|(k, t)| {
+                    let k = match k {
+                        SedEffect::Exec => "exec",
+                        SedEffect::Write => "write",
+                        SedEffect::Read => "read",
+                    };
+                    (k.to_string(), t)
+                })
+                .collect()
+        };
+        let none: Vec<(String, String)> = vec![];
+        assert_eq!(kinds("s/a/b/g"), none);
+        assert_eq!(kinds("1,5p;/x/d"), none);
+        assert_eq!(kinds("s/w/e/"), none, "letters inside the regex and replacement are data");
+        assert_eq!(kinds("s|a|b|w out.txt"), vec![("write".into(), "out.txt".into())]);
+        assert_eq!(kinds("s/a/b/e"), vec![("exec".into(), String::new())]);
+        assert_eq!(kinds("1e date"), vec![("exec".into(), String::new())]);
+        assert_eq!(kinds("r in.txt"), vec![("read".into(), "in.txt".into())]);
+        assert_eq!(kinds("/x/w log\np"), vec![("write".into(), "log".into())]);
+        assert_eq!(kinds("a\\\nappended w text"), none, "the text of `a` is data");
+    }
+
+    #[test]
+    fn awk_danger_table() {
+        for (prog, dangerous) in [
+            ("{print $1}", false),
+            ("$3 > 100 {print}", false),
+            ("/a|b/ {n++} END {print n}", false),
+            ("$1 == \"x|y\" {print}", false),
+            ("NR > 1 || NF > 2", false),
+            ("BEGIN{system(\"x\")}", true),
+            ("{print | \"sort\"}", true),
+            ("{\"date\" | getline d}", true),
+            ("{print > \"out\"}", true),
+            ("{printf \"%s\", $1 > \"f\"}", true),
+            ("{getline line < \"/etc/passwd\"}", true),
+            ("BEGIN{print ENVIRON[\"HOME\"]}", true),
+        ] {
+            assert_eq!(awk_danger(prog).is_some(), dangerous, "{prog}");
+        }
+    }
+}
