@@ -30,7 +30,15 @@ pub(super) fn lock_document(file: &Path) -> Result<Option<fs::File>> {
         message: e.to_string(),
     };
     let deadline = std::time::Instant::now() + LOCK_WAIT;
+    let gave_up = |why: &str| ScopeError::Edit {
+        file: file.display().to_string(),
+        message: format!("{why} for {} seconds; nothing was added, try again", LOCK_WAIT.as_secs()),
+    };
     loop {
+        // Checked on every turn: a file replaced again and again keeps no edit waiting.
+        if std::time::Instant::now() >= deadline {
+            return Err(gave_up("the file kept being replaced while this edit waited"));
+        }
         let handle = match fs::File::open(file) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -40,14 +48,7 @@ pub(super) fn lock_document(file: &Path) -> Result<Option<fs::File>> {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
                 if std::time::Instant::now() >= deadline {
-                    return Err(ScopeError::Edit {
-                        file: file.display().to_string(),
-                        message: format!(
-                            "another edit of this file has held its lock for {} seconds; \
-                             nothing was added, try again",
-                            LOCK_WAIT.as_secs()
-                        ),
-                    });
+                    return Err(gave_up("another edit of this file has held its lock"));
                 }
                 std::thread::sleep(std::time::Duration::from_millis(5));
                 continue;
