@@ -496,6 +496,13 @@ fn add_to_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&text_arg(env, request)?))
 }
 
+/// Where Add to scope would put the resource of REQUEST (the JSON of `add-to-scope`),
+/// without editing: (:section :value).
+#[defun]
+fn add_plan<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::add_plan(&text_arg(env, request)?))
+}
+
 /// Run file tool OP (`read_file`, `list_dir`, `grep_files`, `apply_patch`, `check_path`) on
 /// REQUEST, a JSON string; returns the tool's JSON result (failures included) as a string.
 #[defun]
