@@ -162,7 +162,7 @@ fn main() {
     match home.map(|h| h.join("registry/src")).filter(|p| p.is_dir()) {
         Some(src) => {
             let src = src.canonicalize().unwrap_or(src);
-            walk_rows("cargo registry sources", &[src.clone()], &matcher(&src));
+            walk_rows("cargo registry sources", std::slice::from_ref(&src), &matcher(&src));
         }
         None => println!("no cargo registry sources here: that row is left out"),
     }
@@ -171,7 +171,7 @@ fn main() {
     let tree = repo.join("target/bench-deny-tree");
     match generated_tree(&tree) {
         Ok(()) => {
-            walk_rows("generated 200,000 files", &[tree.clone()], &matcher(&tree));
+            walk_rows("generated 200,000 files", std::slice::from_ref(&tree), &matcher(&tree));
         }
         Err(e) => println!("cannot make {}: {e}", tree.display()),
     }

@@ -161,7 +161,7 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a/ok.txt"), root.join("link.pem")).unwrap();
         let m = matcher(&root, &["**/.env".into(), "**/*.pem".into(), "**/secrets/**".into()]);
         let listed = list_dir(&guard(&root, &m), root.to_str().unwrap(), Some(MAX_DEPTH), 0, Some(MAX_LIMIT)).unwrap();
-        let Reach::Denied { found, .. } = all_denied_under(&[root.clone()], &m, &Limits::default()) else { panic!("denied entries") };
+        let Reach::Denied { found, .. } = all_denied_under(std::slice::from_ref(&root), &m, &Limits::default()) else { panic!("denied entries") };
         let found: Vec<PathBuf> = found.iter().map(|p| p.strip_prefix(&root).unwrap().to_path_buf()).collect();
         assert_eq!(found, [".env", "a/b/c/.env", "a/key.pem", "link.pem", "secrets"].map(PathBuf::from));
         assert_eq!(listed.hidden, found.len());
