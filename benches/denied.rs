@@ -44,6 +44,17 @@ fn matcher(root: &Path) -> Matcher {
     Matcher::new(&paths, None, Some(root)).expect("the scope compiles")
 }
 
+/// A scope of 1,000 deny patterns (500 `DIR/**`, 250 `**/NAME`, 250 `**/*.EXT`) besides
+/// the two of [`matcher`]: the walk clones and consults the whole matcher.
+fn big_matcher(root: &Path) -> Matcher {
+    let mut deny: Vec<String> = vec!["**/.env".into(), "**/*.pem".into()];
+    deny.extend((0..500).map(|i| format!("/nowhere/d{i}/**")));
+    deny.extend((0..250).map(|i| format!("**/name{i}.txt")));
+    deny.extend((0..250).map(|i| format!("**/*.ext{i}")));
+    let paths = Paths { read: vec![format!("{}/**", root.display())], write: vec![], deny };
+    Matcher::new(&paths, None, Some(root)).expect("the scope compiles")
+}
+
 /// The median time of a walk of `roots` (ms), without limits, and what it found.
 fn time_walk(roots: &[PathBuf], m: &Matcher) -> (f64, Reach) {
     let unbounded = Limits { max_entries: usize::MAX, max_time: Duration::from_secs(3600) };
@@ -156,6 +167,8 @@ fn main() {
         ),
         None => println!("grep -rn could not run: the comparison is left out"),
     }
+    let (big, _) = time_walk(&roots, &big_matcher(&repo));
+    row("Rust: deny walk, this repository, 1,002 deny patterns", &format!("{big:.2} ms"), &format!("{walk:.2} ms (2)"), Some(big / walk), "(info)", None);
 
     // The crate sources of the cargo registry.
     let home = std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
