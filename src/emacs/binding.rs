@@ -511,8 +511,9 @@ fn file_tool<'e>(env: &'e Env, op: Value<'e>, request: Value<'e>) -> Result<Valu
     lstr(env, &result)
 }
 
-/// The directories an OS sandbox shows for the scope of REQUEST, as literal prefixes of its
-/// path patterns; returns (:read :write :hide).
+/// What an OS sandbox shows for the scope of REQUEST: the directories to bind, as literal
+/// prefixes of its path patterns, and what to cover; returns (:read :write :hide :masks
+/// :cannot_mask), a mask being (:path :kind) with kind "file" or "dir".
 #[defun]
 fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, crate::policy::sandbox::mounts_for_request(&text_arg(env, request)?))

@@ -20,6 +20,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use serde::Serialize;
 
 use super::{io_error, FsError, Guard};
+use crate::policy::denied::walked;
 use crate::policy::paths::{Access, Resolved};
 
 pub const DEFAULT_LIMIT: usize = 200;
@@ -94,6 +95,7 @@ pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[Stri
     let includes = include_set(include)?;
     let checked = guard.check(path, Access::Read)?;
     let root = checked.target.clone();
+    let root_as_written = Resolved { literal: checked.literal.clone(), target: root.clone() };
     let meta = std::fs::metadata(&root).map_err(|e| io_error(&root, &e))?;
     let shared = Shared { limit, ..Shared::default() };
     if meta.is_file() {
@@ -113,7 +115,7 @@ pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[Stri
             .build_parallel();
         walk.run(|| {
             let mut worker = Worker::new(&shared, &matcher);
-            let (guard, root, includes) = (guard, &root, &includes);
+            let (guard, root, includes, root_as_written) = (guard, &root, &includes, &root_as_written);
             Box::new(move |entry| {
                 use ignore::WalkState;
                 if worker.shared.stopped.load(Ordering::Relaxed) {
@@ -124,8 +126,8 @@ pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[Stri
                     return WalkState::Continue;
                 }
                 let p = entry.path();
-                let r = Resolved { literal: p.to_path_buf(), target: p.to_path_buf() };
-                if !guard.visible(&r) {
+                // Judged as every walk judges its entries (a symlink by its own path).
+                if !guard.visible(&walked(root_as_written, p)) {
                     worker.shared.skipped.fetch_add(1, Ordering::Relaxed);
                     return WalkState::Continue;
                 }
