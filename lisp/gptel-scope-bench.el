@@ -373,14 +373,17 @@ given without them."
   "Measure run_bash_command on `true' against SPAWN, the bare spawn's seconds.
 Also the processor time Emacs itself spends on each (its own work,
 less noisy than the wall clock on a busy machine)."
-  (gptel-scope-bench--spawn-tool "true")
+  (let ((gptel-scope-sandbox nil))
+    (gptel-scope-bench--spawn-tool "true"))
   (let (bares tools bare-cpu tool-cpu)
-    ;; Interleaved, so that both see the same state of the machine.
+    ;; Interleaved, so that both see the same state of the machine.  Without the sandbox:
+    ;; this is the cost of the checks and of running through Lisp.
     (dotimes (_ gptel-scope-bench-spawns)
       (let ((cpu (float-time (get-internal-run-time))))
         (push (gptel-scope-bench--spawn-bare) bares)
         (push (- (float-time (get-internal-run-time)) cpu) bare-cpu))
-      (let ((cpu (float-time (get-internal-run-time))))
+      (let ((cpu (float-time (get-internal-run-time)))
+            (gptel-scope-sandbox nil))
         (push (car (gptel-scope-bench--spawn-tool "true")) tools)
         (push (- (float-time (get-internal-run-time)) cpu) tool-cpu)))
     (let ((bare (gptel-scope-bench--median (cons spawn bares)))
@@ -392,6 +395,28 @@ less noisy than the wall clock on a busy machine)."
                               (format "%.3f ms" (* 1e3 (gptel-scope-bench--median tool-cpu)))
                               (format "%.3f ms" (* 1e3 (gptel-scope-bench--median bare-cpu)))
                               nil "(info)" 'info))))
+
+(defun gptel-scope-bench--sandbox ()
+  "Measure what the sandbox adds to run_bash_command on `true', its default.
+Interleaved with the same call without it; the difference of the
+medians is the sandbox's cost per command (the mounts asked of the
+module, the walk for denied entries, starting bubblewrap)."
+  (if (not (let ((gptel-scope-sandbox 'auto)) (gptel-scope-sandbox-works-p)))
+      (gptel-scope-bench--row "Emacs: the sandbox's cost per command" "no bwrap" "-" nil "(info)" 'info)
+    (let (with without)
+      (let ((gptel-scope-sandbox 'auto)) (gptel-scope-bench--spawn-tool "true"))
+      (dotimes (_ gptel-scope-bench-spawns)
+        (let ((gptel-scope-sandbox nil))
+          (push (car (gptel-scope-bench--spawn-tool "true")) without))
+        (let ((gptel-scope-sandbox 'auto))
+          (push (car (gptel-scope-bench--spawn-tool "true")) with)))
+      (let* ((w (gptel-scope-bench--median with))
+             (wo (gptel-scope-bench--median without))
+             (cost (* 1e3 (- w wo))))
+        (gptel-scope-bench--row "Emacs: the sandbox's cost per command (run_bash_command true)"
+                                (format "%.2f ms" cost)
+                                (format "%.2f ms with, %.2f ms without" (* 1e3 w) (* 1e3 wo))
+                                (/ cost 10.0) "<= 10 ms" (<= cost 10.0))))))
 
 (defun gptel-scope-bench--flood ()
   "Run `yes' through run_bash_command for 10 s; report how much Emacs grows."
@@ -567,6 +592,7 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
             (gptel-scope-bench--scope-cache dir)
             (gptel-scope-bench--truncate)
             (gptel-scope-bench--run-bash spawn)
+            (gptel-scope-bench--sandbox)
             (gptel-scope-bench--redaction dir)
             (gptel-scope-bench--flood)))
       (delete-directory dir t)

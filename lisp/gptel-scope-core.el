@@ -39,7 +39,8 @@
 ;;   gptel-scope-env       the environment of commands, redaction of
 ;;                         secrets in every result (core, exec, tools)
 ;;   gptel-scope-sandbox   bubblewrap             (core, exec, tools)
-;;   gptel-scope-fs        the file tools         (core, tools, events, env)
+;;   gptel-scope-fs        the file tools         (core, tools, events, env,
+;;                         sandbox)
 ;;   gptel-scope-pty       terminal sessions      (core, exec, events, tools, env)
 ;;   gptel-scope-expand    request_scope_expansion, allow-once (core, tools)
 ;;   gptel-scope-menu      its transient menu, loaded when first shown

@@ -33,6 +33,7 @@
 (require 'gptel-scope-tools)
 (require 'gptel-scope-events)
 (require 'gptel-scope-env)
+(require 'gptel-scope-sandbox)
 
 (defvar gptel-scope-tool-validation)
 (declare-function gptel-make-tool "ext:gptel-request")
@@ -249,6 +250,7 @@ is its result."
            :fs_mode (or (plist-get scope :fs-mode) :null)
            :approval_policy (or (plist-get scope :approval-policy) :null)
            :timeout (or (plist-get scope :timeout) :null)
+           :sandbox (gptel-scope-sandbox-status)
            :environment (gptel-scope-env-summary))))
     (error (gptel-scope--error-json err "get_system_info"))))
 
@@ -309,7 +311,7 @@ For `gptel-pre-tool-call-functions': CALL is a plist with :name and
     ("list_dir" . "List a directory inside the scope breadth-first, sorted, one entry a line relative to `path', marked / (directory), * (executable) or @ (symlink, not followed). `depth' levels (default 2), `limit' entries (default 200) from `offset'. Entries the scope denies are left out and counted in `hidden'.")
     ("grep_files" . "Search files inside the scope for a regular expression (Rust regex syntax), recursively from `path' (default the project root). `include' narrows the files by glob (\"*.rs\" or a list). Matches come as file:line:text, at most `limit' (default 200); `truncated' says more exist. Hidden files, .gitignored files, binary files and files the scope denies are skipped.")
     ("apply_patch" . "Change files with a patch: a unified diff (--- a/PATH, +++ b/PATH, @@ -l,n +l,n @@ hunks; /dev/null to create or delete) or the envelope *** Begin Patch / *** Add File: PATH / *** Update File: PATH (with @@ and ' ', '-', '+' lines; *** Move to: to rename) / *** Delete File: PATH / *** End Patch. Hunks must match the file exactly (no fuzz, no offset): read the file first. Every file must be in the write scope; all files are written or none. The result lists each file with lines added and removed.")
-    ("get_system_info" . "Describe the system without running a command: platform, Emacs and module versions, the shell, the project root, the scope files in effect, the file-system mode and the approval policy. Prefer it to shell commands like uname."))
+    ("get_system_info" . "Describe the system without running a command: platform, Emacs and module versions, the shell, the project root, the scope files in effect, the file-system mode, the approval policy and the sandbox commands run in. Prefer it to shell commands like uname."))
   "What the model is told about each file tool.")
 
 (defun gptel-scope-fs--description (tool)

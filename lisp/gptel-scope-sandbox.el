@@ -11,15 +11,16 @@
 
 ;;; Commentary:
 
-;; An optional second wall around the commands the module allowed: with
-;; `gptel-scope-sandbox' set, each command runs under bubblewrap (bwrap)
-;; and sees only
+;; The second wall around the commands the module allowed: unless
+;; `gptel-scope-sandbox' is nil, each command runs under bubblewrap
+;; (bwrap) wherever it works, and sees only
 ;;
 ;; - the scope's read paths, read-only, and its write paths, writable:
 ;;   each pattern of paths.read and paths.write reduced to its literal
 ;;   directory prefix by the module (`~/src/**/*.c' shows `~/src');
 ;; - the system directories a shell needs, read-only: /usr, /bin, /sbin,
-;;   /lib*, /etc; a private /tmp, /proc and a minimal /dev;
+;;   /lib*, /etc; a private /tmp (TMPDIR), /proc and a minimal /dev; an
+;;   empty private home directory unless the scope shows the real one;
 ;; - nothing of what the deny patterns name as a whole file or directory,
 ;;   nor of the entries their globs (`**/.env', `**/*.pem') cover under
 ;;   the read and write paths, found by the module's walk of names
@@ -29,8 +30,9 @@
 ;;   nothing runs.
 ;;
 ;; Every other path does not exist inside; the root is read-only; the
-;; command has no network (all namespaces unshared), no capabilities,
-;; and dies with Emacs's process.  The validator still decides what
+;; command has no network (all namespaces unshared) unless the scope says
+;; `sandbox: {network: true}', no capabilities, and dies with Emacs's
+;; process.  The validator still decides what
 ;; runs: the sandbox only stops what it lets through from reaching
 ;; further than the scope's directories, for instance a path argument
 ;; that `path_arguments: warn' let pass.
@@ -45,15 +47,15 @@
 
 (declare-function gptel-scope-module-sandbox-mounts "gptel-scope-module" (request))
 
-(defcustom gptel-scope-sandbox nil
+(defcustom gptel-scope-sandbox 'auto
   "Whether commands run in a bubblewrap sandbox limited to the scope's paths.
-nil runs them as they are.  `bwrap' runs each under bubblewrap and
-refuses to run anything when bubblewrap is missing or does not work
-here (no user namespaces).  `auto' uses bubblewrap when it works and
-runs commands without it otherwise."
-  :type '(choice (const :tag "No sandbox" nil)
+`auto' (the default) runs each under bubblewrap wherever it works and,
+where it does not, runs commands with the module's checks alone, saying
+so once.  `bwrap' refuses to run anything when bubblewrap is missing or
+does not work here (no user namespaces).  nil runs commands as they are."
+  :type '(choice (const :tag "bubblewrap when it works" auto)
                  (const :tag "bubblewrap, or run nothing" bwrap)
-                 (const :tag "bubblewrap when it works" auto))
+                 (const :tag "No sandbox" nil))
   :group 'gptel-scope)
 
 (defcustom gptel-scope-sandbox-program "bwrap"
@@ -138,11 +140,25 @@ system over it is read-only, and covers them already)."
          (cons "/proc" (list "--proc" "/proc"))
          (cons "/dev" (list "--dev" "/dev")))))
 
+(defun gptel-scope-sandbox--private-home (shown)
+  "Return the mount of an empty private home, or nil when SHOWN holds it.
+SHOWN is the list of directories bound; when none of them is the home
+directory or above it, the home is an empty writable file system (the
+scope's directories under it are bound over it), so that programs
+writing their caches and settings there work and keep nothing."
+  (let ((home (directory-file-name (expand-file-name "~"))))
+    (unless (or (equal home "/")
+                (seq-some (lambda (d) (or (equal d "/") (equal d home)
+                                          (string-prefix-p (file-name-as-directory d) home)))
+                          shown))
+      (list (cons home (list "--tmpfs" home))))))
+
 (defun gptel-scope-sandbox-argv (argv directory mounts)
   "Return the bwrap argv running ARGV in DIRECTORY with MOUNTS.
 MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS :masks MASKS
-:protect PATHS) of absolute paths; each of MASKS a plist (:path PATH
-:kind \"file\" or \"dir\").  A mount of a path that does not exist is
+:protect PATHS :network BOOL) of absolute paths; each of MASKS a plist
+\(:path PATH :kind \"file\" or \"dir\").  The network is shared only
+when :network is t.  A mount of a path that does not exist is
 skipped; a hidden path is covered only when it exists inside a read or
 write mount; a protected one (a scope document, the profiles, the trust
 list) is bound read-only over the writable directory holding it.
@@ -157,6 +173,7 @@ one covers that too), then the protected paths outside them."
          (binds
           (append
            (gptel-scope-sandbox--system-mounts)
+           (gptel-scope-sandbox--private-home shown)
            (mapcar (lambda (d) (cons d (list "--ro-bind-try" d d))) (plist-get mounts :read))
            (mapcar (lambda (d) (cons d (list "--bind-try" d d))) (plist-get mounts :write))))
          (covers (gptel-scope-sandbox--covers mounts))
@@ -169,11 +186,15 @@ one covers that too), then the protected paths outside them."
                       (plist-get mounts :protect))))
     (append (list gptel-scope-sandbox-program
                   "--die-with-parent" "--unshare-all" "--cap-drop" "ALL")
+            (and (eq (plist-get mounts :network) t) (list "--share-net"))
             (apply #'append
                    (mapcar #'cdr (cl-stable-sort binds #'< :key (lambda (e) (gptel-scope-sandbox--depth (car e))))))
             (apply #'append (mapcar #'cddr covers))
             (apply #'append (mapcar (lambda (p) (list "--ro-bind" p p)) protect))
-            (list "--remount-ro" "/" "--chdir" directory "--")
+            ;; The command's TMPDIR, when it has one, is the private /tmp.
+            (and (getenv "TMPDIR") (list "--setenv" "TMPDIR" "/tmp"))
+            ;; bubblewrap sets PWD to this: without a trailing slash, as a shell would.
+            (list "--remount-ro" "/" "--chdir" (directory-file-name directory) "--")
             argv)))
 
 (defun gptel-scope-sandbox-works-p ()
@@ -197,6 +218,38 @@ That is (:read DIRS :write DIRS :hide PATHS :protect PATHS :masks MASKS
   (gptel-scope-load-module)
   (gptel-scope-module-sandbox-mounts (gptel-scope--request (or buffer (current-buffer)))))
 
+(defvar gptel-scope-sandbox--warned nil
+  "Non-nil once the user was told that commands run without the sandbox.")
+
+(defun gptel-scope-sandbox--missing ()
+  "Say why bubblewrap cannot run here, and how to fix it."
+  (if (executable-find gptel-scope-sandbox-program)
+      (format "`%s' cannot create a sandbox here (user namespaces disabled? see sysctl kernel.unprivileged_userns_clone)"
+              gptel-scope-sandbox-program)
+    (format "`%s' is not installed (install bubblewrap: apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap)"
+            gptel-scope-sandbox-program)))
+
+(defun gptel-scope-sandbox-status ()
+  "Describe the sandbox commands run in, as one sentence."
+  (cond
+   ((null gptel-scope-sandbox)
+    "none: gptel-scope-sandbox is nil, so commands run with the module's checks alone")
+   ((gptel-scope-sandbox-works-p)
+    "bubblewrap: commands see only the scope's directories (read-only where only read), the system's, a private /tmp and home, no denied entry, and no network unless the scope allows it")
+   ((eq gptel-scope-sandbox 'auto)
+    (format "none: %s; commands run with the module's checks alone, and a command those checks miss can read and write anywhere the user can"
+            (gptel-scope-sandbox--missing)))
+   (t (format "unavailable: %s; gptel-scope-sandbox is `%s', so no command runs" (gptel-scope-sandbox--missing) gptel-scope-sandbox))))
+
+(defun gptel-scope-sandbox--warn-once ()
+  "Tell the user once per session that commands run without the sandbox."
+  (unless gptel-scope-sandbox--warned
+    (setq gptel-scope-sandbox--warned t)
+    (display-warning 'gptel-scope
+                     (format "Commands run without a sandbox: %s.  Only the module's checks stand between the model and your files.  Set gptel-scope-sandbox to nil to silence this."
+                             (gptel-scope-sandbox--missing))
+                     :warning)))
+
 (defun gptel-scope-sandbox-wrap (argv directory)
   "Return ARGV to run in DIRECTORY as `gptel-scope-sandbox' asks.
 Called by `gptel-scope-exec-start' in the buffer whose scope applies.
@@ -210,13 +263,10 @@ does not work, or when the entries to mask could not all be found."
       (when (plist-get mounts :cannot_mask)
         (signal 'gptel-scope-sandbox-error (list (plist-get mounts :cannot_mask))))
       (gptel-scope-sandbox-argv argv directory mounts)))
-   ((eq gptel-scope-sandbox 'auto) argv)
+   ((eq gptel-scope-sandbox 'auto) (gptel-scope-sandbox--warn-once) argv)
    (t (signal 'gptel-scope-sandbox-error
-              (list (format "gptel-scope-sandbox is `%s' but `%s' %s; nothing ran (install bubblewrap, or set gptel-scope-sandbox to auto or nil)"
-                            gptel-scope-sandbox gptel-scope-sandbox-program
-                            (if (executable-find gptel-scope-sandbox-program)
-                                "cannot create a sandbox here (user namespaces disabled?)"
-                              "is not installed")))))))
+              (list (format "gptel-scope-sandbox is `%s' but %s; nothing ran (or set gptel-scope-sandbox to auto or nil)"
+                            gptel-scope-sandbox (gptel-scope-sandbox--missing)))))))
 
 (unless gptel-scope-exec-argv-function
   (setq gptel-scope-exec-argv-function #'gptel-scope-sandbox-wrap))

@@ -42,7 +42,7 @@
 ;;   gptel-scope-core     options, error symbols, the module loader
 ;;   gptel-scope-exec     running a judged command (make-process)
 ;;   gptel-scope-trust    approval of scope documents (`gptel-scope-trust')
-;;   gptel-scope-sandbox  optionally, in a bubblewrap sandbox of the scope
+;;   gptel-scope-sandbox  in a bubblewrap sandbox of the scope, where it works
 ;;   gptel-scope-tools    the command tools and the scope of a buffer
 ;;   gptel-scope-env      the environment of commands, redaction of secrets
 ;;   gptel-scope-fs       the file tools

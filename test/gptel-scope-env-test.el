@@ -242,8 +242,12 @@ so does an error that echoes a secret back, and list_dir of a file named like on
     (gptel-scope-test--with-secrets
       (gptel-scope-test-in-chat dir
         (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-run-command "printenv" nil dir) :output)
-                       ;; What every command gets from the runner, and the one included.
-                       "PAGER=cat\nGIT_PAGER=cat\nMANPAGER=cat\nSYSTEMD_PAGER=cat\nGIT_TERMINAL_PROMPT=0\nGIT_EDITOR=true\nEDITOR=true\nVISUAL=true\nTERM=dumb\nPROJECT_NOTE=ordinary-note-1\n"))))))
+                       ;; What every command gets from the runner, and the one included;
+                       ;; bubblewrap, on by default where it works, adds the working directory.
+                       (concat "PAGER=cat\nGIT_PAGER=cat\nMANPAGER=cat\nSYSTEMD_PAGER=cat\nGIT_TERMINAL_PROMPT=0\nGIT_EDITOR=true\nEDITOR=true\nVISUAL=true\nTERM=dumb\nPROJECT_NOTE=ordinary-note-1\n"
+                               (if (and gptel-scope-sandbox (gptel-scope-sandbox-works-p))
+                                   (format "PWD=%s\n" (directory-file-name dir))
+                                 ""))))))))
 
 (ert-deftest gptel-scope-test-env-unknown-key-fails-closed ()
   "An unknown key under environment: is invalid_config naming it; nothing runs."

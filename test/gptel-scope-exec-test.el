@@ -15,8 +15,10 @@
 (defun gptel-scope-test--run (command &rest keys)
   "Run COMMAND (a shell string, or an argv list) with KEYS; return the result.
 While it runs, the pids of its process group and descendants are
-collected into :pids."
-  (let* ((result nil) (calls 0) (pids nil)
+collected into :pids.  It runs as exec runs it, without the sandbox
+\(whose own tests are in gptel-scope-sandbox-test.el)."
+  (let* ((gptel-scope-exec-argv-function nil)
+         (result nil) (calls 0) (pids nil)
          (argv (if (stringp command) (gptel-scope-exec-shell-argv command) command))
          (proc (apply #'gptel-scope-exec-start argv temporary-file-directory
                       (lambda (r) (setq result r calls (1+ calls)))
@@ -54,6 +56,7 @@ collected into :pids."
 (ert-deftest gptel-scope-test-s03-command-leads-its-own-process-group ()
   "Emacs starts the command in a session of its own: its pid is its group."
   (let* ((done nil)
+         (gptel-scope-exec-argv-function nil)
          (proc (gptel-scope-exec-start (gptel-scope-exec-shell-argv "sleep 5") temporary-file-directory
                                        (lambda (_) (setq done t)) :timeout 1))
          (attrs (process-attributes (process-id proc))))

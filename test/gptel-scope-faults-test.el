@@ -275,10 +275,13 @@ again in the instant between the runner's look and the process start."
               (list-system-processes)))
 
 (ert-deftest gptel-scope-test-fault-command-ignoring-sigterm ()
-  "SIGTERM ignored: SIGKILL after the grace period, timeout with the output."
+  "SIGTERM ignored: SIGKILL after the grace period, timeout with the output.
+Without the sandbox: in it, SIGTERM ends bubblewrap and with it every
+process of the sandbox at once."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (gptel-scope-test-in-chat dir
-      (let* ((gptel-scope-kill-grace 0.5)
+      (let* ((gptel-scope-sandbox nil)
+             (gptel-scope-kill-grace 0.5)
              (seconds (+ 100 (random 900)))
              (start (float-time))
              (r (gptel-scope-test-call #'gptel-scope-run-bash-command

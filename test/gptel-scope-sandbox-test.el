@@ -34,7 +34,9 @@
     (let* ((out (expand-file-name "out" dir))
            (secret (expand-file-name "secret" dir))
            (key (expand-file-name "out/key.pem" dir))
-           (gptel-scope-sandbox-program "bwrap"))
+           (gptel-scope-sandbox-program "bwrap")
+           ;; No TMPDIR: the command line has no --setenv.
+           (process-environment (cons "TMPDIR" process-environment)))
       (make-directory out)
       (make-directory secret)
       (with-temp-file key (insert "k"))
@@ -60,6 +62,17 @@
                                      "--tmpfs" secret "--remount-ro" secret
                                      "--ro-bind" (gptel-scope-sandbox--empty-file) key
                                      "--remount-ro" "/" "--chdir" out "--" "bash" "-c" "ls"))))))))
+
+(ert-deftest gptel-scope-test-sandbox-network-only-when-the-scope-says ()
+  "No network unless the scope's sandbox: {network: true}; TMPDIR is the private /tmp."
+  (let ((gptel-scope-sandbox-program "bwrap")
+        (process-environment (cons "TMPDIR=/var/tmp/mine" process-environment)))
+    (should-not (member "--share-net" (gptel-scope-sandbox-argv '("true") "/" nil)))
+    (should-not (member "--share-net" (gptel-scope-sandbox-argv '("true") "/" '(:network :false))))
+    (let ((argv (gptel-scope-sandbox-argv '("true") "/" '(:network t))))
+      (should (equal (seq-take argv 6) '("bwrap" "--die-with-parent" "--unshare-all" "--cap-drop" "ALL" "--share-net")))
+      (should (seq-some (lambda (tail) (equal (seq-take tail 3) '("--setenv" "TMPDIR" "/tmp")))
+                        (cl-maplist #'identity argv))))))
 
 (defconst gptel-scope-test--sandbox-scope
   "paths:
@@ -134,10 +147,14 @@ out/gen.sh writing OUTSIDE/y.  Run BODY in a chat buffer there."
       ;; The deny patterns' directory is empty; the rest of the project is seen.
       (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "find .. -name key -o -name names" "out")))
         (should (equal (plist-get r :output) "../out/names\n")))
-      ;; Only the system directories and the scope: no home, no /root, no /var.
-      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls /" "out")))
+      ;; Only the system directories, the scope and an empty private home: no /var, and
+      ;; nothing of the real home.
+      (let* ((home (directory-file-name (expand-file-name "~")))
+             (top (car (split-string home "/" t)))
+             (r (gptel-scope-test-call #'gptel-scope-run-bash-command (format "ls / && ls -A %s" home) "out")))
+        ;; The home lists nothing: every line is a top directory.
         (should-not (seq-difference (split-string (plist-get r :output) "\n" t)
-                                    '("bin" "dev" "etc" "lib" "lib32" "lib64" "libx32" "proc" "sbin" "tmp" "usr"))))
+                                    (list "bin" "dev" "etc" "lib" "lib32" "lib64" "libx32" "proc" "sbin" "tmp" "usr" top))))
       ;; No network: the only interface is the loopback.
       (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "cat /proc/net/dev" "out")))
         (should (equal (mapcar (lambda (l) (car (split-string l ":")))
@@ -153,9 +170,14 @@ out/gen.sh writing OUTSIDE/y.  Run BODY in a chat buffer there."
           (gptel-scope-sandbox--works nil)
           (gptel-scope-pty--sessions (make-hash-table)))
       (unwind-protect
-          (let* ((r (gptel-scope-test-call #'gptel-scope-exec-command "./gen.sh; ls /" "out" 2000)))
+          (let* ((home (directory-file-name (expand-file-name "~")))
+                 (real (directory-files home nil "\\`\\([^.]\\|\\.[^.]\\)"))
+                 (r (gptel-scope-test-call #'gptel-scope-exec-command (format "./gen.sh; ls / /var; ls -A %s" home) "out" 2000)))
             (should (string-match-p "No such file or directory" (plist-get r :output)))
-            (should-not (string-match-p "\\broot\\b\\|\\bhome\\b" (plist-get r :output)))
+            ;; No /var; the home is the sandbox's own, empty: none of the real one's names.
+            (should (string-match-p "cannot access '/var'" (plist-get r :output)))
+            (should real)
+            (should-not (seq-intersection real (split-string (plist-get r :output) "[ \r\n\t]+" t)))
             (should-not (file-exists-p (expand-file-name "y" outside))))
         (gptel-scope-pty-close-all)))))
 
@@ -189,13 +211,21 @@ out/gen.sh writing OUTSIDE/y.  Run BODY in a chat buffer there."
       (let* ((gptel-scope-sandbox 'bwrap)
              (r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch granted" "out")))
         (should (equal (plist-get r :reason) "sandbox_unavailable"))
-        (should (string-match-p "`no-such-bwrap-here' is not installed; nothing ran" (plist-get r :message)))
+        (should (string-match-p "`no-such-bwrap-here' is not installed (install bubblewrap: apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap); nothing ran" (plist-get r :message)))
         (should-not (file-exists-p (expand-file-name "out/granted" dir)))
         (should (equal gptel-scope--allow-once '(("run_bash_command" . "touch granted")))))
       (let* ((gptel-scope-sandbox 'auto)
-             (r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch granted" "out")))
+             (gptel-scope-sandbox--warned nil)
+             (warned nil)
+             (r (cl-letf (((symbol-function 'display-warning)
+                           (lambda (_type message &rest _) (push message warned))))
+                  (prog1 (gptel-scope-test-call #'gptel-scope-run-bash-command "touch granted" "out")
+                    (gptel-scope-test-call #'gptel-scope-run-bash-command "ls" "out")))))
         (should (eq (plist-get r :success) t))
-        (should (file-exists-p (expand-file-name "out/granted" dir)))))))
+        (should (file-exists-p (expand-file-name "out/granted" dir)))
+        ;; Said once, with what to install and what is missing.
+        (should (equal warned (list "Commands run without a sandbox: `no-such-bwrap-here' is not installed (install bubblewrap: apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap).  Only the module's checks stand between the model and your files.  Set gptel-scope-sandbox to nil to silence this.")))
+        (should (string-prefix-p "none: `no-such-bwrap-here' is not installed" (gptel-scope-sandbox-status)))))))
 
 (ert-deftest gptel-scope-test-sandbox-command-line-masks ()
   "Masks come after every mount, outermost first; nothing under a masked directory."

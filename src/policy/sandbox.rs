@@ -47,6 +47,8 @@ pub struct Mounts {
     pub masks: Vec<Mask>,
     /// Why the entries to mask could not all be found: when set, nothing may run.
     pub cannot_mask: Option<String>,
+    /// The scope lets commands use the network (`sandbox.network`).
+    pub network: bool,
 }
 
 /// An entry the sandbox masks, at its path inside the sandbox.
@@ -235,9 +237,15 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
     let p = prepare(&req)?;
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| p.loaded.project_root.clone());
-    let paths = &p.loaded.scope.paths;
+    // An allow-once grant of a path lets the call it was given for reach that path: shown
+    // writable for the call (a grant does not say whether the call reads or writes there;
+    // the decision judged each effect the command has on it, and the grant is used up).
+    let mut granted = p.loaded.scope.paths.clone();
+    granted.write.extend(req.grants.iter().map(|g| g.resource.trim()).filter(|r| r.starts_with('/') || r.starts_with('~')).map(str::to_owned));
+    let paths = &granted;
     let mut m = mounts(paths, p.home.as_deref(), root.as_deref());
     m.protect = protected_mounts(p.matcher.protected(), &m.write);
+    m.network = p.loaded.scope.sandbox.network;
     match masks(&m, &glob_denies(paths, p.home.as_deref(), root.as_deref()), &p.matcher, &Limits::default()) {
         Ok(k) => m.masks = k,
         Err(why) => m.cannot_mask = Some(why),
@@ -396,8 +404,24 @@ mod tests {
         let root = dir.path().to_string_lossy().into_owned();
         assert_eq!(v, serde_json::json!({"read": [root.clone()], "write": [format!("{root}/out")],
                                      "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"], "protect": [],
-                                     "masks": [], "cannot_mask": null}));
+                                     "masks": [], "cannot_mask": null, "network": false}));
         let err = mounts_for_request("{\"sources\": []}").unwrap_err();
         assert_eq!(err.reason(), "no_scope_config");
+    }
+
+    /// An allow-once grant of a path shows it writable for the call it lets through; a grant
+    /// of a command shows nothing more. `sandbox.network` turns the network on.
+    #[test]
+    fn grants_and_the_network_in_the_mounts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("scope.yml");
+        std::fs::write(&file, "paths:\n  read: [\"${project_root}/**\"]\nsandbox: {network: true}\n").unwrap();
+        let root = dir.path().to_string_lossy().into_owned();
+        let grants = serde_json::json!([{"tool": "run_bash_command", "resource": format!("{root}/sub")},
+                                        {"tool": "run_bash_command", "resource": "/elsewhere/**"},
+                                        {"tool": "run_bash_command", "resource": "rm"}]);
+        let v = mounts_for_request(&serde_json::json!({"sources": [{"file": file}], "home": "/home/u", "grants": grants}).to_string()).unwrap();
+        assert_eq!((v["read"].clone(), v["write"].clone(), v["network"].clone()),
+                   (serde_json::json!([root.clone()]), serde_json::json!(["/elsewhere", format!("{root}/sub")]), serde_json::json!(true)));
     }
 }

@@ -360,7 +360,7 @@ mod tests {
         let s: Scope = serde_yaml::from_value(v).unwrap();
         assert_eq!(s.bash_tools.timeout, 30);
         assert!(s.bash_tools.categories.read_only.is_empty());
-        for key in ["paths:", "bash_tools:", "tool_commands:", "org_roam_patterns:", "fs:", "approval_policy:", "semantics:", "allow_constructs:", "path_arguments:", "environment:", "inherit:", "include:", "exclude:", "set:"] {
+        for key in ["paths:", "bash_tools:", "tool_commands:", "org_roam_patterns:", "fs:", "approval_policy:", "semantics:", "allow_constructs:", "path_arguments:", "environment:", "sandbox:", "network:", "inherit:", "include:", "exclude:", "set:"] {
             assert!(DEFAULTS_YAML.contains(key), "{key}");
         }
     }

@@ -29,6 +29,16 @@ pub struct Scope {
     pub semantics: BTreeMap<String, crate::scope::semantics::CommandSemantics>,
     /// The environment of commands: what they inherit from Emacs, what the scope sets.
     pub environment: crate::scope::env::Environment,
+    /// What the OS sandbox (bubblewrap, when on) lets commands reach besides the scope's paths.
+    pub sandbox: Sandbox,
+}
+
+/// `sandbox:` — what a sandboxed command may reach besides the scope's paths.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sandbox {
+    /// The network (off by default: a sandboxed command has none).
+    pub network: bool,
 }
 
 /// `paths:` — glob patterns. `~` and `${project_root}` expand; `dir/` means `dir/**`.
