@@ -192,7 +192,7 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     }
     let mut words = vec![WordInfo::literal(program)];
     words.extend(args.iter().map(|a| WordInfo::literal(a)));
-    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(std::rc::Rc::from([dir.clone()])), context: Context::TopLevel };
+    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(std::rc::Rc::from([dir.clone()])), context: Context::TopLevel, stdin_from: None };
     j.simple(&cmd, &[]);
     j.finish()
 }
