@@ -20,8 +20,13 @@
 ;;   directory prefix by the module (`~/src/**/*.c' shows `~/src');
 ;; - the system directories a shell needs, read-only: /usr, /bin, /sbin,
 ;;   /lib*, /etc; a private /tmp, /proc and a minimal /dev;
-;; - nothing of what the deny patterns name as a whole file or directory
-;;   (hidden under an empty file system or /dev/null).
+;; - nothing of what the deny patterns name as a whole file or directory,
+;;   nor of the entries their globs (`**/.env', `**/*.pem') cover under
+;;   the read and write paths, found by the module's walk of names
+;;   before each command: a directory is covered by an empty read-only
+;;   file system, anything else by an empty read-only file.  When the
+;;   walk cannot tell (too many entries, an unreadable directory),
+;;   nothing runs.
 ;;
 ;; Every other path does not exist inside; the root is read-only; the
 ;; command has no network (all namespaces unshared), no capabilities,
@@ -69,6 +74,56 @@ runs commands without it otherwise."
   "Return the number of components of the absolute PATH."
   (length (split-string path "/" t)))
 
+(defvar gptel-scope-sandbox--empty-file nil
+  "The empty read-only file bound over denied files, once made.")
+
+(defun gptel-scope-sandbox--empty-file ()
+  "Return the name of an empty, read-only regular file of this user.
+Bound over each denied file: reading it gives nothing.  Made once per
+session with an unpredictable name, and made again when it is no longer
+an empty regular file of this user."
+  (let* ((f gptel-scope-sandbox--empty-file)
+         (attrs (and f (file-attributes f 'integer))))
+    (unless (and attrs
+                 (null (file-attribute-type attrs))
+                 (eql 0 (file-attribute-size attrs))
+                 (eql (user-uid) (file-attribute-user-id attrs)))
+      (setq f (make-temp-file "gptel-scope-empty-"))
+      (set-file-modes f #o444)
+      (setq gptel-scope-sandbox--empty-file f))
+    f))
+
+(defun gptel-scope-sandbox--under-p (path dir)
+  "Return non-nil when PATH lies strictly under the directory DIR."
+  (and (not (equal path dir)) (string-prefix-p (file-name-as-directory dir) path)))
+
+(defun gptel-scope-sandbox--covers (mounts)
+  "Return the covers of MOUNTS: a list of (PATH DIRP . ARGS), outermost first.
+They are the hidden paths that exist inside the shown directories and
+the masks, without any lying under a covered directory (the empty file
+system over it is read-only, and covers them already)."
+  (let* ((shown (append (plist-get mounts :read) (plist-get mounts :write)))
+         (inside (lambda (p) (seq-some (lambda (d) (or (equal d "/") (equal p d)
+                                                        (string-prefix-p (file-name-as-directory d) p)))
+                                       shown)))
+         (dir (lambda (p) (list p t "--tmpfs" p "--remount-ro" p)))
+         (file (lambda (p) (list p nil "--ro-bind" (gptel-scope-sandbox--empty-file) p)))
+         (covers
+          (append
+           (delq nil
+                 (mapcar (lambda (p)
+                           (cond ((not (funcall inside p)) nil)
+                                 ((file-directory-p p) (funcall dir p))
+                                 ((file-exists-p p) (funcall file p))))
+                         (plist-get mounts :hide)))
+           (mapcar (lambda (m)
+                     (funcall (if (equal (plist-get m :kind) "dir") dir file) (plist-get m :path)))
+                   (plist-get mounts :masks))))
+         (dirs (mapcar #'car (seq-filter #'cadr covers)))
+         (kept (seq-remove (lambda (c) (seq-some (lambda (d) (gptel-scope-sandbox--under-p (car c) d)) dirs))
+                           (cl-remove-duplicates covers :key #'car :test #'equal :from-end t))))
+    (cl-stable-sort kept #'< :key (lambda (c) (gptel-scope-sandbox--depth (car c))))))
+
 (defun gptel-scope-sandbox--system-mounts ()
   "Return the system mounts, a list of (PATH . ARGS)."
   (append
@@ -85,39 +140,39 @@ runs commands without it otherwise."
 
 (defun gptel-scope-sandbox-argv (argv directory mounts)
   "Return the bwrap argv running ARGV in DIRECTORY with MOUNTS.
-MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS :protect PATHS)
-of absolute paths.  A mount of a path that does not exist is skipped;
-a hidden path is covered only when it exists inside a read or write
-mount; a protected one (a scope document, the profiles, the trust
+MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS :masks MASKS
+:protect PATHS) of absolute paths; each of MASKS a plist (:path PATH
+:kind \"file\" or \"dir\").  A mount of a path that does not exist is
+skipped; a hidden path is covered only when it exists inside a read or
+write mount; a protected one (a scope document, the profiles, the trust
 list) is bound read-only over the writable directory holding it.
 Mounts are made outermost first, so a writable directory inside a
-read-only one stays writable and a hidden one stays hidden."
+read-only one stays writable; the covers of hidden and masked entries
+come after every mount (a cover over a directory holding a writable
+one covers that too), then the protected paths outside them."
   (let* ((shown (append (plist-get mounts :read) (plist-get mounts :write)))
          (inside (lambda (p) (seq-some (lambda (d) (or (equal d "/") (equal p d)
                                                         (string-prefix-p (file-name-as-directory d) p)))
                                        shown)))
-         (entries
+         (binds
           (append
            (gptel-scope-sandbox--system-mounts)
            (mapcar (lambda (d) (cons d (list "--ro-bind-try" d d))) (plist-get mounts :read))
-           (mapcar (lambda (d) (cons d (list "--bind-try" d d))) (plist-get mounts :write))
-           (delq nil
-                 (mapcar (lambda (p)
-                           (cond ((not (funcall inside p)) nil)
-                                 ((file-directory-p p)
-                                  (cons p (list "--tmpfs" p "--remount-ro" p)))
-                                 ((file-exists-p p) (cons p (list "--ro-bind" "/dev/null" p)))))
-                         (plist-get mounts :hide)))
-           (delq nil
-                 (mapcar (lambda (p)
-                           (and (funcall inside p) (file-exists-p p)
-                                (not (member p (plist-get mounts :hide)))
-                                (cons p (list "--ro-bind" p p))))
-                         (plist-get mounts :protect))))))
+           (mapcar (lambda (d) (cons d (list "--bind-try" d d))) (plist-get mounts :write))))
+         (covers (gptel-scope-sandbox--covers mounts))
+         (protect
+          (seq-filter (lambda (p)
+                        (and (funcall inside p) (file-exists-p p)
+                             (not (seq-some (lambda (c) (or (equal (car c) p)
+                                                            (and (cadr c) (gptel-scope-sandbox--under-p p (car c)))))
+                                            covers))))
+                      (plist-get mounts :protect))))
     (append (list gptel-scope-sandbox-program
                   "--die-with-parent" "--unshare-all" "--cap-drop" "ALL")
             (apply #'append
-                   (mapcar #'cdr (cl-stable-sort entries #'< :key (lambda (e) (gptel-scope-sandbox--depth (car e))))))
+                   (mapcar #'cdr (cl-stable-sort binds #'< :key (lambda (e) (gptel-scope-sandbox--depth (car e))))))
+            (apply #'append (mapcar #'cddr covers))
+            (apply #'append (mapcar (lambda (p) (list "--ro-bind" p p)) protect))
             (list "--remount-ro" "/" "--chdir" directory "--")
             argv)))
 
@@ -137,8 +192,8 @@ Tried once per program and session."
 
 (defun gptel-scope-sandbox-mounts (&optional buffer)
   "Return the sandbox mounts of BUFFER's scope.
-That is (:read DIRS :write DIRS :hide PATHS :protect PATHS), from the
-module."
+That is (:read DIRS :write DIRS :hide PATHS :protect PATHS :masks MASKS
+:cannot_mask WHY), from the module."
   (gptel-scope-load-module)
   (gptel-scope-module-sandbox-mounts (gptel-scope--request (or buffer (current-buffer)))))
 
@@ -146,11 +201,15 @@ module."
   "Return ARGV to run in DIRECTORY as `gptel-scope-sandbox' asks.
 Called by `gptel-scope-exec-start' in the buffer whose scope applies.
 Signal `gptel-scope-sandbox-error' when the sandbox is required and
-does not work."
+does not work, or when the entries to mask could not all be found."
   (cond
    ((null gptel-scope-sandbox) argv)
    ((gptel-scope-sandbox-works-p)
-    (gptel-scope-sandbox-argv argv directory (gptel-scope-sandbox-mounts)))
+    (let ((mounts (gptel-scope-sandbox-mounts)))
+      ;; The denied entries could not all be found: run nothing rather than show them.
+      (when (plist-get mounts :cannot_mask)
+        (signal 'gptel-scope-sandbox-error (list (plist-get mounts :cannot_mask))))
+      (gptel-scope-sandbox-argv argv directory mounts)))
    ((eq gptel-scope-sandbox 'auto) argv)
    (t (signal 'gptel-scope-sandbox-error
               (list (format "gptel-scope-sandbox is `%s' but `%s' %s; nothing ran (install bubblewrap, or set gptel-scope-sandbox to auto or nil)"

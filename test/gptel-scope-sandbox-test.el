@@ -58,7 +58,7 @@
                        (append (list "--ro-bind-try" (directory-file-name dir) (directory-file-name dir)
                                      "--bind-try" out out
                                      "--tmpfs" secret "--remount-ro" secret
-                                     "--ro-bind" "/dev/null" key
+                                     "--ro-bind" (gptel-scope-sandbox--empty-file) key
                                      "--remount-ro" "/" "--chdir" out "--" "bash" "-c" "ls"))))))))
 
 (defconst gptel-scope-test--sandbox-scope
@@ -196,6 +196,160 @@ out/gen.sh writing OUTSIDE/y.  Run BODY in a chat buffer there."
              (r (gptel-scope-test-call #'gptel-scope-run-bash-command "touch granted" "out")))
         (should (eq (plist-get r :success) t))
         (should (file-exists-p (expand-file-name "out/granted" dir)))))))
+
+(ert-deftest gptel-scope-test-sandbox-command-line-masks ()
+  "Masks come after every mount, outermost first; nothing under a masked directory."
+  (gptel-scope-test-with-project dir nil
+    (let* ((p (directory-file-name dir))
+           (out (expand-file-name "out" dir))
+           (gptel-scope-sandbox-program "bwrap")
+           (empty (gptel-scope-sandbox--empty-file))
+           (argv nil))
+      (make-directory out)
+      (make-directory (expand-file-name "sec" dir))
+      (dolist (f '("out/scope.yml" "sec/scope.yml"))
+        (with-temp-file (expand-file-name f dir) (insert "{}\n")))
+      (setq argv (gptel-scope-sandbox-argv
+                  '("true") p
+                  (list :read (list p) :write (list (concat p "/sec/out") out)
+                        :protect (list (concat p "/sec/scope.yml") (concat p "/out/scope.yml"))
+                        :masks (list (list :path (concat p "/out/.env") :kind "file")
+                                     (list :path (concat p "/sec") :kind "dir")
+                                     (list :path (concat p "/sec/out/.env") :kind "file")))))
+      (should (equal (nthcdr (gptel-scope-test--index "--ro-bind-try" argv (gptel-scope-test--index "/dev" argv)) argv)
+                     (list "--ro-bind-try" p p
+                           "--bind-try" out out
+                           "--bind-try" (concat p "/sec/out") (concat p "/sec/out")
+                           ;; sec/ covers sec/out and its .env: one empty file system.
+                           "--tmpfs" (concat p "/sec") "--remount-ro" (concat p "/sec")
+                           "--ro-bind" empty (concat p "/out/.env")
+                           ;; Only the protected file that exists outside the masks.
+                           "--ro-bind" (concat p "/out/scope.yml") (concat p "/out/scope.yml")
+                           "--remount-ro" "/" "--chdir" p "--" "true")))
+      ;; The empty file is made again when it is no longer empty.
+      (set-file-modes empty #o644)
+      (with-temp-file empty (insert "x"))
+      (should-not (equal (gptel-scope-sandbox--empty-file) empty))
+      (delete-file empty)
+      (should (eql 0 (file-attribute-size (file-attributes (gptel-scope-sandbox--empty-file))))))))
+
+(defconst gptel-scope-test--deny-token "tok-4f1c9e2a7b"
+  "The text held by the denied files of the masking fixture: it must never show.")
+
+(defconst gptel-scope-test--deny-scope
+  "paths:
+  read: [\"${project_root}/**\"]
+  write: [\"${project_root}/out/**\"]
+  deny: [\"**/.env\", \"**/*.pem\"]
+bash_tools:
+  categories:
+    read_only: [grep, cat, find, ls]
+  timeout: 10
+"
+  "The most common scope: the project readable, `.env' and keys denied by glob.")
+
+(defmacro gptel-scope-test-with-deny-project (dir &rest body)
+  "Bind DIR to a project of the masking fixture; run BODY in a chat buffer there.
+It holds .env, a/b/key.pem, out/.env and sub/.env (a symlink to
+linked.txt), all holding `gptel-scope-test--deny-token', and the
+ordinary files notes.txt and a/b/code.txt holding K=ordinary."
+  (declare (indent 1))
+  `(gptel-scope-test-with-project ,dir gptel-scope-test--deny-scope
+     (make-directory (expand-file-name "a/b" ,dir) t)
+     (make-directory (expand-file-name "out" ,dir))
+     (make-directory (expand-file-name "sub" ,dir))
+     (dolist (f '(".env" "a/b/key.pem" "out/.env" "linked.txt"))
+       (with-temp-file (expand-file-name f ,dir) (insert "K=" gptel-scope-test--deny-token "\n")))
+     (make-symbolic-link "../linked.txt" (expand-file-name "sub/.env" ,dir))
+     (dolist (f '("notes.txt" "a/b/code.txt"))
+       (with-temp-file (expand-file-name f ,dir) (insert "K=ordinary\n")))
+     (gptel-scope-test-in-chat ,dir ,@body)))
+
+(defun gptel-scope-test--sandboxed (dir command)
+  "Run the shell COMMAND in DIR under the sandbox of DIR's scope; return its output."
+  (let ((argv (gptel-scope-sandbox-argv (list "/bin/sh" "-c" command) (directory-file-name dir)
+                                        (gptel-scope-sandbox-mounts))))
+    (with-temp-buffer
+      (apply #'call-process (car argv) nil t nil (cdr argv))
+      (buffer-string))))
+
+(defmacro gptel-scope-test--deny-masked (command ordinary)
+  "Run COMMAND sandboxed in the masking fixture: no token; ORDINARY says if K=ordinary shows."
+  `(progn
+     (skip-unless (gptel-scope-test--bwrap-works-p))
+     (gptel-scope-test-with-deny-project dir
+       (let ((out (gptel-scope-test--sandboxed dir ,command)))
+         (should-not (string-match-p gptel-scope-test--deny-token out))
+         (should (eq ,ordinary (and (string-match-p "K=ordinary" out) t)))
+         ;; Without the sandbox the same command shows the token: the fixture is sound.
+         (should (string-match-p gptel-scope-test--deny-token
+                                 (let ((default-directory dir))
+                                   (shell-command-to-string ,command))))))))
+
+(ert-deftest gptel-scope-test-deny-masked-grep-r ()
+  "`grep -rn K .' finds the ordinary files and nothing of the denied ones."
+  (gptel-scope-test--deny-masked "grep -rn K ." t))
+
+(ert-deftest gptel-scope-test-deny-masked-grep-r-include ()
+  "`grep -r . --include=.env' reads the masked .env files: empty."
+  (gptel-scope-test--deny-masked "grep -r . --include=.env --include=*.pem; echo K=ordinary" t))
+
+(ert-deftest gptel-scope-test-deny-masked-cat-env ()
+  "`cat .env' reads an empty file."
+  (gptel-scope-test--deny-masked "cat .env out/.env sub/.env" nil))
+
+(ert-deftest gptel-scope-test-deny-masked-find-exec-cat ()
+  "`find . -exec cat {} +' reads every file: the ordinary ones and empty masks."
+  (gptel-scope-test--deny-masked "find . -type f -exec cat {} +" t))
+
+(ert-deftest gptel-scope-test-deny-masked-find-exec-cat-each ()
+  "`find . -name .env -exec cat {} \\;' follows the symlink too: masked."
+  (gptel-scope-test--deny-masked "find . -name .env -exec cat {} \\; ; find -L . -name .env -exec cat {} \\;" nil))
+
+(ert-deftest gptel-scope-test-deny-masked-cat-pem ()
+  "`cat a/b/key.pem' reads an empty file."
+  (gptel-scope-test--deny-masked "cat a/b/key.pem" nil))
+
+(ert-deftest gptel-scope-test-deny-masked-run-bash-command ()
+  "Through run_bash_command: whatever the validator decides, no token in the result."
+  (skip-unless (gptel-scope-test--bwrap-works-p))
+  (gptel-scope-test-with-deny-project dir
+    (let ((gptel-scope-sandbox 'bwrap)
+          (gptel-scope-sandbox--works nil))
+      (dolist (command '("grep -rn K ." "find . -type f -exec cat {} +" "cat notes.txt a/b/code.txt"))
+        (let ((r (gptel-scope-test-call-raw #'gptel-scope-run-bash-command command ".")))
+          (should-not (string-match-p gptel-scope-test--deny-token r))))
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "cat notes.txt a/b/code.txt" ".")))
+        (should (equal (plist-get r :output) "K=ordinary\nK=ordinary\n")))
+      ;; Allowed (the denied files masked, not refused), grep -rn simply works.
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "grep -rn K ." ".")))
+        (when (eq (plist-get r :success) t)
+          (should (equal (sort (split-string (plist-get r :output) "\n" t) #'string<)
+                         '("./a/b/code.txt:1:K=ordinary" "./notes.txt:1:K=ordinary")))
+          (should (eql (plist-get r :exit_code) 0))))
+      ;; The masks are files the command cannot change nor remove.
+      (should (equal (gptel-scope-test--sandboxed dir "rm -f out/.env 2>/dev/null || echo kept; cat out/.env")
+                     "kept\n"))
+      (should (file-exists-p (expand-file-name "out/.env" dir))))))
+
+(ert-deftest gptel-scope-test-deny-masked-symlink-masks-its-target ()
+  "A denied symlink masks what it leads to: its target reads empty under either name."
+  (skip-unless (gptel-scope-test--bwrap-works-p))
+  (gptel-scope-test-with-deny-project dir
+    (should (equal (gptel-scope-test--sandboxed dir "cat sub/.env linked.txt; ls -A sub") ".env\n"))))
+
+(ert-deftest gptel-scope-test-deny-mask-unknown-runs-nothing ()
+  "When the walk cannot tell which entries to mask, nothing runs, and the message says why."
+  (gptel-scope-test-with-deny-project dir
+    (let ((gptel-scope-sandbox 'bwrap)
+          (gptel-scope-sandbox--works (list (cons gptel-scope-sandbox-program t)))
+          (why "the sandbox cannot tell which entries under /p the deny patterns `**/.env` cover: more than 100000 entries under /p"))
+      (cl-letf (((symbol-function 'gptel-scope-sandbox-mounts)
+                 (lambda (&optional _) (list :read (list (directory-file-name dir)) :cannot_mask why))))
+        (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls > out/ran" ".")))
+          (should (equal (plist-get r :reason) "sandbox_unavailable"))
+          (should (string-match-p (regexp-quote why) (plist-get r :message)))
+          (should-not (file-exists-p (expand-file-name "out/ran" dir))))))))
 
 (provide 'gptel-scope-sandbox-test)
 ;;; gptel-scope-sandbox-test.el ends here

@@ -11,6 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::Serialize;
 
 use super::{io_error, looks_binary, FsError, Guard};
+use crate::policy::denied::walked;
 use crate::policy::paths::{Access, Resolved};
 
 pub const DEFAULT_LIMIT: usize = 200;
@@ -75,6 +76,7 @@ pub fn grep_files(guard: &Guard, pattern: &str, path: &str, include: &[String], 
     let includes = include_set(include)?;
     let checked = guard.check(path, Access::Read)?;
     let root = checked.target.clone();
+    let root_as_written = Resolved { literal: checked.literal.clone(), target: root.clone() };
     let meta = std::fs::metadata(&root).map_err(|e| io_error(&root, &e))?;
     let mut out = Search { re: &re, lines: Vec::new(), limit, truncated: false, searched: 0, skipped: 0 };
     if meta.is_file() {
@@ -101,8 +103,8 @@ pub fn grep_files(guard: &Guard, pattern: &str, path: &str, include: &[String], 
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            let r = Resolved { literal: p.to_path_buf(), target: p.to_path_buf() };
-            if !guard.visible(&r) {
+            // Judged as every walk judges its entries (a symlink by its own path).
+            if !guard.visible(&walked(&root_as_written, p)) {
                 out.skipped += 1;
                 continue;
             }

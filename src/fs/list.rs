@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{io_error, FsError, Guard};
+use crate::policy::denied::walked;
 use crate::policy::paths::{self, Access};
 
 pub const DEFAULT_DEPTH: usize = 2;
@@ -62,6 +63,7 @@ pub fn list_dir(guard: &Guard, path: &str, depth: Option<usize>, offset: usize, 
     }
     let checked = guard.check(path, Access::Read)?;
     let root = checked.target.clone();
+    let root_as_written = paths::Resolved { literal: checked.literal.clone(), target: root.clone() };
     let meta = std::fs::metadata(&root).map_err(|e| io_error(&root, &e))?;
     if !meta.is_dir() {
         return Err(FsError::NotFound { path: path.into(), message: "is not a directory: use read_file".into() });
@@ -80,9 +82,9 @@ pub fn list_dir(guard: &Guard, path: &str, depth: Option<usize>, offset: usize, 
         for e in entries {
             let full = dir.join(e.file_name());
             // Its directory is resolved already; a symlink is judged by its own path (it is
-            // shown with `@`, never followed, so listing it reveals only its name).
-            let literal = paths::Resolved { literal: full.clone(), target: full.clone() };
-            if !guard.visible(&literal) {
+            // shown with `@`, never followed, so listing it reveals only its name), as every
+            // walk judges its entries.
+            if !guard.visible(&walked(&root_as_written, &full)) {
                 hidden += 1;
                 continue;
             }

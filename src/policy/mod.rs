@@ -1,9 +1,10 @@
 //! The policy: a request's scope prepared ([`request`]), paths matched against it
 //! ([`paths`]), the command rules of `run_command` ([`rules`]), the decision on a command
-//! with its evidence ([`decide`]), the list of allowed commands ([`listing`]) and what the
-//! sandbox shows a command ([`sandbox`]).
+//! with its evidence ([`decide`]), the denied entries under a tree ([`denied`]), the list
+//! of allowed commands ([`listing`]) and what the sandbox shows a command ([`sandbox`]).
 
 pub mod decide;
+pub mod denied;
 pub mod listing;
 pub mod paths;
 pub mod request;

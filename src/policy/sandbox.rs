@@ -11,12 +11,20 @@
 //! validator judges single paths, so it only ever adds a second wall around what the
 //! validator allowed. Write implies read. A deny pattern that names a whole file or
 //! directory (no glob, or only a trailing `/**`) is listed to be hidden.
+//!
+//! The other deny patterns (`**/.env`, `/p/**/*.pem`) are looked for: the shown directories
+//! their literal prefix reaches are walked for the entries they cover ([`crate::policy::denied`],
+//! names only, bounded), and each entry found is listed to be masked (an empty read-only
+//! file over a file, an empty read-only file system over a directory). When the walk cannot
+//! tell (a limit, an unreadable directory), `cannot_mask` says why and nothing may run.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::policy::denied::{all_denied_under, Limits, Reach};
+use crate::policy::paths::{resolve, Matcher};
 use crate::policy::request::{prepare, Request};
 use crate::scope::config::expand_pattern;
 use crate::scope::Paths;
@@ -34,6 +42,28 @@ pub struct Mounts {
     /// Files and directories that hold rules (scope documents, profiles, the trust list)
     /// and exist inside a writable directory: bound read-only over it.
     pub protect: Vec<String>,
+    /// Entries under the shown directories that a deny pattern with a glob covers: masked
+    /// over the mounts before the command starts. Sorted by path.
+    pub masks: Vec<Mask>,
+    /// Why the entries to mask could not all be found: when set, nothing may run.
+    pub cannot_mask: Option<String>,
+}
+
+/// An entry the sandbox masks, at its path inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mask {
+    pub path: String,
+    pub kind: MaskKind,
+}
+
+/// How an entry is masked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaskKind {
+    /// An empty file bound read-only over it (any entry that is not a directory).
+    File,
+    /// An empty read-only file system over it.
+    Dir,
 }
 
 const GLOB_CHARS: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
@@ -113,7 +143,78 @@ pub fn mounts(paths: &Paths, home: Option<&Path>, project_root: Option<&Path>) -
     hide.sort();
     hide.dedup();
     let strings = |v: Vec<PathBuf>| v.into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
-    Mounts { read: strings(read), write: strings(write), hide: strings(hide), protect: Vec::new() }
+    Mounts { read: strings(read), write: strings(write), hide: strings(hide), ..Mounts::default() }
+}
+
+/// The deny patterns (expanded) that do not name a whole path: what [`masks`] looks for.
+fn glob_denies(paths: &Paths, home: Option<&Path>, project_root: Option<&Path>) -> Vec<String> {
+    paths.deny.iter().map(|p| expand(p, home, project_root)).filter(|e| whole_path(e).is_none()).collect()
+}
+
+/// The entries to mask for the glob deny patterns `globs` (expanded) in the shown directories
+/// of `m`: the directories each pattern's literal prefix reaches are walked within `limits`
+/// for what `matcher` denies. An error says why the walk cannot tell.
+pub fn masks(m: &Mounts, globs: &[String], matcher: &Matcher, limits: &Limits) -> std::result::Result<Vec<Mask>, String> {
+    let shown: Vec<PathBuf> = m.read.iter().chain(&m.write).map(PathBuf::from).collect();
+    let mut roots = Vec::new();
+    for g in globs {
+        let prefix = literal_prefix(g);
+        for d in &shown {
+            if d.starts_with(&prefix) {
+                roots.push(d.clone());
+            } else if prefix.starts_with(d) {
+                roots.push(prefix.clone());
+            }
+        }
+    }
+    let roots = outermost(roots, &[]);
+    if roots.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found = match all_denied_under(&roots, matcher, limits) {
+        Reach::Clean { .. } => return Ok(Vec::new()),
+        Reach::Denied { found, .. } => found,
+        Reach::CannotTell { why } => {
+            let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            return Err(format!(
+                "the sandbox cannot tell which entries under {} the deny patterns {} cover: {why}. Nothing ran: the command could read them unmasked. Narrow paths.read and paths.write to the directories the task needs (the walk looks at {} entries in {} ms at most), or write the denied files as whole paths (`${{project_root}}/.env`), which are hidden without a walk.",
+                roots.join(", "),
+                globs.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", "),
+                limits.max_entries,
+                limits.max_time.as_millis()
+            ));
+        }
+    };
+    let shown_resolved: Vec<(PathBuf, PathBuf)> = shown.iter().map(|d| (d.clone(), resolve(d).target)).collect();
+    let mut out: Vec<Mask> = found.iter().filter_map(|f| mask_of(f, &shown_resolved)).collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.dedup();
+    // A mask at or under a hidden path, or under a masked directory, is covered already
+    // (and under one could not be made: the empty file system is read-only).
+    let dirs: Vec<PathBuf> = out.iter().filter(|k| k.kind == MaskKind::Dir).map(|k| PathBuf::from(&k.path)).collect();
+    out.retain(|k| {
+        let p = Path::new(&k.path);
+        !m.hide.iter().any(|h| p.starts_with(h)) && !dirs.iter().any(|d| p != d && p.starts_with(d))
+    });
+    Ok(out)
+}
+
+/// The mask of a denied entry `f`: itself, or for a symlink what it leads to when that
+/// exists inside a shown directory (`shown`: each as mounted and resolved), at its path in
+/// the sandbox; bubblewrap would follow the link anyway, and cannot mount over a dangling
+/// one. A link leading elsewhere shows nothing there: no mask.
+fn mask_of(f: &Path, shown: &[(PathBuf, PathBuf)]) -> Option<Mask> {
+    let meta = std::fs::symlink_metadata(f).ok()?;
+    let kind = |dir: bool| if dir { MaskKind::Dir } else { MaskKind::File };
+    if !meta.file_type().is_symlink() {
+        return Some(Mask { path: f.to_string_lossy().into_owned(), kind: kind(meta.is_dir()) });
+    }
+    let target = resolve(f).target;
+    let target_meta = std::fs::metadata(&target).ok()?;
+    let (mounted, resolved) = shown.iter().find(|(_, r)| target.starts_with(r))?;
+    let rel = target.strip_prefix(resolved).ok()?;
+    let path = if rel.as_os_str().is_empty() { mounted.clone() } else { mounted.join(rel) };
+    Some(Mask { path: path.to_string_lossy().into_owned(), kind: kind(target_meta.is_dir()) })
 }
 
 /// The paths of `protected` that exist inside one of the writable directories `write`,
@@ -134,8 +235,13 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
     let p = prepare(&req)?;
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| p.loaded.project_root.clone());
-    let mut m = mounts(&p.loaded.scope.paths, p.home.as_deref(), root.as_deref());
+    let paths = &p.loaded.scope.paths;
+    let mut m = mounts(paths, p.home.as_deref(), root.as_deref());
     m.protect = protected_mounts(p.matcher.protected(), &m.write);
+    match masks(&m, &glob_denies(paths, p.home.as_deref(), root.as_deref()), &p.matcher, &Limits::default()) {
+        Ok(k) => m.masks = k,
+        Err(why) => m.cannot_mask = Some(why),
+    }
     serde_json::to_value(m).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
 }
 
@@ -184,7 +290,7 @@ mod tests {
                 read: strings(&["/home/u/notes", "/p", "/usr/share/doc"]),
                 write: strings(&["/p/out", "/tmp"]),
                 hide: strings(&["/home/u/.ssh", "/p/.env"]),
-                protect: vec![],
+                ..Mounts::default()
             }
         );
     }
@@ -205,6 +311,79 @@ mod tests {
         assert_eq!(m.hide, Vec::<String>::new());
     }
 
+    /// The masks of a project holding `entries` (files; `d/` directories; `name -> target`
+    /// symlinks, the target relative unless absolute) under the scope read `ROOT/**`, write
+    /// `ROOT/out/**`, with `deny`; paths relative to the project.
+    fn masks_of(entries: &[&str], deny: &[&str], limits: &Limits) -> std::result::Result<Vec<(String, MaskKind)>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for e in entries {
+            if let Some((name, target)) = e.split_once(" -> ") {
+                let p = root.join(name);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                let t = if target.starts_with('/') { PathBuf::from(target) } else { root.join(target) };
+                std::os::unix::fs::symlink(t, p).unwrap();
+            } else if let Some(d) = e.strip_suffix('/') {
+                std::fs::create_dir_all(root.join(d)).unwrap();
+            } else {
+                let p = root.join(e);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, "TOKEN").unwrap();
+            }
+        }
+        let paths = Paths { read: strings(&["${project_root}/**"]), write: strings(&["${project_root}/out/**"]), deny: strings(deny) };
+        let home = Path::new("/home/u");
+        let matcher = Matcher::new(&paths, Some(home), Some(&root)).unwrap();
+        let m = mounts(&paths, Some(home), Some(&root));
+        let prefix = format!("{}/", root.display());
+        masks(&m, &glob_denies(&paths, Some(home), Some(&root)), &matcher, limits)
+            .map(|v| v.into_iter().map(|k| (k.path.strip_prefix(&prefix).unwrap_or(&k.path).to_string(), k.kind)).collect())
+            .map_err(|e| e.replace(&root.display().to_string(), "ROOT"))
+    }
+
+    #[test]
+    fn masks_of_the_denied_entries() {
+        use MaskKind::{Dir, File};
+        let own = |v: &[(&str, MaskKind)]| -> Vec<(String, MaskKind)> { v.iter().map(|(p, k)| ((*p).to_owned(), *k)).collect() };
+        let env_pem: &[&str] = &["**/.env", "**/*.pem"];
+        let big = Limits::default();
+        #[rustfmt::skip]
+        let table: &[(&str, &[&str], &[&str], Vec<(String, MaskKind)>)] = &[
+            ("files at any depth, in the read and the write scope",
+             &[".env", "a/b/key.pem", "a/b/key.pem.txt", "out/.env", "src/main.rs"], env_pem,
+             own(&[(".env", File), ("a/b/key.pem", File), ("out/.env", File)])),
+            ("a directory a glob covers is masked whole, nothing under it listed",
+             &["certs.pem/x.pem", "secrets/.env", "secrets/y"], &["**/*.pem", "**/secrets/**", "**/.env"],
+             own(&[("certs.pem", Dir), ("secrets", Dir)])),
+            ("a clean tree has no masks", &["src/a.rs", "README"], env_pem, vec![]),
+            ("a symlink named .env masks what it leads to", &["real.txt", ".env -> real.txt"], env_pem, own(&[("real.txt", File)])),
+            ("a symlink to a directory masks the directory", &["adir/f", "x.pem -> adir"], env_pem, own(&[("adir", Dir)])),
+            ("a symlink leading out of the shown directories, or nowhere, needs no mask",
+             &[".env -> /nonexistent/secret", "k.pem -> missing"], env_pem, vec![]),
+            ("under a whole-path deny: hidden already, not masked again",
+             &["conf/.env", "conf/x", "b/.env"], &["${project_root}/conf/**", "**/.env"], own(&[("b/.env", File)])),
+            ("a glob whose prefix is outside the shown directories walks nothing",
+             &[".env"], &["/elsewhere/**/.env"], vec![]),
+            ("a glob under the project: only its prefix is walked",
+             &["a/.env", "b/.env"], &["${project_root}/b/**/.env"], own(&[("b/.env", File)])),
+        ];
+        for (name, entries, deny, want) in table {
+            assert_eq!(&masks_of(entries, deny, &big).unwrap(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn masks_fail_closed_past_the_walk_limit() {
+        let tiny = Limits { max_entries: 2, max_time: std::time::Duration::from_secs(60) };
+        let err = masks_of(&["a", "b", "c", ".env"], &["**/.env"], &tiny).unwrap_err();
+        assert_eq!(
+            err,
+            "the sandbox cannot tell which entries under ROOT the deny patterns `**/.env` cover: more than 2 entries under ROOT; the walk for denied entries stops there. Nothing ran: the command could read them unmasked. Narrow paths.read and paths.write to the directories the task needs (the walk looks at 2 entries in 60000 ms at most), or write the denied files as whole paths (`${project_root}/.env`), which are hidden without a walk."
+        );
+        // Whole-path deny patterns need no walk: no limit to hit.
+        assert_eq!(masks_of(&["a", "b", "c", ".env"], &["${project_root}/.env", "~/.ssh/**"], &tiny), Ok(vec![]));
+    }
+
     #[test]
     fn mounts_for_a_request() {
         let dir = tempfile::tempdir().unwrap();
@@ -214,7 +393,8 @@ mod tests {
         let v = mounts_for_request(&req).unwrap();
         let root = dir.path().to_string_lossy().into_owned();
         assert_eq!(v, serde_json::json!({"read": [root.clone()], "write": [format!("{root}/out")],
-                                     "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"], "protect": []}));
+                                     "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"], "protect": [],
+                                     "masks": [], "cannot_mask": null}));
         let err = mounts_for_request("{\"sources\": []}").unwrap_err();
         assert_eq!(err.reason(), "no_scope_config");
     }
