@@ -29,6 +29,7 @@ mod git;
 mod grants;
 mod name;
 mod programs;
+mod readers;
 mod scope;
 
 use categorize::entry_matches;
@@ -211,6 +212,12 @@ struct Judge<'a> {
     depth: usize,
     /// For `run_command`: the program the `tool_commands` table allowed.
     argv_allowed: Option<String>,
+    /// The command whose output the simple command being judged reads through a pipe.
+    stdin_from: Option<std::rc::Rc<SimpleCmd>>,
+    /// The simple command being judged has a redirect that may give it another input.
+    stdin_redirected: bool,
+    /// The start points of the `find` whose `-exec` command is being judged: what `{}` names.
+    runtime_roots: Option<Vec<WordInfo>>,
 }
 
 impl<'a> Judge<'a> {
@@ -228,6 +235,9 @@ impl<'a> Judge<'a> {
             base: None,
             depth: 0,
             argv_allowed: None,
+            stdin_from: None,
+            stdin_redirected: false,
+            runtime_roots: None,
         }
     }
 
