@@ -227,7 +227,10 @@ impl<'a> Judge<'a> {
             None => None,
         };
         let used = if inline.is_none() && takes { 2 } else { 1 };
-        if let Some(v) = &value {
+        // An option listed as it is typed among the value options is one, not the abbreviation
+        // of a longer option that reads a file (`grep --exclude` beside `--exclude-from`).
+        let plain_value = sem.value_options.iter().any(|o| o == &opt);
+        if let Some(v) = value.as_ref().filter(|_| !plain_value) {
             if has_opt(&sem.read_options, &opt) {
                 self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
             } else if has_opt(&sem.write_options, &opt) {

@@ -1125,19 +1125,27 @@ impl Judge<'_> {
             }
             Reach::Denied { found, .. } => found,
         };
-        let mut reached = Vec::new();
+        // The walk reports entries through the root as written or as resolved.
+        let r = paths::resolve(abs);
+        let below = |f: &Path| -> Option<PathBuf> {
+            [abs, r.literal.as_path(), r.target.as_path()].iter().find_map(|root| f.strip_prefix(root).ok()).map(Path::to_path_buf)
+        };
+        let mut reached: Vec<(PathBuf, PathBuf, Kind)> = Vec::new();
         for f in &found {
-            let Ok(rel) = f.strip_prefix(abs) else { continue };
-            if rel.as_os_str().is_empty() {
-                continue;
-            }
-            let e = Entry { root: shown, rel, kind: Kind::of(f), cwd };
-            if !skips.covers(&e) {
-                reached.push((f.clone(), e.kind));
+            let kind = Kind::of(f);
+            match below(f) {
+                Some(rel) if rel.as_os_str().is_empty() => {}
+                Some(rel) => {
+                    if !skips.covers(&Entry { root: shown, rel: &rel, kind, cwd }) {
+                        reached.push((f.clone(), rel, kind));
+                    }
+                }
+                // Not known where it lies: it counts as read.
+                None => reached.push((f.clone(), f.file_name().map(PathBuf::from).unwrap_or_else(|| f.clone()), kind)),
             }
         }
-        let Some((first, kind)) = reached.first().cloned() else { return true };
-        let Ok(rel) = first.strip_prefix(abs) else { return true };
+        let Some((first, rel, kind)) = reached.first().cloned() else { return true };
+        let rel = rel.as_path();
         let e = Entry { root: shown, rel, kind, cwd };
         let pattern = denied::deny_pattern(self.ctx.matcher, &paths::resolve(&first)).unwrap_or_default();
         let more = match reached.len() {
