@@ -269,5 +269,62 @@ fn main() {
     let first = median(&mut first_ms);
     println!("{:<52} {:>10.3} ms", "first decision under a new 1,000-pattern scope", first);
     row("Rust: 1,000-pattern scope, first decision", &format!("{first:.3} ms"), "1 ms", Some(first), "(info)", None);
+    tree_readers(&dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The cost a recursive reader adds to its decision: the walk of its tree for denied entries
+/// (names only), against running the command itself on the same tree. A generated tree of
+/// 200 directories of 100 files (one `.env` at the bottom), and the crate sources of this
+/// machine's cargo registry when they are there.
+fn tree_readers(dir: &Path) {
+    let tree = dir.join("tree");
+    for d in 0..200 {
+        let sub = tree.join(format!("d{d}"));
+        std::fs::create_dir_all(&sub).expect("tree dir");
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("f{f}.rs")), "// TODO: x\n").expect("tree file");
+        }
+    }
+    std::fs::write(tree.join("d199/.env"), "K=1\n").expect(".env");
+    let mut trees = vec![("generated tree, 20,000 files", tree.clone())];
+    if let Some(home) = std::env::var_os("HOME") {
+        let registry = PathBuf::from(home).join(".cargo/registry/src");
+        if registry.is_dir() {
+            trees.push(("cargo registry sources", registry));
+        }
+    }
+    for (what, root) in trees {
+        let scope: Scope = serde_yaml::from_str(&format!(
+            "paths: {{read: [\"{0}/**\"], deny: [\"**/.env\"]}}\nbash_tools: {{categories: {{read_only: [grep]}}}}\n",
+            root.display()
+        ))
+        .expect("scope");
+        let matcher = Matcher::new(&scope.paths, Some(dir), None).expect("matcher");
+        let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(dir), grants: &[], tool: "run_bash_command" };
+        let judge = |cmd: &str| {
+            let mut v: Vec<f64> = (0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    black_box(decide::decide(&ctx, cmd, &root));
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            median(&mut v)
+        };
+        let plain = judge("grep -n TODO nothing-here");
+        let walk = judge("grep -rn TODO . --exclude=.env");
+        let d = decide::decide(&ctx, "grep -rn TODO . --exclude=.env", &root);
+        let mut run: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = std::process::Command::new("grep").args(["-rn", "TODO", ".", "--exclude=.env"]).current_dir(&root).output();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        let run = median(&mut run);
+        let verdict = if d.allowed { "allowed".to_string() } else { format!("refused: {}", d.reason.unwrap_or("")) };
+        println!("{:<52} {:>10.2} ms  (a non-recursive grep {plain:.2} ms; grep itself {run:.1} ms; {verdict})", format!("grep -rn decision, {what}"), walk);
+        row(&format!("Rust: grep -rn decision, {what}"), &format!("{walk:.2} ms"), &format!("{run:.1} ms (grep)"), Some(walk / run), "< 1", Some(walk < run));
+    }
 }

@@ -30,7 +30,7 @@ impl Project {
             std::fs::write(p.join("sub/.env"), "K=2\n").unwrap();
         }
         let scope = scope(&format!(
-            "paths:\n  read: [\"{r}/project/**\"]\n  write: [\"{r}/project/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, find, cat, head, ls, rg, \"git grep\", du, tar, zip, stat]\n    safe_write: [cp, rsync]\n",
+            "paths:\n  read: [\"{r}/project/**\"]\n  write: [\"{r}/project/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, find, cat, head, ls, rg, \"git grep\", du, tar, zip, stat, printf, echo]\n    safe_write: [cp, rsync]\n",
             r = tmp.path().display()
         ));
         Project { tmp, scope }
@@ -121,6 +121,12 @@ fn exclusions_in_the_tools_own_syntax() {
         ("echo .env | xargs cat", false),
         ("xargs cat < README.md", false),
         ("find . -printf '%p\\n' | xargs cat", false),
+        ("printf x | grep -l --label=.env x | xargs cat", false),
+        ("grep -el . README.md | xargs cat", false),
+        ("grep -l TODO README.md docs/a.md | xargs cat", true),
+        ("find -files0-from README.md -exec cat {} +", false),
+        ("find . | xargs", true),
+        ("find . -type f | xargs echo", true),
     ] {
         let d = p.decide(cmd);
         assert_eq!(d.allowed, allowed, "{cmd}: {:?} {}", d.reason, d.message);

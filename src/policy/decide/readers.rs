@@ -570,6 +570,8 @@ impl FindParser<'_> {
                 }
                 FindExpr::Const(true)
             }
+            // The start points come from a file: not known here.
+            "-files0-from" => return None,
             _ if FIND_OPTION_WITH_ARG.contains(&w) => {
                 self.arg()?;
                 FindExpr::Const(true)
@@ -1045,7 +1047,7 @@ impl Judge<'_> {
     /// `grep -l`, `rg -l`, `git grep -l`, nothing more (their own reads are judged, and they
     /// name only files they read); from anything else, any entry under the working directory.
     pub(super) fn xargs_reads(&mut self, inner: &[WordInfo], names_from_file: bool, cwds: &[PathBuf], label: &str) {
-        if !self.reads_content(inner) {
+        if inner.is_empty() || !self.reads_content(inner) {
             return;
         }
         let producer = if names_from_file || self.stdin_redirected { None } else { self.stdin_from.clone() };
@@ -1053,13 +1055,19 @@ impl Judge<'_> {
             let words = &p.words;
             let name = words.first().and_then(WordInfo::exact).map(basename).unwrap_or("");
             let args = words.get(1..).unwrap_or(&[]);
-            let lists_files = args.iter().filter_map(WordInfo::exact).take_while(|s| *s != "--").any(|s| {
-                matches!(s, "--files-with-matches" | "--files-without-match")
-                    || (s.starts_with('-') && !s.starts_with("--") && s[1..].chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c == 'l' || c == 'L'))
-            });
-            let git_grep = name == "git" && args.iter().filter_map(WordInfo::exact).any(|s| s == "grep");
-            if lists_files && (matches!(name, "grep" | "egrep" | "fgrep" | "rg") || git_grep) {
-                return;
+            // `grep -l` names only files it read (judged on its own), unless `--label` names
+            // its input as it likes.
+            let (sem, opts) = match (name, args.first().and_then(WordInfo::exact)) {
+                ("git", Some("grep")) => (self.semantics("git").and_then(|g| g.subcommand_semantics.get("grep")), &args[1..]),
+                ("grep" | "egrep" | "fgrep" | "rg", _) => (self.semantics(name), args),
+                _ => (None, args),
+            };
+            if let Some(sem) = sem {
+                let lists: Vec<String> = ["-l", "-L", "--files-with-matches", "--files-without-match"].iter().map(|s| s.to_string()).collect();
+                let label_opt = vec!["--label".to_string()];
+                if has_option(&lists, &sem.value_options, opts) && !has_option(&label_opt, &sem.value_options, opts) {
+                    return;
+                }
             }
             if name == "find" {
                 let (starts, expr) = find_split(args);
