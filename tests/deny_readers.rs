@@ -248,3 +248,40 @@ fn roots_built_at_run_time_are_refused() {
         assert!(!d.allowed, "{cmd} allowed");
     }
 }
+
+/// A denied directory: the tool's exclusions must skip the directory, or each entry in it
+/// (looked at by name, within a bound) must be one the tool would not read.
+#[test]
+fn denied_directories_are_checked_entry_by_entry() {
+    let tmp = TempDir::new("deny-readers-dir");
+    let p = tmp.path().join("project");
+    std::fs::create_dir_all(p.join("secrets/deep")).unwrap();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    for f in ["src/main.c", "README.md", "secrets/key.pem", "secrets/deep/notes.txt"] {
+        std::fs::write(p.join(f), "x\n").unwrap();
+    }
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/project/**\"]\n  deny: [\"**/secrets/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, find, cat, rg]\n",
+        r = tmp.path().display()
+    ));
+    for (cmd, allowed, message_part) in [
+        ("find . -name '*.c' -exec cat {} +", true, ""),
+        ("find . -name '*.md' | xargs cat", true, ""),
+        ("find . -name '*.txt' -exec cat {} +", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers"),
+        ("find . -type f -exec cat {} +", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers. A deny pattern is never lifted, not even once: exclude it: `find . -name secrets -prune -o ...`"),
+        ("find . -name secrets -prune -o -type f -exec cat {} +", true, ""),
+        ("grep -rn x . --include='*.c'", true, ""),
+        ("grep -rn x . --include='*.pem'", false, "among them the file secrets/key.pem, which"),
+        ("grep -rn x . --exclude-dir=secrets", true, ""),
+        ("grep -rn x .", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers. A deny pattern is never lifted, not even once: exclude it: `grep -rn x . --exclude-dir=secrets`"),
+        ("rg x -g '!secrets'", true, ""),
+        ("rg x -g '*.c'", true, ""),
+    ] {
+        let d = decide_in(&s, &p, None, None, &[], cmd);
+        assert_eq!(d.allowed, allowed, "{cmd}: {}", d.message);
+        if !allowed {
+            assert_eq!(d.reason, Some("reaches_denied_path"), "{cmd}");
+            assert!(d.message.contains(message_part), "{cmd}: {}", d.message);
+        }
+    }
+}

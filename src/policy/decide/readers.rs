@@ -124,6 +124,27 @@ pub(super) fn fnmatch(pattern: &str, name: &str, pathname: bool, fold: bool) -> 
     Some(p[pi..].iter().all(|c| *c == '*'))
 }
 
+/// Most entries looked at inside denied directories, over one decision's walk of a root,
+/// when the tool would enter them and only their content's names can tell (`find . -name
+/// '*.md' -exec cat {} +` and a denied `.secret/`).
+const DENIED_DIR_ENTRIES: usize = 10_000;
+
+/// The entries under `dir` (not followed through symlinks), within `budget` (decreased);
+/// `None` past it or on an error.
+fn dir_entries(dir: &Path, budget: &mut usize) -> Option<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for r in ignore::WalkBuilder::new(dir).standard_filters(false).hidden(false).follow_links(false).build() {
+        let e = r.ok()?;
+        if e.depth() == 0 {
+            continue;
+        }
+        *budget = budget.checked_sub(1)?;
+        out.push(e.into_path());
+    }
+    out.sort();
+    Some(out)
+}
+
 /// What kind of entry a denied path is (not followed through symlinks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -202,7 +223,16 @@ impl Skips {
             Skips::Grep { files, dirs } => grep_covers(files, dirs, e),
             Skips::Rg { globs } => rg_covers(globs, e),
             Skips::GitGrep { excluded, no_index } => git_grep_covers(excluded, *no_index, e),
-            Skips::Find(plan) => plan.covers(e),
+            Skips::Find(plan) => plan.covers(e, false),
+        }
+    }
+
+    /// For a directory whose every entry is checked on its own: whether the directory
+    /// itself is not read. Only find runs commands on directories.
+    fn covers_itself(&self, e: &Entry) -> bool {
+        match self {
+            Skips::Find(plan) => plan.covers(e, true),
+            _ => true,
         }
     }
 }
@@ -413,7 +443,9 @@ impl FindPlan {
         each(self.expr.eval(s)).all(|(_, _, p)| p)
     }
 
-    fn covers(&self, e: &Entry) -> bool {
+    /// `itself`: for a directory, only whether the directory itself is reached (its entries
+    /// are checked one by one).
+    fn covers(&self, e: &Entry, itself: bool) -> bool {
         let root = e.root.trim_end_matches('/');
         let root_path = if root.is_empty() { "/".to_string() } else { root.to_string() };
         let root_name = Path::new(&root_path).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| root_path.clone());
@@ -435,7 +467,7 @@ impl FindPlan {
         if !self.never_hits(&seen, depth) {
             return false;
         }
-        if e.kind != Kind::Dir || self.never_enters(&seen, depth) {
+        if e.kind != Kind::Dir || itself || self.never_enters(&seen, depth) {
             return true;
         }
         // What lies in a denied directory is not known: any name, any type, any depth.
@@ -1116,13 +1148,23 @@ impl Judge<'_> {
 
     /// One root of [`Self::tree_read`]; `false` once it refused (one refusal is enough).
     fn tree_root(&mut self, tool: Tool, skips: &Skips, shown: &str, abs: &Path, cwd: &Path, label: &str) -> bool {
+        // A root outside the read scope is refused as such (and no walk of it is needed) unless
+        // out-of-scope reads only warn or a grant may lift that refusal.
+        let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
+        if enforced && self.ctx.grants.is_empty() && self.ctx.matcher.check(&paths::resolve(abs), Access::Read) == PathVerdict::OutOfScope {
+            return true;
+        }
         let found = match denied::all_denied_under(&[abs.to_path_buf()], self.ctx.matcher, &Limits::default()) {
             Reach::Clean { .. } => return true,
-            Reach::CannotTell { why } => {
+            Reach::CannotTell { .. } => {
+                // The cause (a limit reached, an unreadable directory) is left out: past a
+                // limit of time it is not the same from one decision to the next.
                 self.violate(
                     REACHES_DENIED,
                     format!(
-                        "`{label}` reads the files under {shown}, and the engine could not check that tree for entries a deny pattern covers ({why}): narrow the command to the directories it needs."
+                        "`{label}` reads the files under {shown}, and the engine could not check that tree for entries a deny pattern covers (more than {} entries, more than {} ms, or a directory it cannot read): narrow the command to the directories it needs.",
+                        Limits::default().max_entries,
+                        Limits::default().max_time.as_millis()
                     ),
                     Some(label.to_string()),
                     abs.to_string_lossy().into_owned(),
@@ -1138,23 +1180,52 @@ impl Judge<'_> {
         let below = |f: &Path| -> Option<PathBuf> {
             [abs, r.literal.as_path(), r.target.as_path()].iter().find_map(|root| f.strip_prefix(root).ok()).map(Path::to_path_buf)
         };
-        let mut reached: Vec<(PathBuf, PathBuf, Kind)> = Vec::new();
+        // Each entry read: its path, its path below the root, its kind, and what to exclude
+        // (itself, or the denied directory it lies in) with its kind.
+        let mut reached: Vec<(PathBuf, PathBuf, Kind, PathBuf, Kind)> = Vec::new();
+        let mut budget = DENIED_DIR_ENTRIES;
         for f in &found {
             let kind = Kind::of(f);
             match below(f) {
                 Some(rel) if rel.as_os_str().is_empty() => {}
                 Some(rel) => {
-                    if !skips.covers(&Entry { root: shown, rel: &rel, kind, cwd }) {
-                        reached.push((f.clone(), rel, kind));
+                    let e = Entry { root: shown, rel: &rel, kind, cwd };
+                    if skips.covers(&e) {
+                        continue;
                     }
+                    // A denied directory the tool enters: each of its entries (all denied)
+                    // is checked on its own, within a bound.
+                    if kind == Kind::Dir && skips.covers_itself(&e) {
+                        if let Some(inner) = dir_entries(f, &mut budget) {
+                            let first = inner.iter().find_map(|p| {
+                                let k = Kind::of(p);
+                                let Some(r) = below(p) else { return Some((p.clone(), p.clone(), k, rel.clone(), Kind::Dir)) };
+                                let ie = Entry { root: shown, rel: &r, kind: k, cwd };
+                                let covered = if k == Kind::Dir { skips.covers_itself(&ie) } else { skips.covers(&ie) };
+                                (!covered).then(|| (p.clone(), r.clone(), k, rel.clone(), Kind::Dir))
+                            });
+                            match first {
+                                None => continue,
+                                Some(hit) => {
+                                    reached.push(hit);
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                    reached.push((f.clone(), rel.clone(), kind, rel, kind));
                 }
                 // Not known where it lies: it counts as read.
-                None => reached.push((f.clone(), f.file_name().map(PathBuf::from).unwrap_or_else(|| f.clone()), kind)),
+                None => {
+                    let name = f.file_name().map(PathBuf::from).unwrap_or_else(|| f.clone());
+                    reached.push((f.clone(), name.clone(), kind, name, kind));
+                }
             }
         }
-        let Some((first, rel, kind)) = reached.first().cloned() else { return true };
+        let Some((first, rel, kind, hint_rel, hint_kind)) = reached.first().cloned() else { return true };
         let rel = rel.as_path();
         let e = Entry { root: shown, rel, kind, cwd };
+        let hint_entry = Entry { root: shown, rel: &hint_rel, kind: hint_kind, cwd };
         let pattern = denied::deny_pattern(self.ctx.matcher, &paths::resolve(&first)).unwrap_or_default();
         let more = match reached.len() {
             1 => String::new(),
@@ -1162,7 +1233,7 @@ impl Judge<'_> {
             n => format!(" and {} more denied entries", n - 1),
         };
         let what = if kind == Kind::Dir { "directory" } else { "file" };
-        let how = exclusion_hint(tool, label, &e);
+        let how = exclusion_hint(tool, label, &hint_entry);
         let reads = match tool {
             Tool::Xargs => format!("`{label}` reads the files its input names, which are produced at run time from {shown}"),
             Tool::Find => format!("`{label}` runs a reader on what it finds under {shown}"),
@@ -1377,7 +1448,7 @@ mod tests {
         ] {
             let plan = find_plan(&words(expr), mode, &reads).unwrap_or_else(|| panic!("{expr} did not parse"));
             let e = Entry { root: ".", rel: Path::new(rel), kind, cwd };
-            assert_eq!(plan.covers(&e), want, "find . {expr}: {rel}");
+            assert_eq!(plan.covers(&e, false), want, "find . {expr}: {rel}");
         }
         // Printed names are plain names only: other outputs are unknown producers.
         for expr in ["-printf '%p\\n'", "-ls", "-exec echo {} ;", "-bogus"] {
