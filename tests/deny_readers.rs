@@ -285,3 +285,57 @@ fn denied_directories_are_checked_entry_by_entry() {
         }
     }
 }
+
+/// Links the walk does not follow: a reader that follows them (`grep -R`, `find -L`, `zip`)
+/// or opens what it is given (`find -exec cat`, `xargs cat`) reads what they lead to.
+#[test]
+fn links_to_denied_entries_are_followed_where_the_tool_follows_them() {
+    let tmp = TempDir::new("deny-readers-links");
+    let (p, vault) = (tmp.path().join("project"), tmp.path().join("vault"));
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(p.join("src/a.c"), "x\n").unwrap();
+    std::fs::write(vault.join(".env"), "K=1\n").unwrap();
+    std::os::unix::fs::symlink(&vault, p.join("cfg")).unwrap();
+    std::os::unix::fs::symlink(vault.join(".env"), p.join("envlink")).unwrap();
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/project/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [grep, find, cat, rg, zip]\n",
+        r = tmp.path().display()
+    ));
+    for (cmd, refused_for) in [
+        ("grep -rn x .", None),
+        ("grep -Rn x .", Some("`grep -Rn x .` reads the files under ./cfg, among them the file .env, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep -Rn x . --exclude=.env`")),
+        ("grep -Rn x . --exclude-dir=cfg", Some("among them the file envlink, which the deny pattern `**/.env` covers")),
+        ("grep -Rn x . --exclude=envlink", Some("`grep -Rn x . --exclude=envlink` reads the files under ./cfg, among them the file .env, which")),
+        ("grep -Rn x . --exclude=envlink --exclude-dir=cfg", None),
+        ("rg x", None),
+        ("rg -L x -g '!envlink'", Some("reads the files under ./cfg, among them the file .env")),
+        ("find . -type f -exec cat {} +", None),
+        ("find . -exec cat {} +", Some("among them the file envlink, which")),
+        ("find -L . -name '*.c' -exec cat {} +", None),
+        ("find -L . -not -name envlink -exec cat {} +", Some("runs a reader on what it finds under ./cfg, among them the file .env")),
+        ("find . -type f | xargs cat", None),
+        ("find . | xargs cat", Some("among them the file envlink, which")),
+        ("zip -r out.zip .", Some("reads the files under ./cfg, among them the file .env, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: name the files it should take instead of the directory.")),
+        ("zip -r out.zip . -x cfg", Some("reads the files under ./cfg")),
+    ] {
+        let d = decide_in(&s, &p, None, None, &[], cmd);
+        match refused_for {
+            None => assert_ne!(d.reason, Some("reaches_denied_path"), "{cmd}: {}", d.message),
+            Some(part) => {
+                assert_eq!(d.reason, Some("reaches_denied_path"), "{cmd}: {}", d.message);
+                assert!(d.message.contains(part), "{cmd}: {}", d.message);
+            }
+        }
+    }
+    assert_ne!(decide_in(&s, &p, None, None, &[], "zip -ry out.zip .").reason, Some("reaches_denied_path"));
+    // A followed link out of the read scope is a read out of it: refused as such (a grant
+    // may lift that one), and with it granted the linked tree is still walked for denied entries.
+    let d = decide_in(&s, &p, None, None, &[], "find -L . -name '*.c' -exec cat {} +");
+    assert_eq!(d.reason, Some("path_not_in_scope"), "{}", d.message);
+    assert_eq!(d.resource.as_deref(), Some(vault.to_string_lossy().as_ref()));
+    let g = [Grant { tool: "run_bash_command".into(), resource: vault.to_string_lossy().into_owned() }];
+    assert!(decide_in(&s, &p, None, None, &g, "find -L . -name '*.c' -exec cat {} +").allowed);
+    let d = decide_in(&s, &p, None, None, &g, "find -L . -name '*.c' -o -name '.e*' -exec cat {} +");
+    assert_eq!(d.reason, Some("reaches_denied_path"), "{}", d.message);
+}

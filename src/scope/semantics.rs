@@ -91,6 +91,12 @@ pub struct CommandSemantics {
     pub names_only: bool,
     /// Options that make it list names only (`rg --files`).
     pub names_only_options: Vec<String>,
+    /// Options that make a recursive read follow symbolic links (`grep -R`, `rg -L`).
+    pub follow_options: Vec<String>,
+    /// A recursive read follows symbolic links unless told not to (`zip`).
+    pub follows_links: bool,
+    /// Options that tell it not to (`zip -y`).
+    pub no_follow_options: Vec<String>,
 }
 
 /// The built-in table, parsed once from `data/semantics.yml`.
@@ -162,6 +168,10 @@ mod tests {
         }
         assert!(t["rg"].names_only_options.iter().any(|o| o == "--files"));
         assert!(t["rg"].stdin_without_operand && !t["grep"].stdin_without_operand);
+        for (cmd, opt) in [("grep", "-R"), ("grep", "--dereference-recursive"), ("rg", "-L"), ("rg", "--follow"), ("cp", "-L"), ("tar", "-h"), ("rsync", "-L")] {
+            assert!(t[cmd].follow_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        }
+        assert!(t["zip"].follows_links && t["zip"].no_follow_options.iter().any(|o| o == "-y"));
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl<'a> Judge<'a> {
         if starts.is_empty() {
             starts.push(WordInfo::literal("."));
         }
-        self.find_reads(&starts, &args[i.min(args.len())..], cwds, label);
+        self.find_reads(args, &starts, &args[i.min(args.len())..], cwds, label);
         for s in &starts {
             self.path_effect(s, Access::Read, cwds, "start directory of find", false);
         }

@@ -145,6 +145,39 @@ fn dir_entries(dir: &Path, budget: &mut usize) -> Option<Vec<PathBuf>> {
     Some(out)
 }
 
+/// What a tree reader does with the symbolic links it meets below its roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Links {
+    /// A link to a file is read through (`find -exec cat`, `grep -R`, `zip`).
+    pub files: bool,
+    /// A link to a directory is entered (`grep -R`, `rg -L`, `find -L`, `cp -L`).
+    pub dirs: bool,
+}
+
+/// Most directories entered through links in one decision, and how deep links in linked
+/// trees are followed; past either the answer is "cannot tell".
+const LINKED_DIRS: usize = 64;
+const LINK_DEPTH: usize = 4;
+
+/// The symbolic links under `dir` (not followed), within the walk's entry limit; `None`
+/// past it or on an error.
+fn links_under(dir: &Path) -> Option<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    for r in ignore::WalkBuilder::new(dir).standard_filters(false).hidden(false).follow_links(false).build() {
+        let e = r.ok()?;
+        seen += 1;
+        if seen > Limits::default().max_entries {
+            return None;
+        }
+        if e.depth() > 0 && e.path_is_symlink() {
+            out.push(e.into_path());
+        }
+    }
+    out.sort();
+    Some(out)
+}
+
 /// What kind of entry a denied path is (not followed through symlinks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -746,6 +779,20 @@ fn git_grep_paths(sem: &CommandSemantics, rest: &[WordInfo]) -> Vec<WordInfo> {
     paths.into_iter().filter(|w| !w.value.as_deref().is_some_and(|v| v.starts_with(':'))).collect()
 }
 
+/// A traversal root: as the command wrote it (or as reached through a link), absolute, the
+/// working directory, and how many links were followed to reach it.
+pub(super) struct Root<'r> {
+    shown: &'r str,
+    abs: &'r Path,
+    cwd: &'r Path,
+    depth: usize,
+}
+
+/// Whether `find`'s words make it enter linked directories (`-L`, `-follow`).
+pub(super) fn find_follows(args: &[WordInfo]) -> bool {
+    args.iter().filter_map(WordInfo::exact).any(|s| s == "-L" || s == "-follow")
+}
+
 /// How a tree reader is refused and how it could exclude an entry, in its own syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Tool {
@@ -807,7 +854,7 @@ pub(super) fn exclusion_hint(tool: Tool, label: &str, e: &Entry) -> String {
                 format!("exclude it: `find {} -not -name {n} ...`", e.root)
             }
         }
-        Tool::Copy => "name the files it should take instead of the directory".to_string(),
+        Tool::Copy => "name the files it should take instead of the directory.".to_string(),
         Tool::Xargs => {
             let n = quoted(&name);
             if dir {
@@ -1045,12 +1092,14 @@ impl Judge<'_> {
             }
         }
         let skips = skips_of(tool, &sem.value_options, rest);
-        self.tree_read(tool, &skips, &roots, &dirs, label);
+        let follows = (sem.follows_links && !has_option(&sem.no_follow_options, &sem.value_options, rest)) || has_option(&sem.follow_options, &sem.value_options, rest);
+        let links = Links { files: follows, dirs: follows };
+        self.tree_read(tool, &skips, &roots, &dirs, label, links);
     }
 
     /// `find` with an `-exec` or `-ok` of a command that reads files: the entries its
     /// expression lets reach that command, under its start points.
-    pub(super) fn find_reads(&mut self, starts: &[WordInfo], expr: &[WordInfo], cwds: &[PathBuf], label: &str) {
+    pub(super) fn find_reads(&mut self, all: &[WordInfo], starts: &[WordInfo], expr: &[WordInfo], cwds: &[PathBuf], label: &str) {
         let reads = |inner: &[WordInfo]| self.reads_content(inner);
         let plan = find_plan(expr, FindLooksFor::ContentReads, &reads);
         let skips = match plan {
@@ -1071,7 +1120,10 @@ impl Judge<'_> {
                 Skips::Nothing
             }
         };
-        self.tree_read(Tool::Find, &skips, starts, cwds, label);
+        // The command it runs opens what it is given: a link to a file is read through; find
+        // enters linked directories with -L or -follow.
+        let follow = find_follows(all);
+        self.tree_read(Tool::Find, &skips, starts, cwds, label, Links { files: true, dirs: follow });
     }
 
     /// `xargs CMD` where CMD reads the files it is given: the names come from its input at run
@@ -1105,18 +1157,39 @@ impl Judge<'_> {
                 let (starts, expr) = find_split(args);
                 let reads = |i: &[WordInfo]| self.reads_content(i);
                 if let Some(plan) = find_plan(expr, FindLooksFor::PrintedNames, &reads) {
-                    self.tree_read(Tool::Xargs, &Skips::Find(plan), &starts, cwds, label);
+                    let follow = find_follows(args);
+                    self.tree_read(Tool::Xargs, &Skips::Find(plan), &starts, cwds, label, Links { files: true, dirs: follow });
                     return;
                 }
             }
         }
-        self.tree_read(Tool::Xargs, &Skips::Nothing, &[WordInfo::literal(".")], cwds, label);
+        // Names from anywhere: any entry under the directory, through any link.
+        self.tree_read(Tool::Xargs, &Skips::Nothing, &[WordInfo::literal(".")], cwds, label, Links { files: true, dirs: true });
+    }
+
+    /// Refuses `label`: its tree under `shown` could not be checked.
+    fn cannot_tell(&mut self, label: &str, shown: &str, abs: &Path) {
+        // The cause (a limit reached, an unreadable directory) is left out: past a limit of
+        // time it is not the same from one decision to the next.
+        self.violate(
+            REACHES_DENIED,
+            format!(
+                "`{label}` reads the files under {shown}, and the engine could not check that tree for entries a deny pattern covers (more than {} entries, more than {} ms, links too many or too deep, or a directory it cannot read): narrow the command to the directories it needs.",
+                Limits::default().max_entries,
+                Limits::default().max_time.as_millis()
+            ),
+            Some(label.to_string()),
+            abs.to_string_lossy().into_owned(),
+            "path",
+            Some(Access::Read),
+        );
     }
 
     /// Refuses `label` when a tree it reads from `roots` holds a denied entry that `skips`
     /// does not provably exclude. Roots are as written, resolved from each of `cwds`; a root
     /// built at run time is left to the operand checks, a root that is itself denied too.
-    pub(super) fn tree_read(&mut self, tool: Tool, skips: &Skips, roots: &[WordInfo], cwds: &[PathBuf], label: &str) {
+    pub(super) fn tree_read(&mut self, tool: Tool, skips: &Skips, roots: &[WordInfo], cwds: &[PathBuf], label: &str, links: Links) {
+        let mut linked = LINKED_DIRS;
         for w in roots {
             let Some(v) = w.value.as_deref() else { continue };
             for cwd in cwds {
@@ -1138,7 +1211,8 @@ impl Judge<'_> {
                     vec![(v.to_string(), cwd.join(v))]
                 };
                 for (shown, abs) in starts {
-                    if !self.tree_root(tool, skips, &shown, &abs, cwd, label) {
+                    let at = Root { shown: &shown, abs: &abs, cwd, depth: 0 };
+                    if !self.tree_root(tool, skips, &at, label, links, &mut linked) {
                         return;
                     }
                 }
@@ -1147,30 +1221,19 @@ impl Judge<'_> {
     }
 
     /// One root of [`Self::tree_read`]; `false` once it refused (one refusal is enough).
-    fn tree_root(&mut self, tool: Tool, skips: &Skips, shown: &str, abs: &Path, cwd: &Path, label: &str) -> bool {
+    /// `linked`: how many more directories may be entered through links.
+    fn tree_root(&mut self, tool: Tool, skips: &Skips, at: &Root, label: &str, links: Links, linked: &mut usize) -> bool {
+        let (shown, abs, cwd) = (at.shown, at.abs, at.cwd);
         // A root outside the read scope is refused as such (and no walk of it is needed) unless
         // out-of-scope reads only warn or a grant may lift that refusal.
         let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
-        if enforced && self.ctx.grants.is_empty() && self.ctx.matcher.check(&paths::resolve(abs), Access::Read) == PathVerdict::OutOfScope {
+        if at.depth == 0 && enforced && self.ctx.grants.is_empty() && self.ctx.matcher.check(&paths::resolve(abs), Access::Read) == PathVerdict::OutOfScope {
             return true;
         }
         let found = match denied::all_denied_under(&[abs.to_path_buf()], self.ctx.matcher, &Limits::default()) {
-            Reach::Clean { .. } => return true,
+            Reach::Clean { .. } => Vec::new(),
             Reach::CannotTell { .. } => {
-                // The cause (a limit reached, an unreadable directory) is left out: past a
-                // limit of time it is not the same from one decision to the next.
-                self.violate(
-                    REACHES_DENIED,
-                    format!(
-                        "`{label}` reads the files under {shown}, and the engine could not check that tree for entries a deny pattern covers (more than {} entries, more than {} ms, or a directory it cannot read): narrow the command to the directories it needs.",
-                        Limits::default().max_entries,
-                        Limits::default().max_time.as_millis()
-                    ),
-                    Some(label.to_string()),
-                    abs.to_string_lossy().into_owned(),
-                    "path",
-                    Some(Access::Read),
-                );
+                self.cannot_tell(label, shown, abs);
                 return false;
             }
             Reach::Denied { found, .. } => found,
@@ -1222,11 +1285,50 @@ impl Judge<'_> {
                 }
             }
         }
+        if reached.is_empty() && (links.files || links.dirs) {
+            // Links the walk did not follow: what they lead to is read too.
+            let Some(found_links) = links_under(abs) else {
+                self.cannot_tell(label, shown, abs);
+                return false;
+            };
+            for l in found_links {
+                let Some(rel) = below(&l) else { continue };
+                let target = paths::resolve(&l);
+                let is_dir = paths::is_dir(&target.target);
+                let kind = if links.dirs { if is_dir { Kind::Dir } else { Kind::File } } else { Kind::Link };
+                if (is_dir && !links.dirs) || (!is_dir && !links.files) || skips.covers(&Entry { root: shown, rel: &rel, kind, cwd }) {
+                    continue;
+                }
+                if let PathVerdict::Denied(_) = self.ctx.matcher.check(&target, Access::Read) {
+                    reached.push((l.clone(), rel.clone(), kind, rel, kind));
+                    break;
+                }
+                // What it leads to must be readable like a path the command names.
+                let word = WordInfo::literal(&l.to_string_lossy());
+                let name = label.split(' ').next().unwrap_or(label);
+                self.path_effect(&word, Access::Read, &[cwd.to_path_buf()], &format!("a link under {shown} that {name} follows"), false);
+                if is_dir {
+                    if *linked == 0 || at.depth >= LINK_DEPTH {
+                        self.cannot_tell(label, shown, abs);
+                        return false;
+                    }
+                    *linked -= 1;
+                    let shown2 = Entry { root: shown, rel: &rel, kind, cwd }.shown();
+                    let next = Root { shown: &shown2, abs: &l, cwd, depth: at.depth + 1 };
+                    if !self.tree_root(tool, skips, &next, label, links, linked) {
+                        return false;
+                    }
+                }
+            }
+        }
         let Some((first, rel, kind, hint_rel, hint_kind)) = reached.first().cloned() else { return true };
         let rel = rel.as_path();
         let e = Entry { root: shown, rel, kind, cwd };
         let hint_entry = Entry { root: shown, rel: &hint_rel, kind: hint_kind, cwd };
-        let pattern = denied::deny_pattern(self.ctx.matcher, &paths::resolve(&first)).unwrap_or_default();
+        let pattern = match self.ctx.matcher.check(&paths::resolve(&first), Access::Read) {
+            PathVerdict::Denied(p) => p,
+            _ => String::new(),
+        };
         let more = match reached.len() {
             1 => String::new(),
             2 => " and 1 more denied entry".to_string(),
