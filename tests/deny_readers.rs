@@ -339,3 +339,25 @@ fn links_to_denied_entries_are_followed_where_the_tool_follows_them() {
     let d = decide_in(&s, &p, None, None, &g, "find -L . -name '*.c' -o -name '.e*' -exec cat {} +");
     assert_eq!(d.reason, Some("reaches_denied_path"), "{}", d.message);
 }
+
+/// A tree the engine cannot finish checking is refused, with how to narrow the command: here
+/// a link back to its own directory, which `grep -R` would follow without end.
+#[test]
+fn a_tree_that_cannot_be_checked_is_refused() {
+    let tmp = TempDir::new("deny-readers-loop");
+    let p = tmp.path().join("project");
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(p.join("src/a.c"), "x\n").unwrap();
+    std::os::unix::fs::symlink(&p, p.join("src/loop")).unwrap();
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/project/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [grep]\n",
+        r = tmp.path().display()
+    ));
+    assert!(decide_in(&s, &p, None, None, &[], "grep -rn x .").allowed);
+    let d = decide_in(&s, &p, None, None, &[], "grep -Rn x .");
+    assert_eq!(d.reason, Some("reaches_denied_path"));
+    assert_eq!(
+        d.message,
+        "`grep -Rn x .` reads the files under ./src/loop/src/loop/src/loop/src/loop, and the engine could not check that tree for entries a deny pattern covers (more than 100000 entries, more than 200 ms, links too many or too deep, or a directory it cannot read): narrow the command to the directories it needs."
+    );
+}

@@ -31,7 +31,7 @@ pub(super) fn fnmatch(pattern: &str, name: &str, pathname: bool, fold: bool) -> 
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     fn eq(a: char, b: char, fold: bool) -> bool {
-        a == b || (fold && a.to_ascii_lowercase() == b.to_ascii_lowercase())
+        a == b || (fold && a.eq_ignore_ascii_case(&b))
     }
     /// The bracket expression at `p[i]` (`[`): whether it matches `c`, and where it ends.
     fn bracket(p: &[char], i: usize, c: char, fold: bool) -> Option<(bool, usize)> {
@@ -909,7 +909,7 @@ pub(super) fn has_option(list: &[String], value_opts: &[String], args: &[WordInf
             if plain.contains(&opt.as_str()) {
                 return true;
             }
-            if value_opts.iter().any(|o| *o == opt) || valued.iter().any(|(o, _)| *o == opt) {
+            if value_opts.contains(&opt) || valued.iter().any(|(o, _)| *o == opt) {
                 let rest: String = chars[k + 1..].iter().collect();
                 let separate = rest.is_empty();
                 let v = if separate { args.get(i).and_then(WordInfo::exact).map(str::to_string) } else { Some(rest) };
@@ -961,7 +961,7 @@ pub(super) fn option_values(names: &[&str], value_opts: &[String], args: &[WordI
         let chars: Vec<char> = letters.chars().collect();
         for (k, c) in chars.iter().enumerate() {
             let opt = format!("-{c}");
-            if value_opts.iter().any(|o| *o == opt) || names.contains(&opt.as_str()) {
+            if value_opts.contains(&opt) || names.contains(&opt.as_str()) {
                 let rest: String = chars[k + 1..].iter().collect();
                 let value = if rest.is_empty() {
                     i += 1;
