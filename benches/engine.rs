@@ -270,7 +270,58 @@ fn main() {
     println!("{:<52} {:>10.3} ms", "first decision under a new 1,000-pattern scope", first);
     row("Rust: 1,000-pattern scope, first decision", &format!("{first:.3} ms"), "1 ms", Some(first), "(info)", None);
     tree_readers(&dir);
+    read_file_rows(&dir, &scope_file);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `read_file` on a 150 MB log of 5,000,000 lines, beside what a user would run instead:
+/// the first 400 lines (`head -400`) and 400 lines near the end (`tail -n +N | head -400`),
+/// each taken the same number of times, alternately.
+fn read_file_rows(dir: &Path, scope_file: &Path) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    const LINES: usize = 5_000_000;
+    let log = dir.join("big.log");
+    {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&log).expect("log"));
+        for i in 0..LINES {
+            writeln!(w, "2026-11-26 06:00:00.{:06} INFO request {i} served", i % 1_000_000).expect("write");
+        }
+    }
+    let size_mb = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) as f64 / 1e6;
+    let req = |offset: usize| {
+        serde_json::json!({"path": log, "offset": offset, "limit": 400, "sources": [{"file": scope_file}], "home": dir}).to_string()
+    };
+    let shell = |script: &str| {
+        let t = Instant::now();
+        let out = Command::new("sh").arg("-c").arg(script).stdout(Stdio::piped()).output().expect("sh");
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 400, "{script}");
+        ms
+    };
+    let ours = |offset: usize| {
+        let t = Instant::now();
+        let v = gptel_scope::fs::tools::call("read_file", &req(offset));
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        assert_eq!(v["success"], serde_json::json!(true), "{v}");
+        assert_eq!(v["end_line"], serde_json::json!(offset + 400), "{v}");
+        ms
+    };
+    let near_end = LINES - 1_000;
+    let log_s = log.display();
+    let (mut head_ours, mut head_ref, mut end_ours, mut end_ref) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..RUNS {
+        head_ours.push(ours(0));
+        head_ref.push(shell(&format!("head -400 '{log_s}'")));
+        end_ours.push(ours(near_end));
+        end_ref.push(shell(&format!("tail -n +{} '{log_s}' | head -400", near_end + 1)));
+    }
+    let (ho, hr, eo, er) = (median(&mut head_ours), median(&mut head_ref), median(&mut end_ours), median(&mut end_ref));
+    println!("{:<52} {:>10.3} ms  (head -400: {hr:.3} ms; {size_mb:.0} MB)", "read_file: first 400 lines of a big log", ho);
+    println!("{:<52} {:>10.3} ms  (tail -n +N | head: {er:.3} ms)", "read_file: 400 lines 1,000 from the end", eo);
+    row(&format!("Rust: read_file first 400 lines, {size_mb:.0} MB log"), &format!("{ho:.2} ms"), &format!("head -400 {hr:.2} ms"), Some(ho / 5.0), "<= 1 (5 ms)", Some(ho <= 5.0));
+    row("Rust: read_file 400 lines near the end, same log", &format!("{eo:.1} ms"), &format!("tail|head {er:.1} ms"), Some(eo / er), "<= 1.0", Some(eo <= er));
+    let _ = std::fs::remove_file(&log);
 }
 
 /// The cost a recursive reader adds to its decision: the walk of its tree for denied entries

@@ -1,0 +1,803 @@
+//! Flattening a parsed program into the simple commands bash would run: every pipeline stage,
+//! list item, subshell, group, compound command body and condition, command and process
+//! substitution, with the working directories `cd` gives each.
+
+use super::*;
+
+/// Parses `command` and flattens it, starting in `cwd`.
+pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()], pipe_in: None, last_simple: None };
+    match parse_program(command) {
+        Ok(program) => {
+            let state: Cwds = Some(Rc::from([cwd.to_path_buf()]));
+            f.program(&program, state, Context::TopLevel);
+        }
+        Err(p) => f.out.problems.push(p),
+    }
+    f.out
+}
+
+/// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
+pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), pipe_in: None, last_simple: None };
+    let cwds: Cwds = cwds.map(Rc::from);
+    if depth > MAX_DEPTH {
+        f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
+        return f.out;
+    }
+    match parse_program(script) {
+        Ok(program) => {
+            f.program(&program, cwds, Context::Script);
+        }
+        Err(p) => f.out.problems.push(p),
+    }
+    f.out
+}
+
+/// Working directories after a command, when it succeeded and when it failed.
+pub(super) struct Post {
+    ok: Cwds,
+    fail: Cwds,
+}
+
+pub(super) fn union(a: &Cwds, b: &Cwds) -> Cwds {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            if b.iter().all(|d| a.contains(d)) {
+                return Some(a.clone());
+            }
+            let mut v = a.to_vec();
+            for d in b.iter() {
+                if !v.contains(d) {
+                    v.push(d.clone());
+                }
+            }
+            // Past a few dozen possible directories, treat the directory as unknown: the
+            // judgement of every later command grows with this set.
+            if v.len() > MAX_CWDS {
+                return None;
+            }
+            Some(v.into())
+        }
+        _ => None,
+    }
+}
+
+pub(super) struct Flattener {
+    home: Option<PathBuf>,
+    out: Flat,
+    depth: usize,
+    /// Every directory a `cd` could have reached (for `cd -` and `popd`).
+    seen_dirs: Vec<PathBuf>,
+    /// The simple command whose output the next simple command reads (a pipeline stage).
+    pipe_in: Option<Rc<SimpleCmd>>,
+    /// The simple command pushed last.
+    last_simple: Option<Rc<SimpleCmd>>,
+}
+
+impl Flattener {
+    fn problem(&mut self, p: Problem) {
+        if !self.out.problems.contains(&p) {
+            self.out.problems.push(p);
+        }
+    }
+
+    fn program(&mut self, p: &ast::Program, cwds: Cwds, ctx: Context) -> Cwds {
+        let mut state = cwds;
+        for cc in &p.complete_commands {
+            state = self.compound_list(cc, state, ctx);
+        }
+        state
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList, cwds: Cwds, ctx: Context) -> Cwds {
+        let mut state = cwds;
+        for item in &list.0 {
+            let post = self.and_or(&item.0, state.clone(), ctx);
+            state = match item.1 {
+                // `&` runs in a subshell: no directory change leaks out.
+                ast::SeparatorOperator::Async => state,
+                ast::SeparatorOperator::Sequence => union(&post.ok, &post.fail),
+            };
+        }
+        state
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList, cwds: Cwds, ctx: Context) -> Post {
+        let mut post = self.pipeline(&list.first, cwds, ctx);
+        for next in &list.additional {
+            post = match next {
+                ast::AndOr::And(p) => {
+                    let b = self.pipeline(p, post.ok.clone(), ctx);
+                    Post { ok: b.ok, fail: union(&post.fail, &b.fail) }
+                }
+                ast::AndOr::Or(p) => {
+                    let b = self.pipeline(p, post.fail.clone(), ctx);
+                    Post { ok: union(&post.ok, &b.ok), fail: b.fail }
+                }
+            };
+        }
+        post
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline, cwds: Cwds, ctx: Context) -> Post {
+        if p.seq.len() == 1 {
+            if let Some(cmd) = p.seq.first() {
+                let post = self.command(cmd, cwds, ctx);
+                return if p.bang { Post { ok: post.fail, fail: post.ok } } else { post };
+            }
+        }
+        // Every stage of a multi-stage pipeline runs in a subshell. A simple stage records the
+        // simple stage before it, whose output it reads.
+        let mut prev: Option<Rc<SimpleCmd>> = None;
+        for cmd in &p.seq {
+            let simple = matches!(cmd, ast::Command::Simple(_));
+            self.pipe_in = if simple { prev.take() } else { None };
+            self.last_simple = None;
+            self.command(cmd, cwds.clone(), ctx);
+            self.pipe_in = None;
+            prev = if simple { self.last_simple.take() } else { None };
+        }
+        Post { ok: cwds.clone(), fail: cwds }
+    }
+
+    fn command(&mut self, c: &ast::Command, cwds: Cwds, ctx: Context) -> Post {
+        match c {
+            ast::Command::Simple(s) => self.simple(s, cwds, ctx),
+            ast::Command::Compound(cc, redirects) => {
+                if let Some(r) = redirects {
+                    let redirs = self.redirects(&r.0, &cwds, ctx);
+                    self.push_redirect_only(redirs, cwds.clone(), ctx);
+                }
+                self.compound(cc, cwds, ctx)
+            }
+            ast::Command::Function(def) => {
+                self.problem(Problem::Unsupported(format!(
+                    "function definitions (`{}`) are not allowed: run the commands directly",
+                    def.fname.value
+                )));
+                // Judge the body too, so the evidence shows what it would run.
+                self.compound(&def.body.0, cwds.clone(), ctx);
+                Post { ok: cwds.clone(), fail: cwds }
+            }
+            ast::Command::ExtendedTest(t, redirects) => {
+                if let Some(r) = redirects {
+                    let redirs = self.redirects(&r.0, &cwds, ctx);
+                    self.push_redirect_only(redirs, cwds.clone(), ctx);
+                }
+                self.extended_test(&t.expr, &cwds, ctx);
+                Post { ok: cwds.clone(), fail: cwds }
+            }
+        }
+    }
+
+    fn push_redirect_only(&mut self, redirects: Vec<Redirect>, cwds: Cwds, ctx: Context) {
+        if !redirects.is_empty() {
+            self.out.commands.push(SimpleCmd { words: vec![], assignments: vec![], redirects, cwds, context: ctx, stdin_from: None });
+        }
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr, cwds: &Cwds, ctx: Context) {
+        match e {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.extended_test(a, cwds, ctx);
+                self.extended_test(b, cwds, ctx);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.extended_test(a, cwds, ctx)
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => {
+                self.test_operand(&w.value, cwds, ctx);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.test_operand(&a.value, cwds, ctx);
+                self.test_operand(&b.value, cwds, ctx);
+            }
+        }
+    }
+
+    /// An operand of `[[ ]]`: `-v` and the arithmetic comparisons evaluate subscripts, so
+    /// quoted substitution text in it would run (`[[ -v 'a[$(cmd)]' ]]`).
+    fn test_operand(&mut self, raw: &str, cwds: &Cwds, ctx: Context) {
+        for w in self.word(raw, cwds, ctx) {
+            if w.value.as_deref().is_some_and(holds_substitution_text) {
+                self.problem(Problem::Unsupported(format!(
+                    "the test operand `{raw}` holds command-substitution syntax that the test would evaluate"
+                )));
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &ast::CompoundCommand, cwds: Cwds, ctx: Context) -> Post {
+        let same = |c: &Cwds| Post { ok: c.clone(), fail: c.clone() };
+        match c {
+            ast::CompoundCommand::Arithmetic(a) => {
+                self.arithmetic(&a.expr.value, &cwds, ctx);
+                same(&cwds)
+            }
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.arithmetic(&e.value, &cwds, ctx);
+                }
+                let body = self.loop_body(&f.body.list, cwds, ctx);
+                same(&body)
+            }
+            ast::CompoundCommand::BraceGroup(g) => {
+                let after = self.compound_list(&g.list, cwds, ctx);
+                same(&after)
+            }
+            ast::CompoundCommand::Subshell(s) => {
+                self.compound_list(&s.list, cwds.clone(), ctx);
+                same(&cwds)
+            }
+            ast::CompoundCommand::ForClause(f) => {
+                if let Some(values) = &f.values {
+                    for w in values {
+                        self.word(&w.value, &cwds, ctx);
+                    }
+                }
+                let body = self.loop_body(&f.body.list, cwds, ctx);
+                same(&body)
+            }
+            ast::CompoundCommand::CaseClause(c) => {
+                self.word(&c.value.value, &cwds, ctx);
+                let mut all = cwds.clone();
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value, &cwds, ctx);
+                    }
+                    if let Some(body) = &item.cmd {
+                        let after = self.compound_list(body, cwds.clone(), ctx);
+                        all = union(&all, &after);
+                    }
+                }
+                same(&all)
+            }
+            ast::CompoundCommand::IfClause(i) => {
+                let cond = self.compound_list(&i.condition, cwds.clone(), ctx);
+                let mut all = self.compound_list(&i.then, cond.clone(), ctx);
+                let mut next = cond;
+                if let Some(elses) = &i.elses {
+                    for e in elses {
+                        let start = match &e.condition {
+                            Some(c) => self.compound_list(c, next.clone(), ctx),
+                            None => next.clone(),
+                        };
+                        let after = self.compound_list(&e.body, start.clone(), ctx);
+                        all = union(&all, &after);
+                        next = start;
+                    }
+                }
+                all = union(&all, &next);
+                same(&all)
+            }
+            ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+                let cond = self.compound_list(&w.0, cwds.clone(), ctx);
+                let body = self.loop_body(&w.1.list, union(&cwds, &cond), ctx);
+                // Judge the condition again with every directory the body can leave.
+                let again = self.quiet(|f| f.compound_list(&w.0, body.clone(), ctx));
+                same(&union(&body, &again))
+            }
+            ast::CompoundCommand::Coprocess(_) => {
+                self.problem(Problem::Unsupported("coprocesses (`coproc`) are not allowed".into()));
+                same(&cwds)
+            }
+        }
+    }
+
+    /// Walks a loop body twice: the second pass sees every directory the first could leave.
+    fn loop_body(&mut self, body: &ast::CompoundList, cwds: Cwds, ctx: Context) -> Cwds {
+        let first = self.compound_list(body, cwds.clone(), ctx);
+        let entry = union(&cwds, &first);
+        if entry == cwds {
+            return first;
+        }
+        let second = self.compound_list(body, entry.clone(), ctx);
+        union(&entry, &second)
+    }
+
+    /// Runs `f` and drops duplicate commands it adds (used for a second pass).
+    fn quiet<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.out.commands.len();
+        let r = f(self);
+        let added: Vec<SimpleCmd> = self.out.commands.drain(before..).collect();
+        for c in added {
+            if !self.out.commands.contains(&c) {
+                self.out.commands.push(c);
+            }
+        }
+        r
+    }
+
+    fn simple<'a>(&mut self, s: &'a ast::SimpleCommand, cwds: Cwds, ctx: Context) -> Post {
+        // Taken before the words: a substitution inside them does not read the pipe.
+        let stdin_from = self.pipe_in.take();
+        let mut words = Vec::new();
+        let mut assignments = Vec::new();
+        let mut redirect_items = Vec::new();
+        let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
+        let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
+        let mut handle = |f: &mut Self, item: &'a ast::CommandPrefixOrSuffixItem, words: &mut Vec<WordInfo>| match item {
+            ast::CommandPrefixOrSuffixItem::Word(w) => f.word_into(&w.value, &cwds, ctx, words),
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, raw) => {
+                if let Some(assignment) = f.assignment(a, &raw.value, &cwds, ctx) {
+                    assignments.push(assignment);
+                }
+            }
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                f.process_substitution(sub, &cwds);
+                words.push(WordInfo { raw: "<(...)".into(), value: None, glob: false });
+            }
+        };
+        for item in prefix {
+            handle(self, item, &mut words);
+        }
+        if let Some(w) = &s.word_or_name {
+            self.word_into(&w.value, &cwds, ctx, &mut words);
+        }
+        for item in suffix {
+            // After the name, `NAME=value` is an ordinary argument (`dd if=x`, `env A=b`,
+            // `export A=b`); the commands that give it meaning judge it.
+            match item {
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) if s.word_or_name.is_some() => {
+                    self.word_into(&raw.value, &cwds, ctx, &mut words);
+                }
+                other => handle(self, other, &mut words),
+            }
+        }
+        let redirects = self.redirects(redirect_items, &cwds, ctx);
+        let post = self.directory_change(&words, &cwds);
+        let cmd = SimpleCmd { words, assignments, redirects, cwds, context: ctx, stdin_from };
+        self.last_simple = Some(Rc::new(cmd.clone()));
+        self.out.commands.push(cmd);
+        post
+    }
+
+    /// `cd`, `pushd`, `popd` change the directory of what follows.
+    fn directory_change(&mut self, words: &[WordInfo], cwds: &Cwds) -> Post {
+        let unchanged = Post { ok: cwds.clone(), fail: cwds.clone() };
+        let Some(name) = words.first().and_then(WordInfo::exact) else {
+            return unchanged;
+        };
+        if !matches!(name, "cd" | "pushd" | "popd") {
+            return unchanged;
+        }
+        let operands: Vec<&WordInfo> = words[1..]
+            .iter()
+            .filter(|w| !matches!(w.exact(), Some(s) if s.starts_with('-') && s != "-"))
+            .collect();
+        if operands.first().and_then(|w| w.exact()) == Some("-") {
+            // `cd -` goes to $OLDPWD, which may come from the caller's environment (or from
+            // before a `cd` in a subshell): unknown.
+            return Post { ok: None, fail: cwds.clone() };
+        }
+        if name == "popd" {
+            let all = union(cwds, &Some(Rc::from(self.seen_dirs.as_slice())));
+            return Post { ok: all, fail: cwds.clone() };
+        }
+        let target = match operands.first() {
+            None => self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+            Some(w) => w.exact().map(str::to_string),
+        };
+        let ok = match (target, cwds) {
+            (Some(t), Some(dirs)) => {
+                let mut v: Vec<PathBuf> = Vec::new();
+                for d in dirs.iter() {
+                    let p = resolve_dir(d, &t);
+                    if !v.contains(&p) {
+                        v.push(p);
+                    }
+                }
+                for p in &v {
+                    if !self.seen_dirs.contains(p) {
+                        self.seen_dirs.push(p.clone());
+                    }
+                }
+                Some(v.into())
+            }
+            _ => None,
+        };
+        Post { ok, fail: cwds.clone() }
+    }
+
+    fn assignment(&mut self, a: &ast::Assignment, _raw: &str, cwds: &Cwds, ctx: Context) -> Option<(String, WordInfo)> {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, idx) => {
+                self.arithmetic(idx, cwds, ctx);
+                n.clone()
+            }
+        };
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let info = self.assignment_value(&w.value, cwds, ctx);
+                Some((name, info))
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        self.word(&k.value, cwds, ctx);
+                    }
+                    self.assignment_value(&v.value, cwds, ctx);
+                }
+                Some((name, WordInfo { raw: "(...)".into(), value: None, glob: false }))
+            }
+        }
+    }
+
+    /// An assignment's value: judged like a word, and refused when its text would run a
+    /// command if a later expansion evaluated it again (`x='a[$(cmd)]'; echo $((x))`).
+    fn assignment_value(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        let info = self.single_word(raw, cwds, ctx);
+        // A value built at run time still carries its quoted text (`x='a[$(cmd)]'$y`).
+        let literal = match &info.value {
+            Some(v) => Some(v.clone()),
+            // (A word refused for its subscripts is not parsed again.)
+            None if tame_subscripts(raw).is_ok() => brush_parser::word::parse(raw, &options()).ok().map(|p| literal_text(&p)),
+            None => None,
+        };
+        if let Some(v) = &literal {
+            if holds_substitution_text(v) {
+                self.problem(Problem::Unsupported(format!(
+                    "the value `{v}` holds command-substitution syntax that a later expansion could run; \
+                     pass the text another way (a file, or an argument)"
+                )));
+            }
+        }
+        info
+    }
+
+    fn process_substitution(&mut self, sub: &ast::SubshellCommand, cwds: &Cwds) {
+        self.compound_list(&sub.list, cwds.clone(), Context::ProcessSubstitution);
+    }
+
+    fn redirects<'a>(&mut self, items: impl IntoIterator<Item = &'a ast::IoRedirect>, cwds: &Cwds, ctx: Context) -> Vec<Redirect> {
+        let mut out = Vec::new();
+        for r in items {
+            match r {
+                ast::IoRedirect::File(_, kind, target) => {
+                    let k = match kind {
+                        ast::IoFileRedirectKind::Read => RedirKind::Read,
+                        ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => RedirKind::Write,
+                        ast::IoFileRedirectKind::Append => RedirKind::Append,
+                        ast::IoFileRedirectKind::ReadAndWrite => RedirKind::ReadWrite,
+                        ast::IoFileRedirectKind::DuplicateInput | ast::IoFileRedirectKind::DuplicateOutput => {
+                            RedirKind::Dup
+                        }
+                    };
+                    match target {
+                        ast::IoFileRedirectTarget::Filename(w) => {
+                            let info = self.single_word(&w.value, cwds, ctx);
+                            out.push(Redirect { kind: k, target: Some(info) });
+                        }
+                        ast::IoFileRedirectTarget::Fd(_) => out.push(Redirect { kind: RedirKind::Dup, target: None }),
+                        ast::IoFileRedirectTarget::Duplicate(w) => {
+                            // `>&WORD`: a number or `-` duplicates; anything else is a file.
+                            let info = self.single_word(&w.value, cwds, ctx);
+                            let is_fd = matches!(info.exact(), Some(v) if v == "-" || v.trim_end_matches('-').chars().all(|c| c.is_ascii_digit()) && !v.is_empty());
+                            if is_fd {
+                                out.push(Redirect { kind: RedirKind::Dup, target: None });
+                            } else {
+                                out.push(Redirect { kind: RedirKind::Write, target: Some(info) });
+                            }
+                        }
+                        ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                            self.process_substitution(sub, cwds);
+                            out.push(Redirect { kind: RedirKind::Dup, target: None });
+                        }
+                    }
+                }
+                ast::IoRedirect::HereDocument(_, doc) => {
+                    if doc.requires_expansion {
+                        self.heredoc(&doc.doc.value, cwds, ctx);
+                    }
+                    out.push(Redirect { kind: RedirKind::Data, target: None });
+                }
+                ast::IoRedirect::HereString(_, w) => {
+                    self.single_word(&w.value, cwds, ctx);
+                    out.push(Redirect { kind: RedirKind::Data, target: None });
+                }
+                ast::IoRedirect::OutputAndError(w, append) => {
+                    let info = self.single_word(&w.value, cwds, ctx);
+                    let kind = if *append { RedirKind::Append } else { RedirKind::Write };
+                    out.push(Redirect { kind, target: Some(info) });
+                }
+            }
+        }
+        out
+    }
+
+    fn heredoc(&mut self, body: &str, cwds: &Cwds, ctx: Context) {
+        if let Err(p) = tame_subscripts(body) {
+            self.problem(p);
+            return;
+        }
+        match brush_parser::word::parse_heredoc(body, &options()) {
+            Ok(pieces) => {
+                let mut acc = Acc::default();
+                self.pieces(body, &pieces, false, cwds, ctx, &mut acc);
+            }
+            Err(e) => self.problem(Problem::Parse(format!("a here-document does not parse: {e}"))),
+        }
+    }
+
+    fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
+        if text.contains('[') {
+            self.problem(Problem::Unsupported(format!(
+                "array subscripts inside arithmetic (`{}`) are evaluated again and can run commands; compute the value another way",
+                text.trim()
+            )));
+        }
+        if text.contains("$(") || text.contains('`') {
+            self.problem(Problem::Unsupported(format!(
+                "command substitution inside arithmetic (`{}`) is not allowed; run the command separately",
+                text.trim()
+            )));
+        }
+        // Substitutions inside are judged as commands too.
+        let _ = self.quiet(|f| f.single_word(text, cwds, ctx));
+    }
+
+    /// A word in a position where bash does not split it into several (assignment values,
+    /// redirect targets): brace expansion does not apply.
+    fn single_word(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        self.expand_one(raw, cwds, ctx)
+    }
+
+    /// A command word: brace expansion may turn it into several.
+    fn word(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> Vec<WordInfo> {
+        let mut out = Vec::new();
+        self.word_into(raw, cwds, ctx, &mut out);
+        out
+    }
+
+    /// [`Self::word`], adding the words to `out`.
+    fn word_into(&mut self, raw: &str, cwds: &Cwds, ctx: Context, out: &mut Vec<WordInfo>) {
+        if !unquoted_brace(raw) {
+            out.push(self.expand_one(raw, cwds, ctx));
+            return;
+        }
+        let alternatives = match brace_expand(raw) {
+            Ok(v) => v,
+            Err(msg) => {
+                self.problem(Problem::Unsupported(msg));
+                vec![raw.to_string()]
+            }
+        };
+        let braced = alternatives.len() != 1 || alternatives.first().map(String::as_str) != Some(raw);
+        for alt in alternatives {
+            let mut info = self.expand_one(&alt, cwds, ctx);
+            if braced {
+                info.raw = alt;
+            }
+            out.push(info);
+        }
+    }
+
+    fn expand_one(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> WordInfo {
+        if is_plain(raw) {
+            return WordInfo::literal(raw);
+        }
+        // brush's word parser finds the end of `$(...)` by balancing quotes and parentheses,
+        // which goes wrong when the body holds a here-document with an apostrophe or a
+        // parenthesis. Such a body is found again with the tokenizer, judged, and replaced
+        // by an inert parameter (dynamic, like the substitution, and running nothing);
+        // then the word is analyzed again.
+        // The evidence shows the word as written, not with the inert parameter in it.
+        let written = raw;
+        let mut raw = raw.to_string();
+        for _ in 0..32 {
+            let (commands, problems) = (self.out.commands.len(), self.out.problems.len());
+            let (mut info, bad) = self.analyze(&raw, cwds, ctx);
+            let Some(start) = bad else {
+                info.raw = written.to_string();
+                return info;
+            };
+            self.out.commands.truncate(commands);
+            self.out.problems.truncate(problems);
+            match substitution_extent(&raw, start) {
+                Some((end, program)) => {
+                    self.substitution_program(&program, cwds);
+                    raw = format!("{}${{gptel_scope_substituted}}{}", &raw[..start], &raw[end + 1..]);
+                }
+                None => {
+                    self.problem(Problem::Parse(format!("a command substitution in `{raw}` does not parse")));
+                    return WordInfo { raw: written.to_string(), value: None, glob: false };
+                }
+            }
+        }
+        self.problem(Problem::Unsupported("too many command substitutions in one word".into()));
+        WordInfo { raw: written.to_string(), value: None, glob: false }
+    }
+
+    /// Analyzes a word; also returns where a `$(` sits whose body did not parse as cut.
+    fn analyze(&mut self, raw: &str, cwds: &Cwds, ctx: Context) -> (WordInfo, Option<usize>) {
+        let pieces = match tame_subscripts(raw) {
+            Ok(()) => brush_parser::word::parse(raw, &options()),
+            Err(p) => {
+                self.problem(p);
+                return (WordInfo { raw: raw.to_string(), value: None, glob: false }, None);
+            }
+        };
+        match pieces {
+            Ok(pieces) => {
+                let mut acc = Acc::default();
+                self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
+                let info = WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob };
+                (info, acc.bad_substitution)
+            }
+            Err(e) => {
+                self.problem(Problem::Parse(format!("the word `{raw}` does not parse: {e}")));
+                (WordInfo { raw: raw.to_string(), value: None, glob: false }, None)
+            }
+        }
+    }
+
+    fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource], quoted: bool, cwds: &Cwds, ctx: Context, acc: &mut Acc) {
+        for p in pieces {
+            let source = raw.get(p.start_index..p.end_index).unwrap_or("");
+            match &p.piece {
+                WordPiece::Text(t) => {
+                    if t.ends_with('$') && raw.get(p.end_index..p.end_index + 1) == Some("(") && acc.bad_substitution.is_none() {
+                        acc.bad_substitution = Some(p.end_index - 1);
+                    }
+                    if !quoted {
+                        if t.contains("$[") {
+                            self.problem(Problem::Unsupported("`$[ ]` arithmetic is not allowed".into()));
+                        }
+                        if has_glob(t) {
+                            acc.glob = true;
+                        }
+                        if ["@(", "!(", "+(", "*(", "?("].iter().any(|p| t.contains(p)) {
+                            self.problem(Problem::Unsupported(format!(
+                                "the extended glob in `{source}` cannot be matched statically; list the files"
+                            )));
+                        }
+                    }
+                    acc.text.push_str(t);
+                }
+                WordPiece::SingleQuotedText(t) => acc.text.push_str(t),
+                WordPiece::AnsiCQuotedText(t) => match ansi_c_decode(t) {
+                    Some(v) => acc.text.push_str(&v),
+                    None => acc.dynamic = true,
+                },
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.pieces(raw, inner, true, cwds, ctx, acc)
+                }
+                WordPiece::TildeExpansion(t) => match (t, &self.home) {
+                    (TildeExpr::Home, Some(h)) => acc.text.push_str(&h.to_string_lossy()),
+                    _ => acc.dynamic = true,
+                },
+                WordPiece::ParameterExpansion(expr) => {
+                    acc.dynamic = true;
+                    if matches!(
+                        expr,
+                        brush_parser::word::ParameterExpr::Transform {
+                            op: brush_parser::word::ParameterTransformOp::PromptExpand,
+                            ..
+                        }
+                    ) {
+                        self.problem(Problem::Unsupported(
+                            "`${var@P}` prompt expansion can run commands; it is not allowed".into(),
+                        ));
+                    }
+                    if source.contains("$(") || source.contains('`') || source.contains("<(") || source.contains(">(") || source.contains("$[") {
+                        self.problem(Problem::Unsupported(format!(
+                            "command substitution inside a parameter expansion (`{source}`) is not allowed; run the command separately"
+                        )));
+                    }
+                }
+                WordPiece::CommandSubstitution(body) => {
+                    acc.dynamic = true;
+                    match parse_program(body) {
+                        Ok(program) => self.substitution_program(&program, cwds),
+                        Err(_) if acc.bad_substitution.is_none() => acc.bad_substitution = Some(p.start_index),
+                        Err(e) => self.problem(e),
+                    }
+                }
+                WordPiece::BackquotedCommandSubstitution(body) => {
+                    acc.dynamic = true;
+                    self.substitution(body, cwds);
+                }
+                WordPiece::EscapeSequence(e) => {
+                    let lit = e.strip_prefix('\\').unwrap_or(e);
+                    if lit != "\n" {
+                        acc.text.push_str(lit);
+                    }
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    acc.dynamic = true;
+                    self.arithmetic(&expr.value, cwds, ctx);
+                }
+            }
+        }
+    }
+
+    fn substitution(&mut self, body: &str, cwds: &Cwds) {
+        match parse_program(body) {
+            Ok(program) => self.substitution_program(&program, cwds),
+            Err(p) => self.problem(p),
+        }
+    }
+
+    fn substitution_program(&mut self, program: &ast::Program, cwds: &Cwds) {
+        if self.depth >= MAX_DEPTH {
+            self.problem(Problem::Unsupported("command substitutions are nested too deeply".into()));
+            return;
+        }
+        self.depth += 1;
+        self.program(program, cwds.clone(), Context::Substitution);
+        self.depth -= 1;
+    }
+}
+
+/// The index of the `)` that closes the `$(` at `start`, with the parsed body: the first `)`
+/// that is an operator token (not inside a quote, comment or here-document) and before
+/// which the text is a complete program.
+///
+/// The text is tokenized once, up to the last `)` that leaves it tokenizable (most often
+/// the very last one), instead of once per `)`: only the operator `)` tokens of that text,
+/// and that last `)` itself, are tried.
+pub(super) fn substitution_extent(raw: &str, start: usize) -> Option<(usize, ast::Program)> {
+    if raw.get(start..start + 2) != Some("$(") {
+        return None;
+    }
+    const END: &str = "__gptel_scope_end__";
+    let body_start = start + 2;
+    let closes: Vec<usize> = raw.get(body_start..)?.match_indices(')').map(|(off, _)| body_start + off).collect();
+    for &last in closes.iter().rev() {
+        let text = &raw[body_start..last];
+        let Ok(tokens) = brush_parser::tokenize_str(&format!("{text}\n{END}")) else { continue };
+        if !matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END) {
+            continue;
+        }
+        // Token positions count characters; map them to byte offsets in `text`.
+        let byte_at = |chars: usize| -> Option<usize> {
+            if text.is_ascii() {
+                Some(chars)
+            } else {
+                text.char_indices().nth(chars).map(|(b, _)| b)
+            }
+        };
+        let operators = tokens.iter().filter_map(|t| match t {
+            brush_parser::Token::Operator(op, span) if op == ")" => byte_at(span.start.index),
+            _ => None,
+        });
+        for end in operators.map(|off| body_start + off).chain(std::iter::once(last)) {
+            if raw.as_bytes().get(end) != Some(&b')') {
+                continue;
+            }
+            if let Ok(program) = parse_program(&raw[body_start..end]) {
+                return Some((end, program));
+            }
+        }
+        return None;
+    }
+    None
+}
+
+#[derive(Default)]
+pub(super) struct Acc {
+    text: String,
+    dynamic: bool,
+    glob: bool,
+    /// A `$(` whose body, as the word parser cut it, does not parse.
+    bad_substitution: Option<usize>,
+}
+
+/// The literal (quoted or plain) text of a word's pieces, without its expansions.
+pub(super) fn literal_text(pieces: &[WordPieceWithSource]) -> String {
+    let mut out = String::new();
+    for p in pieces {
+        match &p.piece {
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => out.push_str(t),
+            WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
+            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                out.push_str(&literal_text(inner))
+            }
+            _ => {}
+        }
+    }
+    out
+}
