@@ -364,12 +364,12 @@ fn tree_readers(dir: &Path) {
             median(&mut v)
         };
         let plain = judge("grep -n TODO nothing-here");
-        let walk = judge("grep -rn TODO . --exclude=.env");
-        let d = decide::decide(&ctx, "grep -rn TODO . --exclude=.env", &root);
+        let walk = judge("grep --exclude=.env -rn TODO .");
+        let d = decide::decide(&ctx, "grep --exclude=.env -rn TODO .", &root);
         let mut run: Vec<f64> = (0..3)
             .map(|_| {
                 let t = Instant::now();
-                let _ = std::process::Command::new("grep").args(["-rn", "TODO", ".", "--exclude=.env"]).current_dir(&root).output();
+                let _ = std::process::Command::new("grep").args(["--exclude=.env", "-rn", "TODO", "."]).current_dir(&root).output();
                 t.elapsed().as_secs_f64() * 1e3
             })
             .collect();

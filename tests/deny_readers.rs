@@ -57,11 +57,11 @@ fn issue_16_table_rows_are_refused_with_their_message() {
     for (cmd, message) in [
         (
             "grep -rn KEY .",
-            "`grep -rn KEY .` reads the files under ., among them the file .env and 1 more denied entry, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep -rn KEY . --exclude=.env`",
+            "`grep -rn KEY .` reads the files under ., among them the file .env and 1 more denied entry, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep --exclude=.env -rn KEY .`",
         ),
         (
             "grep -r . --include=.env",
-            "`grep -r . --include=.env` reads the files under ., among them the file .env and 1 more denied entry, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep -r . --include=.env --exclude=.env`",
+            "`grep -r . --include=.env` reads the files under ., among them the file .env and 1 more denied entry, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep --exclude=.env -r . --include=.env --exclude=.env`",
         ),
         (
             "find . -name .env -exec cat {} \\;",
@@ -69,7 +69,7 @@ fn issue_16_table_rows_are_refused_with_their_message() {
         ),
         (
             "grep -rl TODO . | xargs cat",
-            "`grep -rl TODO .` reads the files under ., among them the file .env and 1 more denied entry, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep -rl TODO . --exclude=.env`",
+            "`grep -rl TODO .` reads the files under ., among them the file .env and 1 more denied entry, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep --exclude=.env -rl TODO .`",
         ),
     ] {
         let d = p.decide(cmd);
@@ -88,17 +88,20 @@ fn issue_16_table_rows_are_refused_with_their_message() {
 fn exclusions_in_the_tools_own_syntax() {
     let p = Project::new(true);
     for (cmd, allowed) in [
-        ("grep -rn KEY . --exclude=.env", true),
-        ("grep -rn KEY . --exclude='.env*'", true),
-        ("grep -rn --exclude=.env KEY .", true),
-        ("grep -rn KEY . --include='*.md'", true),
-        ("grep -rn KEY . --include='*.md' --include='*.c'", true),
-        ("grep -rn KEY . --exclude-dir=sub --exclude=.env", true),
-        ("grep -rn KEY . --exclude=.ENV", false),
-        ("grep -rn KEY . --exclude-dir=.env", false),
-        ("grep -rn KEY . --exclude='*.md'", false),
-        ("grep -rn KEY . --exclude-dir=sub", false),
-        ("grep -rn KEY . --exclude=\"$X\"", false),
+        ("grep --exclude=.env -rn KEY .", true),
+        ("grep -rn --exclude='.env*' KEY .", true),
+        ("grep -rn --exclude .env KEY .", true),
+        ("grep -rn KEY . --exclude=.env", false),
+        ("grep --exclude=.env -r . --include=.env", false),
+        ("grep --exclude=.env -r . --include=.env --exclude=.env", true),
+        ("grep -rn --include='*.md' KEY .", true),
+        ("grep -rn --include='*.md' --include='*.c' KEY .", true),
+        ("grep -rn --exclude-dir=sub --exclude=.env KEY .", true),
+        ("grep -rn --exclude=.ENV KEY .", false),
+        ("grep -rn --exclude-dir=.env KEY .", false),
+        ("grep -rn --exclude='*.md' KEY .", false),
+        ("grep -rn --exclude-dir=sub KEY .", false),
+        ("grep -rn --exclude=\"$X\" KEY .", false),
         ("rg KEY -g '!.env'", true),
         ("rg KEY -g '*.md'", true),
         ("rg KEY -g '!/.env'", false),
@@ -114,7 +117,7 @@ fn exclusions_in_the_tools_own_syntax() {
         ("find . -name '*.md' -o -name .env -exec cat {} \\;", false),
         ("find . -type f -not -name .env | xargs cat", true),
         ("find . -name '*.c' -print0 | xargs -0 head -n 3", true),
-        ("grep -rl TODO . --exclude=.env | xargs cat", true),
+        ("grep -rl --exclude=.env TODO . | xargs cat", true),
         ("find . | xargs cat", false),
         ("find . -name .env | xargs cat", false),
         ("find . -type f | xargs grep KEY", false),
@@ -123,6 +126,7 @@ fn exclusions_in_the_tools_own_syntax() {
         ("find . -printf '%p\\n' | xargs cat", false),
         ("printf x | grep -l --label=.env x | xargs cat", false),
         ("grep -el . README.md | xargs cat", false),
+        ("grep TODO README.md -l | xargs cat", false),
         ("grep -l TODO README.md docs/a.md | xargs cat", true),
         ("find -files0-from README.md -exec cat {} +", false),
         ("find . | xargs", true),
@@ -270,10 +274,10 @@ fn denied_directories_are_checked_entry_by_entry() {
         ("find . -name '*.txt' -exec cat {} +", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers"),
         ("find . -type f -exec cat {} +", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers. A deny pattern is never lifted, not even once: exclude it: `find . -name secrets -prune -o ...`"),
         ("find . -name secrets -prune -o -type f -exec cat {} +", true, ""),
-        ("grep -rn x . --include='*.c'", true, ""),
-        ("grep -rn x . --include='*.pem'", false, "among them the file secrets/key.pem, which"),
-        ("grep -rn x . --exclude-dir=secrets", true, ""),
-        ("grep -rn x .", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers. A deny pattern is never lifted, not even once: exclude it: `grep -rn x . --exclude-dir=secrets`"),
+        ("grep -rn --include='*.c' x .", true, ""),
+        ("grep -rn --include='*.pem' x .", false, "among them the file secrets/key.pem, which"),
+        ("grep -rn --exclude-dir=secrets x .", true, ""),
+        ("grep -rn x .", false, "among them the file secrets/deep/notes.txt, which the deny pattern `**/secrets/**` covers. A deny pattern is never lifted, not even once: exclude it: `grep --exclude-dir=secrets -rn x .`"),
         ("rg x -g '!secrets'", true, ""),
         ("rg x -g '*.c'", true, ""),
     ] {
@@ -304,10 +308,10 @@ fn links_to_denied_entries_are_followed_where_the_tool_follows_them() {
     ));
     for (cmd, refused_for) in [
         ("grep -rn x .", None),
-        ("grep -Rn x .", Some("`grep -Rn x .` reads the files under ./cfg, among them the file .env, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep -Rn x . --exclude=.env`")),
-        ("grep -Rn x . --exclude-dir=cfg", Some("among them the file envlink, which the deny pattern `**/.env` covers")),
-        ("grep -Rn x . --exclude=envlink", Some("`grep -Rn x . --exclude=envlink` reads the files under ./cfg, among them the file .env, which")),
-        ("grep -Rn x . --exclude=envlink --exclude-dir=cfg", None),
+        ("grep -Rn x .", Some("`grep -Rn x .` reads the files under ./cfg, among them the file .env, which the deny pattern `**/.env` covers. A deny pattern is never lifted, not even once: exclude it: `grep --exclude=.env -Rn x .`")),
+        ("grep -Rn --exclude-dir=cfg x .", Some("among them the file envlink, which the deny pattern `**/.env` covers")),
+        ("grep -Rn --exclude=envlink x .", Some("`grep -Rn --exclude=envlink x .` reads the files under ./cfg, among them the file .env, which")),
+        ("grep -Rn --exclude=envlink --exclude-dir=cfg x .", None),
         ("rg x", None),
         ("rg -L x -g '!envlink'", Some("reads the files under ./cfg, among them the file .env")),
         ("find . -type f -exec cat {} +", None),

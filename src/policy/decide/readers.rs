@@ -246,6 +246,9 @@ pub(super) enum Skips {
     GitGrep { excluded: Vec<String>, no_index: bool },
     /// find: which entries reach an action that reads them (or prints their names).
     Find(FindPlan),
+    /// Two readings of the same words, when the engine cannot tell which the tool takes:
+    /// skipped only when both skip it.
+    Both(Box<Skips>, Box<Skips>),
 }
 
 impl Skips {
@@ -257,6 +260,7 @@ impl Skips {
             Skips::Rg { globs } => rg_covers(globs, e),
             Skips::GitGrep { excluded, no_index } => git_grep_covers(excluded, *no_index, e),
             Skips::Find(plan) => plan.covers(e, false),
+            Skips::Both(a, b) => a.covers(e) && b.covers(e),
         }
     }
 
@@ -265,6 +269,7 @@ impl Skips {
     fn covers_itself(&self, e: &Entry) -> bool {
         match self {
             Skips::Find(plan) => plan.covers(e, true),
+            Skips::Both(a, b) => a.covers_itself(e) && b.covers_itself(e),
             _ => true,
         }
     }
@@ -833,8 +838,16 @@ pub(super) fn exclusion_hint(tool: Tool, label: &str, e: &Entry) -> String {
     let dir = e.kind == Kind::Dir;
     match tool {
         Tool::Grep => {
+            // Before the other words: an option after an operand may be taken for a file.
             let opt = if dir { "--exclude-dir" } else { "--exclude" };
-            format!("exclude it: `{label} {}`", quoted(&format!("{opt}={name}")))
+            // Again at the end when an --include could come after it (the last match wins).
+            let (first, rest) = label.split_once(' ').unwrap_or((label, ""));
+            let x = quoted(&format!("{opt}={name}"));
+            if rest.contains("--include") {
+                format!("exclude it: `{first} {x} {rest} {x}`")
+            } else {
+                format!("exclude it: `{first} {x} {rest}`")
+            }
         }
         Tool::Rg => format!("exclude it: `{label} -g {}`", quoted(&format!("!{name}"))),
         Tool::GitGrep => {
@@ -869,16 +882,23 @@ pub(super) fn exclusion_hint(tool: Tool, label: &str, e: &Entry) -> String {
 /// Whether the options in `args` (up to `--`) include one of `list`: `-r` alone or in a
 /// bundle of short options (`-rn`; a bundle ends at an option that takes a value, per
 /// `value_opts`), `--recursive` or its abbreviation, and `OPT=VALUE` entries for an option
-/// with that value (`-d recurse`, `-drecurse`, `--directories=recurse`).
-pub(super) fn has_option(list: &[String], value_opts: &[String], args: &[WordInfo]) -> bool {
+/// with that value (`-d recurse`, `-drecurse`, `--directories=recurse`). `leading`: only
+/// before the first operand (where the answer lets a check be skipped: after an operand, an
+/// option of a GNU tool is a file name when `POSIXLY_CORRECT` is set).
+pub(super) fn has_option(list: &[String], value_opts: &[String], args: &[WordInfo], leading: bool) -> bool {
     let plain: Vec<&str> = list.iter().filter(|o| !o.contains('=')).map(String::as_str).collect();
     let valued: Vec<(&str, &str)> = list.iter().filter_map(|o| o.split_once('=')).collect();
     let long_match = |o: &str, typed: &str| o == typed || (typed.len() >= 4 && o.starts_with(typed));
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
-        let Some(s) = w.exact() else { continue };
-        if s == "--" {
+        let Some(s) = w.exact() else {
+            if leading {
+                break;
+            }
+            continue;
+        };
+        if s == "--" || (leading && (s == "-" || !s.starts_with('-'))) {
             break;
         }
         if let Some(long) = s.strip_prefix("--") {
@@ -928,12 +948,22 @@ pub(super) fn has_option(list: &[String], value_opts: &[String], args: &[WordInf
 
 /// The values of options named in `names` (`--exclude=X`, `--exclude X`, `-gX`, `-g X`), in
 /// order, each with the option's name as listed; a value built at run time is `None`.
-pub(super) fn option_values(names: &[&str], value_opts: &[String], args: &[WordInfo]) -> Vec<(String, Option<String>)> {
+/// `leading`: only the options before the first operand count (GNU grep takes the words
+/// after it for operands when `POSIXLY_CORRECT` is set, which the engine cannot rule out).
+pub(super) fn option_values(names: &[&str], value_opts: &[String], args: &[WordInfo], leading: bool) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
-        let Some(s) = w.value.as_deref() else { continue };
+        let Some(s) = w.value.as_deref() else {
+            if leading {
+                break;
+            }
+            continue;
+        };
+        if leading && (s == "-" || !s.starts_with('-')) {
+            break;
+        }
         if s == "--" {
             break;
         }
@@ -984,24 +1014,35 @@ pub(super) fn option_values(names: &[&str], value_opts: &[String], args: &[WordI
 pub(super) fn skips_of(tool: Tool, value_opts: &[String], args: &[WordInfo]) -> Skips {
     match tool {
         Tool::Grep => {
-            let vals = option_values(&["--include", "--exclude", "--exclude-dir"], value_opts, args);
-            if vals.iter().any(|(_, v)| v.is_none()) {
-                return Skips::Nothing;
-            }
-            let mut files = Vec::new();
-            let mut dirs = Vec::new();
-            for (o, v) in vals {
-                let v = v.unwrap_or_default();
-                match o.as_str() {
-                    "--exclude-dir" => dirs.push(v),
-                    "--include" => files.push((true, v)),
-                    _ => files.push((false, v)),
+            // The options after the first operand are options when grep permutes its
+            // arguments (the usual case) and file names when POSIXLY_CORRECT is set: an entry
+            // is skipped only if it is skipped either way.
+            let grep = |leading: bool| {
+                let vals = option_values(&["--include", "--exclude", "--exclude-dir"], value_opts, args, leading);
+                if vals.iter().any(|(_, v)| v.is_none()) {
+                    return Skips::Nothing;
                 }
+                let mut files = Vec::new();
+                let mut dirs = Vec::new();
+                for (o, v) in vals {
+                    let v = v.unwrap_or_default();
+                    match o.as_str() {
+                        "--exclude-dir" => dirs.push(v),
+                        "--include" => files.push((true, v)),
+                        _ => files.push((false, v)),
+                    }
+                }
+                Skips::Grep { files, dirs }
+            };
+            let (leading, all) = (grep(true), grep(false));
+            if leading == all {
+                all
+            } else {
+                Skips::Both(Box::new(leading), Box::new(all))
             }
-            Skips::Grep { files, dirs }
         }
         Tool::Rg => {
-            let vals = option_values(&["-g", "--glob", "--iglob"], value_opts, args);
+            let vals = option_values(&["-g", "--glob", "--iglob"], value_opts, args, false);
             let mut globs = Vec::new();
             for (o, v) in vals {
                 let Some(v) = v else { return Skips::Nothing };
@@ -1046,10 +1087,10 @@ impl Judge<'_> {
     /// its default operand; `globals` are the words before a subcommand (`git -C dir`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn recursive_reads(&mut self, base: &str, sub: Option<&str>, sem: &CommandSemantics, globals: &[WordInfo], rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwds: &[PathBuf], label: &str) {
-        if !(sem.recursive || has_option(&sem.recursive_options, &sem.value_options, rest)) {
+        if !(sem.recursive || has_option(&sem.recursive_options, &sem.value_options, rest, false)) {
             return;
         }
-        if has_option(&sem.names_only_options, &sem.value_options, rest) {
+        if has_option(&sem.names_only_options, &sem.value_options, rest, true) {
             return;
         }
         let tool = match (base, sub) {
@@ -1092,7 +1133,7 @@ impl Judge<'_> {
             }
         }
         let skips = skips_of(tool, &sem.value_options, rest);
-        let follows = (sem.follows_links && !has_option(&sem.no_follow_options, &sem.value_options, rest)) || has_option(&sem.follow_options, &sem.value_options, rest);
+        let follows = (sem.follows_links && !has_option(&sem.no_follow_options, &sem.value_options, rest, true)) || has_option(&sem.follow_options, &sem.value_options, rest, false);
         let links = Links { files: follows, dirs: follows };
         self.tree_read(tool, &skips, &roots, &dirs, label, links);
     }
@@ -1149,7 +1190,7 @@ impl Judge<'_> {
             if let Some(sem) = sem {
                 let lists: Vec<String> = ["-l", "-L", "--files-with-matches", "--files-without-match"].iter().map(|s| s.to_string()).collect();
                 let label_opt = vec!["--label".to_string()];
-                if has_option(&lists, &sem.value_options, opts) && !has_option(&label_opt, &sem.value_options, opts) {
+                if has_option(&lists, &sem.value_options, opts, true) && !has_option(&label_opt, &sem.value_options, opts, false) {
                     return;
                 }
             }
@@ -1428,8 +1469,9 @@ mod tests {
             ("-er file", false),
             ("-- -r file", false),
             ("-A3r x", false),
+            ("KEY . -r", true),
         ] {
-            assert_eq!(has_option(&grep.recursive_options, &grep.value_options, &words(args)), want, "grep {args}");
+            assert_eq!(has_option(&grep.recursive_options, &grep.value_options, &words(args), false), want, "grep {args}");
         }
     }
 
@@ -1440,27 +1482,35 @@ mod tests {
         // (options, root, rel, kind, covered): checked against GNU grep 3.8 on a real tree.
         for (args, root, rel, kind, want) in [
             ("-r K .", ".", ".env", Kind::File, false),
-            ("-r K . --exclude=.env", ".", ".env", Kind::File, true),
-            ("-r K . --exclude=.env", ".", "sub/.env", Kind::File, true),
-            ("-r K . --exclude='*env'", ".", "sub/.env", Kind::File, true),
-            ("-r K . --exclude=sub/.env", ".", "sub/.env", Kind::File, false),
-            ("-r K . --exclude=.ENV", ".", ".env", Kind::File, false),
-            ("-r K . --exclude '[.]env'", ".", ".env", Kind::File, true),
-            ("-r K . --exclude='{.env,x}'", ".", ".env", Kind::File, false),
-            ("-r K . --include='*.txt'", ".", ".env", Kind::File, true),
-            ("-r K . --include='*.txt'", ".", ".git", Kind::Dir, false),
-            ("-r K . --include=.env --exclude='*'", ".", ".env", Kind::File, true),
-            ("-r K . --exclude='*' --include=.env", ".", ".env", Kind::File, false),
-            ("-r K . --exclude-dir=.git", ".", "sub/.git", Kind::Dir, true),
-            ("-r K . --exclude-dir=.git", ".", ".git/config", Kind::File, true),
-            ("-r K . --exclude=.git", ".", ".git", Kind::Dir, false),
-            ("-r K . --exclude-dir=sub/.git", ".", "sub/.git", Kind::Dir, false),
-            ("-r K . --exclude-dir=sub", ".", "sub/.env", Kind::File, true),
-            ("-r K . --exclude-dir='*'", ".", ".env", Kind::File, true),
-            ("-r K . --exclude-dir=.", ".", ".env", Kind::File, true),
-            ("-r K . --exclude='[[:alpha:]]env'", ".", ".env", Kind::File, false),
+            ("-r --exclude=.env K .", ".", ".env", Kind::File, true),
+            ("-r --exclude=.env K .", ".", "sub/.env", Kind::File, true),
+            ("-r --exclude='*env' K .", ".", "sub/.env", Kind::File, true),
+            ("-r --exclude=sub/.env K .", ".", "sub/.env", Kind::File, false),
+            ("-r --exclude=.ENV K .", ".", ".env", Kind::File, false),
+            ("-r --exclude '[.]env' K .", ".", ".env", Kind::File, true),
+            ("-r --exclude='{.env,x}' K .", ".", ".env", Kind::File, false),
+            ("-r --include='*.txt' K .", ".", ".env", Kind::File, true),
+            ("-r --include='*.txt' K .", ".", ".git", Kind::Dir, false),
+            ("-r --include=.env --exclude='*' K .", ".", ".env", Kind::File, true),
+            ("-r --exclude='*' --include=.env K .", ".", ".env", Kind::File, false),
+            ("-r --exclude-dir=.git K .", ".", "sub/.git", Kind::Dir, true),
+            ("-r --exclude-dir=.git K .", ".", ".git/config", Kind::File, true),
+            ("-r --exclude=.git K .", ".", ".git", Kind::Dir, false),
+            ("-r --exclude-dir=sub/.git K .", ".", "sub/.git", Kind::Dir, false),
+            ("-r --exclude-dir=sub K .", ".", "sub/.env", Kind::File, true),
+            ("-r --exclude-dir='*' K .", ".", ".env", Kind::File, true),
+            ("-r --exclude-dir=. K .", ".", ".env", Kind::File, true),
+            ("-r --exclude='[[:alpha:]]env' K .", ".", ".env", Kind::File, false),
             ("-r --exclude .env K .", ".", ".env", Kind::File, true),
-            ("-r K . -- --exclude=.env", ".", ".env", Kind::File, false),
+            ("-r -e K --exclude=.env .", ".", ".env", Kind::File, true),
+            // After an operand an option is one only if grep permutes its arguments, which
+            // POSIXLY_CORRECT turns off: not credited.
+            ("-r K . --exclude=.env", ".", ".env", Kind::File, false),
+            ("-r K --exclude=.env .", ".", ".env", Kind::File, false),
+            ("-r -- --exclude=.env K .", ".", ".env", Kind::File, false),
+            // Permuted, a later --include wins over the leading --exclude: not skipped.
+            ("-r --exclude=.env K . --include=.env", ".", ".env", Kind::File, false),
+            ("-r --exclude=.env K . --exclude=x", ".", ".env", Kind::File, true),
         ] {
             let e = Entry { root, rel: Path::new(rel), kind, cwd };
             assert_eq!(skips(args).covers(&e), want, "grep {args}: {rel}");
@@ -1564,8 +1614,8 @@ mod tests {
         let file = Entry { root: ".", rel: Path::new("sub/.env"), kind: Kind::File, cwd };
         let dir = Entry { root: ".", rel: Path::new(".git"), kind: Kind::Dir, cwd };
         for (tool, label, e, want) in [
-            (Tool::Grep, "grep -rn KEY .", &file, "exclude it: `grep -rn KEY . --exclude=.env`"),
-            (Tool::Grep, "grep -rn KEY .", &dir, "exclude it: `grep -rn KEY . --exclude-dir=.git`"),
+            (Tool::Grep, "grep -rn KEY .", &file, "exclude it: `grep --exclude=.env -rn KEY .`"),
+            (Tool::Grep, "grep -rn KEY .", &dir, "exclude it: `grep --exclude-dir=.git -rn KEY .`"),
             (Tool::Rg, "rg KEY", &file, "exclude it: `rg KEY -g '!.env'`"),
             (Tool::GitGrep, "git grep KEY", &file, "exclude it: `git grep KEY -- . ':!sub/.env'`"),
             (Tool::GitGrep, "git grep KEY -- src", &file, "exclude it: `git grep KEY -- src ':!sub/.env'`"),
