@@ -30,7 +30,7 @@ impl Project {
             std::fs::write(p.join("sub/.env"), "K=2\n").unwrap();
         }
         let scope = scope(&format!(
-            "paths:\n  read: [\"{r}/project/**\"]\n  write: [\"{r}/project/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, find, cat, head, ls, rg, \"git grep\", du, tar, zip, stat, printf, echo]\n    safe_write: [cp, rsync]\n",
+            "paths:\n  read: [\"{r}/project/**\"]\n  write: [\"{r}/project/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, find, cat, head, ls, rg, \"git grep\", du, tar, zip, stat, printf, echo, wc]\n    safe_write: [cp, rsync]\n",
             r = tmp.path().display()
         ));
         Project { tmp, scope }
@@ -170,6 +170,11 @@ fn every_tree_reader_is_refused() {
         ("cp -r . out/copy", "`cp -r . out/copy` reads the files under ."),
         ("cp -a sub out/copy", "`cp -a sub out/copy` reads the files under sub"),
         ("rsync -a . out/copy", "`rsync -a . out/copy` reads the files under ."),
+        ("tar cf out/a.tar -C sub .", "`tar cf out/a.tar -C sub .` reads the files under ., among them the file .env"),
+        ("cp -r -t out/copy src sub", "`cp -r -t out/copy src sub` reads the files under sub"),
+        ("wc --files0-from=README.md", "`wc --files0-from=README.md` reads the files a list names, which may be any under ., among them the file .env"),
+        ("tar cf out/a.tar -T README.md", "`tar cf out/a.tar -T README.md` reads the files a list names"),
+        ("find . -name '*.md' | xargs -0a README.md cat", "`xargs -0a README.md cat` reads the files its input names"),
     ] {
         let d = p.decide(cmd);
         assert!(!d.allowed, "{cmd} allowed");

@@ -95,6 +95,9 @@ pub struct CommandSemantics {
     pub follow_options: Vec<String>,
     /// A recursive read follows symbolic links unless told not to (`zip`).
     pub follows_links: bool,
+    /// Options that give it the names of the files it reads in a file (`tar -T`, `wc
+    /// --files0-from`): they may name any entry.
+    pub names_from_options: Vec<String>,
     /// Options that tell it not to (`zip -y`).
     pub no_follow_options: Vec<String>,
 }
@@ -172,6 +175,9 @@ mod tests {
             assert!(t[cmd].follow_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }
         assert!(t["zip"].follows_links && t["zip"].no_follow_options.iter().any(|o| o == "-y"));
+        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f")] {
+            assert!(t[cmd].names_from_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        }
     }
 
     #[test]

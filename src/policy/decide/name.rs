@@ -550,7 +550,8 @@ impl<'a> Judge<'a> {
             self.argv(&echo, cwds, &v, context, replace);
             return;
         }
-        let names_from_file = args[..i].iter().filter_map(WordInfo::exact).any(|s| s == "-a" || s.starts_with("--arg-file") || (s.starts_with("-a") && !s.starts_with("--")));
+        // `-a FILE` alone or in a bundle (`-0a FILE`): the names come from a file.
+        let names_from_file = args[..i].iter().filter_map(WordInfo::exact).any(|s| s.starts_with("--arg-file") || (s.starts_with('-') && !s.starts_with("--") && s.contains('a')));
         self.xargs_reads(&args[i..], names_from_file, cwds, label);
         let saved = (self.stdin_from.take(), self.runtime_roots.take());
         let wrote = self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace));

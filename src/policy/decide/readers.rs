@@ -809,6 +809,8 @@ pub(super) enum Tool {
     Copy,
     /// `xargs` reading names its input holds.
     Xargs,
+    /// A reader of names a file lists (`tar -T`, `wc --files0-from`).
+    Listed,
 }
 
 /// A word as a shell argument: bare when it is plain, else in single quotes.
@@ -868,6 +870,7 @@ pub(super) fn exclusion_hint(tool: Tool, label: &str, e: &Entry) -> String {
             }
         }
         Tool::Copy => "name the files it should take instead of the directory.".to_string(),
+        Tool::Listed => "name the files on the command line instead.".to_string(),
         Tool::Xargs => {
             let n = quoted(&name);
             if dir {
@@ -1066,7 +1069,7 @@ pub(super) fn skips_of(tool: Tool, value_opts: &[String], args: &[WordInfo]) -> 
             }
             Skips::GitGrep { excluded, no_index }
         }
-        Tool::Find | Tool::Copy | Tool::Xargs => Skips::Nothing,
+        Tool::Find | Tool::Copy | Tool::Xargs | Tool::Listed => Skips::Nothing,
     }
 }
 
@@ -1087,6 +1090,11 @@ impl Judge<'_> {
     /// its default operand; `globals` are the words before a subcommand (`git -C dir`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn recursive_reads(&mut self, base: &str, sub: Option<&str>, sem: &CommandSemantics, globals: &[WordInfo], rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwds: &[PathBuf], label: &str) {
+        // Names read from a file (`tar -T list`, `wc --files0-from=list`): any entry under the
+        // directory, through any link.
+        if has_option(&sem.names_from_options, &sem.value_options, rest, false) && matches!(kind, OperandKind::Read | OperandKind::LastWrite | OperandKind::FirstWrite) {
+            self.tree_read(Tool::Listed, &Skips::Nothing, &[WordInfo::literal(".")], cwds, label, Links { files: true, dirs: true });
+        }
         if !(sem.recursive || has_option(&sem.recursive_options, &sem.value_options, rest, false)) {
             return;
         }
@@ -1102,6 +1110,8 @@ impl Judge<'_> {
         let n = files.len();
         let mut roots: Vec<WordInfo> = match kind {
             OperandKind::Read => files.iter().map(|w| (*w).clone()).collect(),
+            // With a target directory option (`cp -t DIR`), every operand is a source.
+            OperandKind::LastWrite if has_option(&sem.write_options, &sem.value_options, rest, false) => files.iter().map(|w| (*w).clone()).collect(),
             OperandKind::LastWrite if n > 1 => files[..n - 1].iter().map(|w| (*w).clone()).collect(),
             OperandKind::FirstWrite if n > 1 => files[1..].iter().map(|w| (*w).clone()).collect(),
             OperandKind::Data if tool == Tool::GitGrep => git_grep_paths(sem, rest),
@@ -1122,6 +1132,17 @@ impl Judge<'_> {
         }
         // `git -C dir grep`: paths are relative to dir.
         let mut dirs: Vec<PathBuf> = cwds.to_vec();
+        // `tar -C dir`: the operands after it are relative to dir; the roots are taken from
+        // each directory it names, and from the working directory.
+        if base == "tar" {
+            let named = option_values(&["-C", "--directory"], &sem.directory_options, rest, false);
+            let mut more = Vec::new();
+            for (_, v) in named {
+                let Some(d) = v else { return };
+                more.extend(cwds.iter().map(|c| c.join(&d)));
+            }
+            dirs.extend(more);
+        }
         if tool == Tool::GitGrep {
             for (k, w) in globals.iter().enumerate() {
                 if w.exact() == Some("-C") {
@@ -1379,6 +1400,7 @@ impl Judge<'_> {
         let how = exclusion_hint(tool, label, &hint_entry);
         let reads = match tool {
             Tool::Xargs => format!("`{label}` reads the files its input names, which are produced at run time from {shown}"),
+            Tool::Listed => format!("`{label}` reads the files a list names, which may be any under {shown}"),
             Tool::Find => format!("`{label}` runs a reader on what it finds under {shown}"),
             _ => format!("`{label}` reads the files under {shown}"),
         };
