@@ -153,7 +153,7 @@ demo: module
 
 # make bench: every benchmark (Rust engine, truncation, and through Emacs), then one table of
 # their rows; the full reports are in target/bench-*.log.
-BENCH_ROWS = target/bench-engine.log target/bench-truncate.log target/bench-emacs.log
+BENCH_ROWS = target/bench-engine.log target/bench-truncate.log target/bench-denied.log target/bench-emacs.log
 # The benchmarks are their own crate (benches/Cargo.toml), built into this target/.
 BENCH_CARGO = $(CARGO) bench --manifest-path benches/Cargo.toml --target-dir target
 
@@ -163,6 +163,8 @@ bench: module
 	@$(BENCH_CARGO) --bench engine > target/bench-engine.log 2>&1 || { cat target/bench-engine.log; exit 1; }
 	@echo "cargo bench --manifest-path benches/Cargo.toml --bench truncate > target/bench-truncate.log"
 	@$(BENCH_CARGO) --bench truncate > target/bench-truncate.log 2>&1 || { cat target/bench-truncate.log; exit 1; }
+	@echo "cargo bench --manifest-path benches/Cargo.toml --bench denied   > target/bench-denied.log"
+	@$(BENCH_CARGO) --bench denied > target/bench-denied.log 2>&1 || { cat target/bench-denied.log; exit 1; }
 	@echo "emacs -f gptel-scope-bench-run > target/bench-emacs.log (byte-compiled)"
 	@rm -f lisp/gptel-scope-bench.elc; $(BATCH) -f batch-byte-compile lisp/gptel-scope-bench.el >/dev/null 2>&1; \
 	  if [ -x $(VENDOR)/unpack ]; then eval "$$($(VENDOR)/unpack $(DEPS) new)" || exit 1; \

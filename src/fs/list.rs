@@ -118,3 +118,75 @@ pub fn list_dir(guard: &Guard, path: &str, depth: Option<usize>, offset: usize, 
     })
 }
 
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::fs::grep::grep_files;
+    use crate::fs::Boundary;
+    use crate::policy::denied::{all_denied_under, Limits, Reach};
+    use crate::policy::paths::Matcher;
+    use crate::scope::{FsMode, Paths};
+
+    fn guard<'a>(root: &Path, matcher: &'a Matcher) -> Guard<'a> {
+        Guard {
+            boundary: Boundary::new(FsMode::Unrestricted, root).unwrap(),
+            matcher,
+            base: root.to_path_buf(),
+            home: None,
+            grants: &[],
+            tool: "list_dir",
+            used: Default::default(),
+        }
+    }
+
+    fn matcher(root: &Path, deny: &[String]) -> Matcher {
+        let paths = Paths { read: vec![format!("{}/**", root.display())], write: vec![], deny: deny.to_vec() };
+        Matcher::new(&paths, None, Some(root)).unwrap()
+    }
+
+    /// list_dir leaves out exactly the entries the walk for denied entries finds: one notion
+    /// of what a deny pattern covers.
+    #[test]
+    fn list_dir_hides_what_the_deny_walk_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for f in [".env", "a/b/c/.env", "a/key.pem", "a/ok.txt", "secrets/x", "src/main.rs"] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "K=1\n").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("a/ok.txt"), root.join("link.pem")).unwrap();
+        let m = matcher(&root, &["**/.env".into(), "**/*.pem".into(), "**/secrets/**".into()]);
+        let listed = list_dir(&guard(&root, &m), root.to_str().unwrap(), Some(MAX_DEPTH), 0, Some(MAX_LIMIT)).unwrap();
+        let Reach::Denied { found, .. } = all_denied_under(std::slice::from_ref(&root), &m, &Limits::default()) else { panic!("denied entries") };
+        let found: Vec<PathBuf> = found.iter().map(|p| p.strip_prefix(&root).unwrap().to_path_buf()).collect();
+        assert_eq!(found, [".env", "a/b/c/.env", "a/key.pem", "link.pem", "secrets"].map(PathBuf::from));
+        assert_eq!(listed.hidden, found.len());
+        for f in &found {
+            assert!(!listed.content.lines().any(|l| Path::new(l.trim_end_matches(['/', '@', '*'])) == f), "{f:?} listed");
+        }
+    }
+
+    /// A directory reached through a symlink: its entries are judged as written too, by the
+    /// file tools as by the walk.
+    #[test]
+    fn a_root_through_a_symlink_is_judged_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("real/conf")).unwrap();
+        std::fs::write(root.join("real/conf/x"), "K=1\n").unwrap();
+        std::fs::write(root.join("real/y"), "K=2\n").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("view")).unwrap();
+        let m = matcher(&root, &[format!("{}/view/conf/**", root.display())]);
+        let g = guard(&root, &m);
+        let listed = list_dir(&g, "view", Some(3), 0, None).unwrap();
+        assert_eq!((listed.content.as_str(), listed.hidden), ("y", 1));
+        let found = grep_files(&g, "K", "view", &[], None).unwrap();
+        assert_eq!((found.content.as_str(), found.files_skipped), ("y:1:K=2", 1));
+        let walked = all_denied_under(&[root.join("view")], &m, &Limits::default());
+        assert_eq!(walked, Reach::Denied { found: vec![root.join("view/conf")], scanned: 2 });
+    }
+}

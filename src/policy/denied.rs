@@ -178,7 +178,7 @@ fn walk_dir(root: &Resolved, matcher: &Matcher, limits: &Limits, start: Instant,
             ));
             break;
         }
-        if *scanned % 256 == 0 && start.elapsed() > limits.max_time {
+        if scanned.is_multiple_of(256) && start.elapsed() > limits.max_time {
             result = Err(format!(
                 "the walk for denied entries under {} took longer than {} ms ({} entries seen)",
                 root.literal.display(),
@@ -259,8 +259,10 @@ mod tests {
         let outside_deny = format!("{}/**", outside.path().display());
         let big = Limits::default();
         let tiny = Limits { max_entries: 3, max_time: Duration::from_secs(60) };
+        /// Name, tree, deny patterns, the root under the tree ("" for the tree), limits, answer.
+        type Row<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a str, &'a Limits, Got);
         #[rustfmt::skip]
-        let table: &[(&str, &[&str], &[&str], &str, &Limits, Got)] = &[
+        let table: &[Row] = &[
             ("clean tree", &["src/a.rs", "src/b/c.rs", "README"], &["**/.env", "**/*.pem"], "", &big, Got::Clean(5)),
             (".env at depth 0", &[".env", "a.rs"], &["**/.env"], "", &big, Got::Denied(vec![".env".into()], 2)),
             (".env at depth 3", &["a/b/c/.env", "a/b/c/x"], &["**/.env"], "", &big, Got::Denied(vec!["a/b/c/.env".into()], 5)),
@@ -301,8 +303,8 @@ mod tests {
         let m = matcher(&root, &["**/.env"]);
         let limits = Limits::default();
         let want: Vec<String> = (0..9).map(|i| format!("d{i}/.env")).collect();
-        assert_eq!(got(&root, denied_under(&[root.clone()], &m, &limits)), Got::Denied(want[..EXAMPLES].to_vec(), 18));
-        assert_eq!(got(&root, all_denied_under(&[root.clone()], &m, &limits)), Got::Denied(want, 18));
+        assert_eq!(got(&root, denied_under(std::slice::from_ref(&root), &m, &limits)), Got::Denied(want[..EXAMPLES].to_vec(), 18));
+        assert_eq!(got(&root, all_denied_under(std::slice::from_ref(&root), &m, &limits)), Got::Denied(want, 18));
     }
 
     #[test]
@@ -323,7 +325,7 @@ mod tests {
         tree(&root, &["locked/x", "a"]);
         std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
         let readable = std::fs::read_dir(root.join("locked")).is_ok(); // root reads everything
-        let reach = denied_under(&[root.clone()], &matcher(&root, &["**/.env"]), &Limits::default());
+        let reach = denied_under(std::slice::from_ref(&root), &matcher(&root, &["**/.env"]), &Limits::default());
         std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
         if readable {
             assert_eq!(got(&root, reach), Got::Clean(3));
@@ -339,7 +341,7 @@ mod tests {
         let names: Vec<String> = (0..600).map(|i| format!("f{i}")).collect();
         tree(&root, &names.iter().map(String::as_str).collect::<Vec<_>>());
         let limits = Limits { max_entries: 1_000_000, max_time: Duration::ZERO };
-        let reach = denied_under(&[root.clone()], &matcher(&root, &["**/.env"]), &limits);
+        let reach = denied_under(std::slice::from_ref(&root), &matcher(&root, &["**/.env"]), &limits);
         assert!(matches!(&reach, Reach::CannotTell { why } if why.contains("took longer than 0 ms")), "{reach:?}");
     }
 }

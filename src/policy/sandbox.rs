@@ -347,8 +347,10 @@ mod tests {
         let own = |v: &[(&str, MaskKind)]| -> Vec<(String, MaskKind)> { v.iter().map(|(p, k)| ((*p).to_owned(), *k)).collect() };
         let env_pem: &[&str] = &["**/.env", "**/*.pem"];
         let big = Limits::default();
+        /// Name, tree, deny patterns, masks.
+        type Row<'a> = (&'a str, &'a [&'a str], &'a [&'a str], Vec<(String, MaskKind)>);
         #[rustfmt::skip]
-        let table: &[(&str, &[&str], &[&str], Vec<(String, MaskKind)>)] = &[
+        let table: &[Row] = &[
             ("files at any depth, in the read and the write scope",
              &[".env", "a/b/key.pem", "a/b/key.pem.txt", "out/.env", "src/main.rs"], env_pem,
              own(&[(".env", File), ("a/b/key.pem", File), ("out/.env", File)])),
