@@ -269,6 +269,7 @@ fn main() {
     let first = median(&mut first_ms);
     println!("{:<52} {:>10.3} ms", "first decision under a new 1,000-pattern scope", first);
     row("Rust: 1,000-pattern scope, first decision", &format!("{first:.3} ms"), "1 ms", Some(first), "(info)", None);
+    tree_readers(&dir);
     read_file_rows(&dir, &scope_file);
     grep_rows();
     let _ = std::fs::remove_dir_all(&dir);
@@ -322,6 +323,62 @@ fn read_file_rows(dir: &Path, scope_file: &Path) {
     row(&format!("Rust: read_file first 400 lines, {size_mb:.0} MB log"), &format!("{ho:.2} ms"), &format!("head -400 {hr:.2} ms"), Some(ho / 5.0), "<= 1 (5 ms)", Some(ho <= 5.0));
     row("Rust: read_file 400 lines near the end, same log", &format!("{eo:.1} ms"), &format!("tail|head {er:.1} ms"), Some(eo / er), "<= 1.0", Some(eo <= er));
     let _ = std::fs::remove_file(&log);
+}
+
+/// The cost a recursive reader adds to its decision: the walk of its tree for denied entries
+/// (names only), against running the command itself on the same tree. A generated tree of
+/// 200 directories of 100 files (one `.env` at the bottom), and the crate sources of this
+/// machine's cargo registry when they are there.
+fn tree_readers(dir: &Path) {
+    let tree = dir.join("tree");
+    for d in 0..200 {
+        let sub = tree.join(format!("d{d}"));
+        std::fs::create_dir_all(&sub).expect("tree dir");
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("f{f}.rs")), "// TODO: x\n").expect("tree file");
+        }
+    }
+    std::fs::write(tree.join("d199/.env"), "K=1\n").expect(".env");
+    let mut trees = vec![("generated tree, 20,000 files", tree.clone())];
+    if let Some(home) = std::env::var_os("HOME") {
+        let registry = PathBuf::from(home).join(".cargo/registry/src");
+        if registry.is_dir() {
+            trees.push(("cargo registry sources", registry));
+        }
+    }
+    for (what, root) in trees {
+        let scope: Scope = serde_yaml::from_str(&format!(
+            "paths: {{read: [\"{0}/**\"], deny: [\"**/.env\"]}}\nbash_tools: {{categories: {{read_only: [grep]}}}}\n",
+            root.display()
+        ))
+        .expect("scope");
+        let matcher = Matcher::new(&scope.paths, Some(dir), None).expect("matcher");
+        let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(dir), grants: &[], tool: "run_bash_command" };
+        let judge = |cmd: &str| {
+            let mut v: Vec<f64> = (0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    black_box(decide::decide(&ctx, cmd, &root));
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            median(&mut v)
+        };
+        let plain = judge("grep -n TODO nothing-here");
+        let walk = judge("grep --exclude=.env -rn TODO .");
+        let d = decide::decide(&ctx, "grep --exclude=.env -rn TODO .", &root);
+        let mut run: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = std::process::Command::new("grep").args(["--exclude=.env", "-rn", "TODO", "."]).current_dir(&root).output();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        let run = median(&mut run);
+        let verdict = if d.allowed { "allowed".to_string() } else { format!("refused: {}", d.reason.unwrap_or("")) };
+        println!("{:<52} {:>10.2} ms  (a non-recursive grep {plain:.2} ms; grep itself {run:.1} ms; {verdict})", format!("grep -rn decision, {what}"), walk);
+        row(&format!("Rust: grep -rn decision, {what}"), &format!("{walk:.2} ms"), &format!("{run:.1} ms (grep)"), Some(walk / run), "< 1", Some(walk < run));
+    }
 }
 
 /// `grep_files` over the crate sources cargo keeps (`$CARGO_HOME/registry/src`, thousands

@@ -10,7 +10,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 484;
+const N_EXTRA: usize = 532;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
@@ -50,6 +50,7 @@ family! {
     extra_traps_coproc_exec => "XTRAP-",
     extra_working_directory => "XCWD-",
     extra_leaks_through_allowed_commands => "XLEAK-",
+    extra_recursive_readers => "XTREE-",
     extra_scope_documents => "XSCOPE-",
 }
 

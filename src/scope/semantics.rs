@@ -75,6 +75,31 @@ pub struct CommandSemantics {
     /// A built-in handler in code for commands whose arguments are a language of their own:
     /// `find`, `sed`, `awk`, `xargs`, `git`, `env`, ...
     pub handler: Option<String>,
+    /// The command reads every file under each directory operand it reads (`rg`, `git grep`,
+    /// `tar c`): a deny pattern must then hold for the whole tree.
+    pub recursive: bool,
+    /// Options that make it do so (`grep -r`, `cp -a`): a name, or `OPT=VALUE` for an option
+    /// with that value (`--directories=recurse` also matches `-d recurse`).
+    pub recursive_options: Vec<String>,
+    /// What a recursive read reads when no operand names a path (`.` for `grep -r`, `rg`).
+    pub default_operand: Option<String>,
+    /// With no path operand it reads its standard input when that is a pipe or a redirect,
+    /// not [`Self::default_operand`] (`rg`).
+    pub stdin_without_operand: bool,
+    /// It lists names and metadata, never the content of files (`ls -R`, `du`, `stat`): not a
+    /// read of what a deny pattern protects when run on names found at run time.
+    pub names_only: bool,
+    /// Options that make it list names only (`rg --files`).
+    pub names_only_options: Vec<String>,
+    /// Options that make a recursive read follow symbolic links (`grep -R`, `rg -L`).
+    pub follow_options: Vec<String>,
+    /// A recursive read follows symbolic links unless told not to (`zip`).
+    pub follows_links: bool,
+    /// Options that give it the names of the files it reads in a file (`tar -T`, `wc
+    /// --files0-from`): they may name any entry.
+    pub names_from_options: Vec<String>,
+    /// Options that tell it not to (`zip -y`).
+    pub no_follow_options: Vec<String>,
 }
 
 /// The built-in table, parsed once from `data/semantics.yml`.
@@ -124,6 +149,34 @@ mod tests {
             if let Some(h) = &s.handler {
                 assert!(known.contains(&h.as_str()), "{name}: unknown handler {h}");
             }
+        }
+    }
+
+    /// The commands that read a whole tree, and those that list names only.
+    #[test]
+    fn tree_readers_are_marked() {
+        let t = builtin();
+        for cmd in ["rg", "ag", "tar"] {
+            assert!(t[cmd].recursive, "{cmd}");
+        }
+        assert!(t["git"].subcommand_semantics["grep"].recursive);
+        for (cmd, opt) in [("grep", "-r"), ("grep", "-R"), ("grep", "--recursive"), ("grep", "--directories=recurse"), ("grep", "-d=recurse"), ("egrep", "-r"), ("fgrep", "-r"), ("cp", "-r"), ("cp", "-R"), ("cp", "-a"), ("zip", "-r"), ("rsync", "-r"), ("rsync", "-a")] {
+            assert!(t[cmd].recursive_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        }
+        for cmd in ["grep", "egrep", "fgrep", "rg", "ag"] {
+            assert_eq!(t[cmd].default_operand.as_deref(), Some("."), "{cmd}");
+        }
+        for cmd in ["ls", "du", "tree", "stat", "find", "fd", "realpath", "readlink"] {
+            assert!(t[cmd].names_only, "{cmd}");
+        }
+        assert!(t["rg"].names_only_options.iter().any(|o| o == "--files"));
+        assert!(t["rg"].stdin_without_operand && !t["grep"].stdin_without_operand);
+        for (cmd, opt) in [("grep", "-R"), ("grep", "--dereference-recursive"), ("rg", "-L"), ("rg", "--follow"), ("cp", "-L"), ("tar", "-h"), ("rsync", "-L")] {
+            assert!(t[cmd].follow_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        }
+        assert!(t["zip"].follows_links && t["zip"].no_follow_options.iter().any(|o| o == "-y"));
+        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f")] {
+            assert!(t[cmd].names_from_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }
     }
 

@@ -6,7 +6,7 @@ use super::*;
 
 /// Parses `command` and flattens it, starting in `cwd`.
 pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()] };
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()], pipe_in: None, last_simple: None };
     match parse_program(command) {
         Ok(program) => {
             let state: Cwds = Some(Rc::from([cwd.to_path_buf()]));
@@ -19,7 +19,7 @@ pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
 
 /// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
 pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.map(<[PathBuf]>::to_vec).unwrap_or_default() };
+    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), pipe_in: None, last_simple: None };
     let cwds: Cwds = cwds.map(Rc::from);
     if depth > MAX_DEPTH {
         f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
@@ -69,6 +69,10 @@ pub(super) struct Flattener {
     depth: usize,
     /// Every directory a `cd` could have reached (for `cd -` and `popd`).
     seen_dirs: Vec<PathBuf>,
+    /// The simple command whose output the next simple command reads (a pipeline stage).
+    pipe_in: Option<Rc<SimpleCmd>>,
+    /// The simple command pushed last.
+    last_simple: Option<Rc<SimpleCmd>>,
 }
 
 impl Flattener {
@@ -123,9 +127,16 @@ impl Flattener {
                 return if p.bang { Post { ok: post.fail, fail: post.ok } } else { post };
             }
         }
-        // Every stage of a multi-stage pipeline runs in a subshell.
+        // Every stage of a multi-stage pipeline runs in a subshell. A simple stage records the
+        // simple stage before it, whose output it reads.
+        let mut prev: Option<Rc<SimpleCmd>> = None;
         for cmd in &p.seq {
+            let simple = matches!(cmd, ast::Command::Simple(_));
+            self.pipe_in = if simple { prev.take() } else { None };
+            self.last_simple = None;
             self.command(cmd, cwds.clone(), ctx);
+            self.pipe_in = None;
+            prev = if simple { self.last_simple.take() } else { None };
         }
         Post { ok: cwds.clone(), fail: cwds }
     }
@@ -162,7 +173,7 @@ impl Flattener {
 
     fn push_redirect_only(&mut self, redirects: Vec<Redirect>, cwds: Cwds, ctx: Context) {
         if !redirects.is_empty() {
-            self.out.commands.push(SimpleCmd { words: vec![], assignments: vec![], redirects, cwds, context: ctx });
+            self.out.commands.push(SimpleCmd { words: vec![], assignments: vec![], redirects, cwds, context: ctx, stdin_from: None });
         }
     }
 
@@ -299,6 +310,8 @@ impl Flattener {
     }
 
     fn simple<'a>(&mut self, s: &'a ast::SimpleCommand, cwds: Cwds, ctx: Context) -> Post {
+        // Taken before the words: a substitution inside them does not read the pipe.
+        let stdin_from = self.pipe_in.take();
         let mut words = Vec::new();
         let mut assignments = Vec::new();
         let mut redirect_items = Vec::new();
@@ -335,7 +348,9 @@ impl Flattener {
         }
         let redirects = self.redirects(redirect_items, &cwds, ctx);
         let post = self.directory_change(&words, &cwds);
-        self.out.commands.push(SimpleCmd { words, assignments, redirects, cwds, context: ctx });
+        let cmd = SimpleCmd { words, assignments, redirects, cwds, context: ctx, stdin_from };
+        self.last_simple = Some(Rc::new(cmd.clone()));
+        self.out.commands.push(cmd);
         post
     }
 

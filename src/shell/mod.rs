@@ -158,6 +158,11 @@ pub struct SimpleCmd {
     /// unknown place came before it. Shared by the commands that run in the same places.
     pub cwds: Cwds,
     pub context: Context,
+    /// The command whose output this one reads through a pipe: set when it is a stage of a
+    /// pipeline whose previous stage is a simple command (`find . -name '*.md' | xargs cat`);
+    /// `None` otherwise (the first stage, a stage after a compound command, a command inside
+    /// a compound stage). A redirect of its own still takes precedence.
+    pub stdin_from: Option<Rc<SimpleCmd>>,
 }
 
 /// The flattened command line.

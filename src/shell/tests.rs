@@ -28,6 +28,26 @@ fn lists_pipelines_and_operators() {
     }
 }
 
+/// Each command with the name of the simple command it reads through a pipe.
+#[test]
+fn pipeline_stages_know_the_simple_stage_before_them() {
+    for (cmd, want) in [
+        ("find . -name x | xargs cat", vec![("find", None), ("xargs", Some("find"))]),
+        ("a | b | c", vec![("a", None), ("b", Some("a")), ("c", Some("b"))]),
+        ("a; b", vec![("a", None), ("b", None)]),
+        ("{ a; b; } | c", vec![("a", None), ("b", None), ("c", None)]),
+        ("a | { b; c; }", vec![("a", None), ("b", None), ("c", None)]),
+        ("a | b $(c) | d", vec![("a", None), ("c", None), ("b", Some("a")), ("d", Some("b"))]),
+        ("a $(b | c) | d", vec![("b", None), ("c", Some("b")), ("a", None), ("d", Some("a"))]),
+    ] {
+        let flat = flatten(cmd, Path::new("/tmp"), None);
+        let got: Vec<(String, Option<String>)> =
+            flat.commands.iter().map(|c| (c.words[0].display(), c.stdin_from.as_ref().map(|p| p.words[0].display()))).collect();
+        let want: Vec<(String, Option<String>)> = want.into_iter().map(|(a, b)| (a.to_string(), b.map(str::to_string))).collect();
+        assert_eq!(got, want, "{cmd}");
+    }
+}
+
 #[test]
 fn compound_commands() {
     for (cmd, want) in [

@@ -63,6 +63,7 @@ impl<'a> Judge<'a> {
     pub(super) fn effects(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
         let mut sem: Cow<'_, CommandSemantics> = Cow::Borrowed(sem);
         let mut start = 0;
+        let mut sub_name: Option<&str> = None;
         if sem.subcommands {
             // Global options first.
             let mut i = 0;
@@ -76,6 +77,7 @@ impl<'a> Judge<'a> {
             }
             start = i;
             if let Some(sub) = args.get(i).and_then(WordInfo::exact) {
+                sub_name = Some(sub);
                 if let Some(s) = sem.subcommand_semantics.get(sub) {
                     let mut merged = s.clone();
                     merged.deny_options.extend(sem.deny_options.iter().cloned());
@@ -176,6 +178,7 @@ impl<'a> Judge<'a> {
             }
         }
         self.protected_reach(base, rest, &files, kind, sem.cwd_write || cwd_written, cwds, label);
+        self.recursive_reads(base, sub_name, &sem, &args[..start.min(args.len())], rest, &files, kind, cwds, label);
     }
 
     /// Handles the option at `args[i]`; returns how many words it used.
@@ -224,7 +227,10 @@ impl<'a> Judge<'a> {
             None => None,
         };
         let used = if inline.is_none() && takes { 2 } else { 1 };
-        if let Some(v) = &value {
+        // An option listed as it is typed among the value options is one, not the abbreviation
+        // of a longer option that reads a file (`grep --exclude` beside `--exclude-from`).
+        let plain_value = sem.value_options.iter().any(|o| o == &opt);
+        if let Some(v) = value.as_ref().filter(|_| !plain_value) {
             if has_opt(&sem.read_options, &opt) {
                 self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
             } else if has_opt(&sem.write_options, &opt) {

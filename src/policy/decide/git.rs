@@ -88,6 +88,10 @@ impl<'a> Judge<'a> {
         let mut after_dd = false;
         for w in args {
             let Some(v) = w.exact() else { continue };
+            // An excluding pathspec (`:!x`, `:^x`, `:(exclude)x`) reads nothing.
+            if v.starts_with(":!") || v.starts_with(":^") || v.starts_with(":(exclude") {
+                continue;
+            }
             let path = if after_dd {
                 Some(v)
             } else if v == "--" {

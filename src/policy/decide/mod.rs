@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 2-3 name | `name.rs` | each simple command's name, wrappers looked through, privilege, shells |
 //! | 4 categorize | `categorize.rs` | the scope list it is in, the per-command rules |
-//! | 5 effects | `effects.rs`, `programs.rs`, `git.rs` | the paths its options and operands read, write or run |
+//! | 5 effects | `effects.rs`, `programs.rs`, `git.rs`, `readers.rs` | the paths its options and operands read, write or run; the trees it reads whole |
 //! | 6 scope | `scope.rs` | directories and paths against the scope; protected scope documents |
 //! | 7 grants | `grants.rs` | allow-once grants, and the decision with its evidence |
 //!
@@ -29,6 +29,7 @@ mod git;
 mod grants;
 mod name;
 mod programs;
+mod readers;
 mod scope;
 
 use categorize::entry_matches;
@@ -192,7 +193,7 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     }
     let mut words = vec![WordInfo::literal(program)];
     words.extend(args.iter().map(|a| WordInfo::literal(a)));
-    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(std::rc::Rc::from([dir.clone()])), context: Context::TopLevel };
+    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(std::rc::Rc::from([dir.clone()])), context: Context::TopLevel, stdin_from: None };
     j.simple(&cmd, &[]);
     j.finish()
 }
@@ -211,6 +212,12 @@ struct Judge<'a> {
     depth: usize,
     /// For `run_command`: the program the `tool_commands` table allowed.
     argv_allowed: Option<String>,
+    /// The command whose output the simple command being judged reads through a pipe.
+    stdin_from: Option<std::rc::Rc<SimpleCmd>>,
+    /// The simple command being judged has a redirect that may give it another input.
+    stdin_redirected: bool,
+    /// The start points of the `find` whose `-exec` command is being judged: what `{}` names.
+    runtime_roots: Option<Vec<WordInfo>>,
 }
 
 impl<'a> Judge<'a> {
@@ -228,6 +235,9 @@ impl<'a> Judge<'a> {
             base: None,
             depth: 0,
             argv_allowed: None,
+            stdin_from: None,
+            stdin_redirected: false,
+            runtime_roots: None,
         }
     }
 

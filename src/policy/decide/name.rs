@@ -99,7 +99,11 @@ impl<'a> Judge<'a> {
             Context::ProcessSubstitution => "process_substitution",
             Context::Script => "script",
         };
+        let saved = (self.stdin_from.take(), self.stdin_redirected);
+        self.stdin_from = c.stdin_from.clone();
+        self.stdin_redirected = c.redirects.iter().any(|r| matches!(r.kind, RedirKind::Read | RedirKind::ReadWrite | RedirKind::Data | RedirKind::Dup));
         self.argv(&c.words, cwds, via, ctx_name, false);
+        (self.stdin_from, self.stdin_redirected) = saved;
     }
 
     pub(super) fn assignment(&mut self, name: &str, label: &str) {
@@ -546,7 +550,13 @@ impl<'a> Judge<'a> {
             self.argv(&echo, cwds, &v, context, replace);
             return;
         }
-        if self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace)) {
+        // `-a FILE` alone or in a bundle (`-0a FILE`): the names come from a file.
+        let names_from_file = args[..i].iter().filter_map(WordInfo::exact).any(|s| s.starts_with("--arg-file") || (s.starts_with('-') && !s.starts_with("--") && s.contains('a')));
+        self.xargs_reads(&args[i..], names_from_file, cwds, label);
+        let saved = (self.stdin_from.take(), self.runtime_roots.take());
+        let wrote = self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace));
+        (self.stdin_from, self.runtime_roots) = saved;
+        if wrote {
             // The paths come from the input: any file of the write scope.
             let writable = self.ctx.matcher.protected().iter().find(|p| self.ctx.matcher.in_write_scope(p)).cloned();
             if let Some(doc) = writable {

@@ -197,6 +197,7 @@ impl<'a> Judge<'a> {
         if starts.is_empty() {
             starts.push(WordInfo::literal("."));
         }
+        self.find_reads(args, &starts, &args[i.min(args.len())..], cwds, label);
         for s in &starts {
             self.path_effect(s, Access::Read, cwds, "start directory of find", false);
         }
@@ -218,7 +219,11 @@ impl<'a> Judge<'a> {
                 v.push(format!("find {s}"));
                 if inner.is_empty() {
                     self.violate("parse_error", format!("`find {s}` without a command"), Some(label.to_string()), "find".into(), "command", None);
-                } else if self.writes(|me| me.argv(inner, cwds, &v, "top_level", false)) {
+                } else if self.writes(|me| {
+                    let saved = me.runtime_roots.replace(starts.clone());
+                    me.argv(inner, cwds, &v, "top_level", false);
+                    me.runtime_roots = saved;
+                }) {
                     let what = format!("`find {s} {}` writes the files find finds", inner.first().map(WordInfo::display).unwrap_or_default());
                     self.unseen_writes_under(&starts, cwds, &what, label);
                 }
