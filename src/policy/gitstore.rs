@@ -130,20 +130,24 @@ pub enum Why {
 }
 
 /// Whether the repository whose work tree's top is `top` holds, in the parts `look` names, a
-/// path the deny patterns of `matcher` match. The index first (no process), then HEAD, then
-/// history; the first denied path found is the answer.
-pub fn look(top: &Path, matcher: &Matcher, look: Look, limits: &Limits) -> Answer {
+/// path the deny patterns of `matcher` match, other than those `exempt` says the command
+/// leaves out (it is given the stored path, relative to the top). The index first (no
+/// process), then HEAD, then history; the first denied path found is the answer.
+pub fn look(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) -> bool, limits: &Limits) -> Answer {
     let deadline = Instant::now() + limits.time;
-    match look_inner(top, matcher, look, limits, deadline) {
+    match look_inner(top, matcher, look, exempt, limits, deadline) {
         Ok(Some(h)) => h,
         Ok(None) => Answer::Clean,
         Err(why) => Answer::CannotTell { why },
     }
 }
 
-fn look_inner(top: &Path, matcher: &Matcher, look: Look, limits: &Limits, deadline: Instant) -> Result<Option<Answer>, Why> {
+fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) -> bool, limits: &Limits, deadline: Instant) -> Result<Option<Answer>, Why> {
     let repo = Repo::find(top, limits, deadline)?;
     let denied = |rel: &[u8], where_: Where| -> Option<Answer> {
+        if exempt(rel) {
+            return None;
+        }
         let path = top.join(OsStr::from_bytes(rel));
         let r = Resolved { literal: path.clone(), target: path };
         match matcher.check(&r, Access::Read) {
@@ -204,6 +208,38 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, limits: &Limits, deadli
         }
     }
     Ok(None)
+}
+
+/// The type of the object `rev` names (`git cat-file -t`): `blob`, `tree`, `commit`, `tag`.
+pub fn object_type(top: &Path, rev: &str, limits: &Limits) -> Result<String, Why> {
+    if rev.starts_with('-') || rev.is_empty() {
+        return Err(Why::GitFailed("cat-file".into(), format!("`{rev}` is not a revision")));
+    }
+    let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
+    let out = repo.git(&["cat-file", "-t", rev])?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+/// Which of the paths `rels` (relative to `top`) `git add` would take into the index:
+/// all with `force`, else those `git check-ignore` does not report (tracked files never are).
+pub fn would_add(top: &Path, rels: &[Vec<u8>], force: bool, limits: &Limits) -> Result<Vec<Vec<u8>>, Why> {
+    if force || rels.is_empty() {
+        return Ok(rels.to_vec());
+    }
+    let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
+    let mut input = Vec::new();
+    for r in rels {
+        input.extend_from_slice(r);
+        input.push(0);
+    }
+    let ignored = match repo.git_with_input(&["check-ignore", "-z", "--stdin"], Some(input)) {
+        Ok(out) => out,
+        // Status 1: none is ignored.
+        Err(Why::GitFailed(_, ref s)) if s == "exit status: 1" => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let ignored: Vec<&[u8]> = ignored.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
+    Ok(rels.iter().filter(|r| !ignored.contains(&r.as_slice())).cloned().collect())
 }
 
 /// A repository found from its work tree's top.
@@ -284,6 +320,11 @@ impl<'a> Repo<'a> {
 
     /// The output of `git ARGS`, run hardened (see the module's doc), or why not.
     fn git(&self, args: &[&str]) -> Result<Vec<u8>, Why> {
+        self.git_with_input(args, None)
+    }
+
+    /// As [`Repo::git`], with `input` on git's stdin.
+    fn git_with_input(&self, args: &[&str], input: Option<Vec<u8>>) -> Result<Vec<u8>, Why> {
         let what = args.first().copied().unwrap_or_default().to_string();
         let mut cmd = Command::new("git");
         cmd.args([
@@ -306,11 +347,18 @@ impl<'a> Repo<'a> {
             .env("GIT_ASKPASS", "false")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .current_dir(self.top)
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0);
         let mut child = cmd.spawn().map_err(|e| Why::GitFailed(what.clone(), e.to_string()))?;
+        if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+            // Written aside, so that a full pipe either way never blocks; closed when done.
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&input);
+            });
+        }
         let over = Arc::new(AtomicBool::new(false));
         let reader = child.stdout.take().map(|out| {
             let (over, cap) = (Arc::clone(&over), self.limits.output_bytes);
@@ -511,7 +559,7 @@ mod tests {
         }
 
         fn look(&self, l: Look) -> Answer {
-            look(&self.top, &self.matcher(), l, &Limits::default())
+            look(&self.top, &self.matcher(), l, &|_| false, &Limits::default())
         }
 
         fn holds(&self, rel: &str, pattern: &str, where_: Where) -> Answer {
@@ -762,7 +810,7 @@ mod tests {
             (Limits { time: Duration::ZERO, ..Limits::default() }, Answer::CannotTell { why: Why::Timeout(Duration::ZERO) }),
         ];
         for (limits, want) in rows {
-            assert_eq!(look(&r.top, &m, Look::ALL, &limits), want, "{limits:?}");
+            assert_eq!(look(&r.top, &m, Look::ALL, &|_| false, &limits), want, "{limits:?}");
         }
     }
 
@@ -771,7 +819,39 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let paths = Paths { read: vec![], write: vec![], deny: vec!["**/.env".into()] };
         let m = Matcher::new(&paths, None, None).unwrap();
-        assert_eq!(look(d.path(), &m, Look::ALL, &Limits::default()), Answer::CannotTell { why: Why::NoGitDir(d.path().to_path_buf()) });
+        assert_eq!(look(d.path(), &m, Look::ALL, &|_| false, &Limits::default()), Answer::CannotTell { why: Why::NoGitDir(d.path().to_path_buf()) });
+    }
+
+    #[test]
+    fn exempt_paths_are_skipped() {
+        let r = Repo0::new();
+        r.write(".env", "K=1");
+        r.write("a/k.pem", "K");
+        r.git(&["add", "-A"]);
+        r.commit("1");
+        let m = r.matcher();
+        let skip_env = |p: &[u8]| p == b".env";
+        assert_eq!(look(&r.top, &m, Look::ALL, &skip_env, &Limits::default()), r.holds("a/k.pem", "**/*.pem", Where::Index));
+        let skip_both = |p: &[u8]| p == b".env" || p.ends_with(b".pem");
+        assert_eq!(look(&r.top, &m, Look::ALL, &skip_both, &Limits::default()), Answer::Clean);
+    }
+
+    #[test]
+    fn object_types_and_what_add_would_take() {
+        let r = Repo0::new();
+        r.write(".gitignore", ".env\n");
+        r.write(".env", "K=1");
+        r.write("x.pem", "K");
+        r.git(&["add", ".gitignore", "x.pem"]);
+        r.commit("1");
+        let l = Limits::default();
+        let rows = [("HEAD", Ok("commit")), ("HEAD^{tree}", Ok("tree")), ("HEAD:x.pem", Ok("blob")), ("-p", Err(())), ("nosuch", Err(()))];
+        for (rev, want) in rows {
+            assert_eq!(object_type(&r.top, rev, &l).map_err(|_| ()), want.map(String::from), "{rev}");
+        }
+        let rels = vec![b".env".to_vec(), b"x.pem".to_vec(), b"new.pem".to_vec()];
+        assert_eq!(would_add(&r.top, &rels, false, &l), Ok(vec![b"x.pem".to_vec(), b"new.pem".to_vec()]));
+        assert_eq!(would_add(&r.top, &rels, true, &l), Ok(rels.clone()));
     }
 
     /// A linked work tree: `.git` is a file naming the repository.
@@ -788,7 +868,7 @@ mod tests {
         assert!(out.status.success());
         let paths = Paths { read: vec![], write: vec![], deny: vec!["**/.env".into()] };
         let m = Matcher::new(&paths, None, Some(&wt)).unwrap();
-        assert_eq!(look(&wt, &m, Look::ALL, &Limits::default()), Answer::Holds { path: wt.join(".env"), pattern: "**/.env".into(), where_: Where::Index });
+        assert_eq!(look(&wt, &m, Look::ALL, &|_| false, &Limits::default()), Answer::Holds { path: wt.join(".env"), pattern: "**/.env".into(), where_: Where::Index });
         assert_eq!(r.look(Look::ALL), Answer::Clean, "the main work tree's index does not hold it");
     }
 }
