@@ -16,7 +16,7 @@ pub(super) fn grantable(reason: &str) -> bool {
 pub(super) fn severity(reason: &str) -> usize {
     const ORDER: &[&str] = &[
         "parse_error", "privilege_escalation", "scope_document", "denied", "unsupported_construct", "dynamic_command", "path_denied",
-        "flag_not_allowed", "subcommand_denied", "dangerous_command", "command_not_allowed", "subcommand_not_allowed",
+        "reaches_denied_path", "flag_not_allowed", "subcommand_denied", "dangerous_command", "command_not_allowed", "subcommand_not_allowed",
         "directory_not_in_scope", "path_not_in_scope",
     ];
     ORDER.iter().position(|r| *r == reason).unwrap_or(ORDER.len())
