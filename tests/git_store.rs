@@ -232,3 +232,43 @@ fn i16_partial_clone_cannot_tell() {
         ("git log --oneline", "allow"),
     ]);
 }
+
+/// `REV:PATH` is relative to the work tree's top (unless `./` or `../`), a pathspec element
+/// to the working directory unless its magic says `top`; an exclude names nothing read. With
+/// a deny pattern for the top's `.env` only, from `src/`.
+#[test]
+fn i16_git_paths_are_read_as_git_reads_them() {
+    let f = fx(&[&["add", ".env"], &["commit", "-qm", "env"]], &[(".env", "K=1\n")]);
+    let s = scope(&format!(
+        "paths:\n  read: [\"{p}/**\"]\n  deny: [\".env\"]\nbash_tools:\n  categories:\n    read_only: [\"git log\", \"git show\", \"git cat-file\"]\n",
+        p = f.proj.display()
+    ));
+    let src = f.proj.join("src");
+    let rows = [
+        ("git show HEAD:.env", "path_denied"),
+        ("git cat-file -p HEAD:.env", "path_denied"),
+        ("git show :.env", "path_denied"),
+        ("git show HEAD:../.env", "path_denied"),
+        ("git log --stat -- :/.env", "path_denied"),
+        ("git log --stat -- ':(top).env'", "path_denied"),
+        ("git log --stat -- ../.env", "path_denied"),
+        ("git log --stat -- .env", "allow"),
+        ("git log --stat -- ':(top,exclude).env'", "allow"),
+        ("git log -p -- ':(top,exclude).env'", "allow"),
+        ("git log -p -- ':/!.env'", "allow"),
+        ("git log -p -- ':!.env'", "reaches_denied_path"),
+        ("git log -p -- .", "allow"),
+        ("git show HEAD:a.rs", "allow"),
+        ("git show HEAD:src/a.rs HEAD:./a.rs", "allow"),
+        ("git show HEAD:./a.rs HEAD:.env", "path_denied"),
+    ];
+    let mut bad = Vec::new();
+    for (cmd, want) in rows {
+        let d = decide_in(&s, &src, None, Some(&f.proj), &[], cmd);
+        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        if got != want {
+            bad.push(format!("{cmd:?}: want {want}, got {got} ({})", d.message));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

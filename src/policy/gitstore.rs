@@ -109,6 +109,8 @@ pub enum Why {
     Unreadable(PathBuf, String),
     #[error("the repository is a partial clone ({0}): listing it could fetch, and its history is incomplete")]
     PartialClone(String),
+    #[error("the repository's configuration moves what git reads ({0})")]
+    Moved(String),
     #[error("the index has version {0}, which is not read here")]
     IndexVersion(u32),
     #[error("the index is malformed ({0})")]
@@ -278,7 +280,10 @@ impl<'a> Repo<'a> {
                 return Err(Why::PartialClone("a promisor pack".into()));
             }
         }
-        let config = match repo.git(&["config", "-z", "--get-regexp", r"^(extensions\..*|remote\..*\.promisor)$"]) {
+        if paths_exist(&common.join("info/grafts")) {
+            return Err(Why::Moved("info/grafts rewrites parents".into()));
+        }
+        let config = match repo.git(&["config", "-z", "--get-regexp", r"^(extensions\..*|remote\..*\.promisor|core\.worktree)$"]) {
             Ok(out) => out,
             // Status 1: no such key.
             Err(Why::GitFailed(_, ref s)) if s == "exit status: 1" => Vec::new(),
@@ -291,6 +296,9 @@ impl<'a> Repo<'a> {
             };
             let key = String::from_utf8_lossy(key).to_ascii_lowercase();
             let value = String::from_utf8_lossy(value).trim().to_ascii_lowercase();
+            if key == "core.worktree" {
+                return Err(Why::Moved("core.worktree names another work tree".into()));
+            }
             if key == "extensions.partialclone" || (key.ends_with(".promisor") && !matches!(value.as_str(), "false" | "no" | "off" | "0")) {
                 return Err(Why::PartialClone(key));
             }
@@ -421,6 +429,11 @@ impl<'a> Repo<'a> {
         }
         Ok(out)
     }
+}
+
+/// Whether the file `p` exists (not followed if a symlink).
+fn paths_exist(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
 }
 
 /// The paths of an index file (`hash_len`: 20 for SHA-1, 32 for SHA-256), at most `max`.
@@ -714,7 +727,8 @@ mod tests {
         empty.extend([0u8; 20]);
         let mut link = b"DIRC\0\0\0\x02\0\0\0\0link\0\0\0\0".to_vec();
         link.extend([0u8; 20]);
-        let rows: [(&[u8], Result<Vec<Vec<u8>>, Why>); 6] = [
+        type Row<'b> = (&'b [u8], Result<Vec<Vec<u8>>, Why>);
+        let rows: [Row<'_>; 6] = [
             (b"", Err(Why::IndexMalformed("no DIRC signature"))),
             (b"XXXX\0\0\0\x02\0\0\0\0", Err(Why::IndexMalformed("no DIRC signature"))),
             (&v5, Err(Why::IndexVersion(5))),
@@ -725,6 +739,23 @@ mod tests {
         for (bytes, want) in rows {
             assert_eq!(index_paths(bytes, 20, 100), want, "{bytes:?}");
         }
+    }
+
+    /// A configuration or a file that makes git read another work tree or other parents.
+    #[test]
+    fn moved_work_tree_and_grafts_cannot_tell() {
+        let r = Repo0::new();
+        r.git(&["config", "core.worktree", "/elsewhere"]);
+        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::Moved("core.worktree names another work tree".into()) });
+        let r = Repo0::new();
+        let inc = r.top.parent().unwrap().join("inc");
+        std::fs::write(&inc, "[core]\n\tworktree = /elsewhere\n").unwrap();
+        r.git(&["config", "include.path", inc.to_str().unwrap()]);
+        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::Moved("core.worktree names another work tree".into()) }, "through an include");
+        let r = Repo0::new();
+        std::fs::create_dir_all(r.top.join(".git/info")).unwrap();
+        std::fs::write(r.top.join(".git/info/grafts"), "").unwrap();
+        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::Moved("info/grafts rewrites parents".into()) });
     }
 
     #[test]

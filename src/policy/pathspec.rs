@@ -285,7 +285,8 @@ mod tests {
 
     #[test]
     fn parse_reads_magic_and_prefix() {
-        let rows: &[(&str, &str, Option<(bool, Kind, &str)>)] = &[
+        type Row<'b> = (&'b str, &'b str, Option<(bool, Kind, &'b str)>);
+        let rows: &[Row<'_>] = &[
             (":!.env", "", Some((true, Kind::Fnmatch, ".env"))),
             (":^.env", "sub", Some((true, Kind::Fnmatch, "sub/.env"))),
             (":/!.env", "sub", Some((true, Kind::Fnmatch, ".env"))),

@@ -102,6 +102,8 @@ impl<'a> Judge<'a> {
         match line.sub {
             "log" | "whatchanged" if content => store(HISTORY, true, false),
             "reflog" if content && !matches!(operands.first(), Some(Some("expire" | "delete" | "exists"))) => store(HISTORY, true, false),
+            // `git show REV:PATH...` prints those files, each judged by its path (git.rs).
+            "show" if !operands.is_empty() && operands.iter().all(|o| o.is_some_and(rev_path)) => None,
             "show" if content || !names_only => store(HISTORY, true, true),
             // `--stat` of a blob prints the blob.
             "show" => Some(Reads::Objects),
@@ -226,7 +228,7 @@ impl<'a> Judge<'a> {
         let (_, operands) = split_options(&line.before, &values);
         let blobs = operands.iter().filter(|o| !matches!(o, Some("blob" | "tree" | "commit" | "tag"))).any(|o| match o {
             // `REV:PATH` is judged by its path (git.rs).
-            Some(o) if o.contains(':') => false,
+            Some(o) if rev_path(o) => false,
             Some(o) => !matches!(gitstore::object_type(top, o, &gitstore::Limits::default()).as_deref(), Ok("commit" | "tree" | "tag")),
             None => true,
         });
@@ -393,7 +395,7 @@ impl<'a> Judge<'a> {
         let (_, operands) = split_options(&line.before, &values);
         operands.iter().all(|o| {
             let Some(o) = o else { return false };
-            if o.contains(':') && !o.starts_with(":/") {
+            if rev_path(o) {
                 // `REV:PATH` is judged by its path (git.rs); a tree's listing shows names.
                 return true;
             }
@@ -522,6 +524,12 @@ fn split_options<'w>(before: &[Option<&'w str>], values: &[String]) -> (Vec<&'w 
         }
     }
     (opts, operands)
+}
+
+/// Whether `o` names an object by a path in a tree or the index (`REV:PATH`, `:PATH`,
+/// `:N:PATH`), not a commit by its message (`:/TEXT`).
+fn rev_path(o: &str) -> bool {
+    o.contains(':') && !o.starts_with(":/")
 }
 
 /// Whether the short option cluster `o` holds the letter `c` (`-am` holds `a` and `m`).
