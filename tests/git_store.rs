@@ -213,7 +213,10 @@ fn i16_staged_env_is_refused_from_the_index() {
         ("git commit -m x -- src/a.rs", "allow"),
         ("git diff --cached -- ':(top,exclude,glob)**/*.pem'", "allow"),
         ("git diff --cached -- src", "allow"),
-        ("git log -p", "allow"),
+        // A commit on the same line would move it into history first.
+        ("git commit -m x && git log -p", "reaches_denied_path"),
+        ("git log -p", "reaches_denied_path"),
+        ("git log -p -- src", "allow"),
     ]);
 }
 

@@ -717,6 +717,21 @@ mod tests {
         assert_eq!(index_paths(&std::fs::read(r.top.join(".git/index")).unwrap(), 20, 3), Err(Why::IndexEntries(3)));
     }
 
+    /// A SHA-256 repository: object names of 32 bytes in the index.
+    #[test]
+    fn sha256_repository_is_read() {
+        let r = Repo0::new();
+        std::fs::remove_dir_all(r.top.join(".git")).unwrap();
+        r.git(&["init", "-q", "--object-format=sha256"]);
+        r.write("a/b/k.pem", "K");
+        r.write("a/c", "1");
+        r.git(&["add", "-A"]);
+        assert_eq!(r.look(Look { index: true, head: false, history: false }), r.holds("a/b/k.pem", "**/*.pem", Where::Index));
+        r.commit("1");
+        r.git(&["rm", "-q", "--cached", "a/b/k.pem"]);
+        assert_eq!(r.look(Look::ALL), r.holds("a/b/k.pem", "**/*.pem", Where::Head));
+    }
+
     #[test]
     fn malformed_indexes_cannot_tell() {
         let mut v5 = b"DIRC\0\0\0\x05\0\0\0\0".to_vec();

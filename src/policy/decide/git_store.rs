@@ -98,7 +98,9 @@ impl<'a> Judge<'a> {
         let content = has(&content_option);
         let names_only = has(&names_only_option);
         let store = |look: Look, pathspec: bool, blobs: bool| Some(Reads::Store { look, pathspec, blobs });
-        const HISTORY: Look = Look { index: false, head: true, history: true };
+        // History and the index: a commit on the same line (`git commit -m x && git log -p`)
+        // moves what is staged into history before the reader runs.
+        const HISTORY: Look = Look::ALL;
         match line.sub {
             "log" | "whatchanged" if content => store(HISTORY, true, false),
             "reflog" if content && !matches!(operands.first(), Some(Some("expire" | "delete" | "exists"))) => store(HISTORY, true, false),
