@@ -101,6 +101,14 @@ impl<'a> Judge<'a> {
         // History and the index: a commit on the same line (`git commit -m x && git log -p`)
         // moves what is staged into history before the reader runs.
         const HISTORY: Look = Look::ALL;
+        // `-p`/`--patch`, `-i`, `-e`: the hunks of tracked files are printed before any answer
+        // is read (from the index, HEAD, or a revision).
+        let patch = has(&|o| o == "--patch" || o == "--interactive" || o == "--edit" || short_has(o, 'p'))
+            || (matches!(line.sub, "add" | "commit") && has(&|o| short_has(o, 'i') || (line.sub == "add" && short_has(o, 'e'))));
+        let stash_show = line.sub == "stash" && matches!(operands.first(), Some(Some("show")));
+        if patch && !stash_show && matches!(line.sub, "add" | "stash" | "commit" | "reset" | "checkout" | "restore") {
+            return store(Look::ALL, true, false);
+        }
         match line.sub {
             "log" | "whatchanged" if content => store(HISTORY, true, false),
             "reflog" if content && !matches!(operands.first(), Some(Some("expire" | "delete" | "exists"))) => store(HISTORY, true, false),
