@@ -171,20 +171,9 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
             Err(e) => return Err(Why::Unreadable(index, e.to_string())),
         }
     }
-    if look.head {
-        match repo.git(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", "HEAD", "--"]) {
-            Ok(out) => {
-                for p in out.split(|&b| b == 0).filter(|p| !p.is_empty()) {
-                    if let Some(h) = denied(p, Where::Head) {
-                        return Ok(Some(h));
-                    }
-                }
-            }
-            // No commit yet: nothing in HEAD.
-            Err(Why::GitFailed(..)) if repo.unborn()? => {}
-            Err(e) => return Err(e),
-        }
-    }
+    // History first: every path of HEAD's tree was added by a commit it lists (a root commit
+    // adds all of its tree, a merge is diffed against each parent), so HEAD is read only to
+    // say where a path found is, or when history is not looked at.
     if look.history {
         let n = format!("-n{}", limits.commits.saturating_add(1));
         let out = repo.git(&[
@@ -200,13 +189,22 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
             }
             let stripped = tok.strip_prefix(b"\n").unwrap_or(tok);
             for p in [stripped, tok] {
-                if let Some(h) = denied(p, Where::History) {
-                    return Ok(Some(h));
+                if denied(p, Where::History).is_some() {
+                    let in_head = look.head && head_listing(&repo)?.split(|&b| b == 0).any(|q| q == p);
+                    return Ok(denied(p, if in_head { Where::Head } else { Where::History }));
                 }
             }
         }
         if commits > limits.commits {
             return Err(Why::HistoryCap(limits.commits));
+        }
+        return Ok(None);
+    }
+    if look.head {
+        for p in head_listing(&repo)?.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+            if let Some(h) = denied(p, Where::Head) {
+                return Ok(Some(h));
+            }
         }
     }
     Ok(None)
@@ -242,6 +240,15 @@ pub fn would_add(top: &Path, rels: &[Vec<u8>], force: bool, limits: &Limits) -> 
     };
     let ignored: Vec<&[u8]> = ignored.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
     Ok(rels.iter().filter(|r| !ignored.contains(&r.as_slice())).cloned().collect())
+}
+
+/// The paths of HEAD's tree, NUL-separated (none before the first commit).
+fn head_listing(repo: &Repo<'_>) -> Result<Vec<u8>, Why> {
+    match repo.git(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", "HEAD", "--"]) {
+        Ok(out) => Ok(out),
+        Err(Why::GitFailed(..)) if repo.unborn()? => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// A repository found from its work tree's top.
