@@ -188,9 +188,17 @@ impl<'a> Judge<'a> {
 
     #[allow(clippy::too_many_arguments)]
     fn store_reads(&mut self, line: &Line<'_>, top: &Path, dir: &Path, prefix: &str, look: Look, takes_pathspec: bool, blobs: bool, label: &str) {
-        let mut ps = if takes_pathspec && !line.unsure_pathspec { pathspec_of(line, prefix) } else { None };
+        // Without `--`, git reads a word that is no revision and names a file as a path.
+        let values = self.git_value_options(line.sub);
+        let (_, operands) = split_options(&line.before, &values);
+        let path_words: Vec<&str> = if line.after.is_none() && line.sub != "grep" {
+            operands.iter().flatten().copied().filter(|o| self.names_a_path(line, o)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut ps = if takes_pathspec && !line.unsure_pathspec { pathspec_of(line, &path_words, prefix) } else { None };
         // A blob named by its hash or a ref prints whatever the pathspec says.
-        if blobs && ps.is_some() && !self.only_commits_and_trees(line, top) {
+        if blobs && ps.is_some() && !self.only_commits_and_trees(line, &path_words, top) {
             ps = None;
         }
         if let Some(ps) = &ps {
@@ -398,14 +406,14 @@ impl<'a> Judge<'a> {
         deny.iter().all(|d| ps.excludes_pattern(d, top)).then(|| format!("Leave out every deny pattern with a pathspec: `{s}`."))
     }
 
-    /// Whether every object the command names before `--` is a commit or a tree (a tag is
-    /// followed to what it tags).
-    fn only_commits_and_trees(&self, line: &Line<'_>, top: &Path) -> bool {
+    /// Whether every object the command names before `--` (its path words aside) is a commit
+    /// or a tree (a tag is followed to what it tags).
+    fn only_commits_and_trees(&self, line: &Line<'_>, path_words: &[&str], top: &Path) -> bool {
         let values = self.git_value_options(line.sub);
         let (_, operands) = split_options(&line.before, &values);
         operands.iter().all(|o| {
             let Some(o) = o else { return false };
-            if rev_path(o) {
+            if rev_path(o) || path_words.contains(o) {
                 // `REV:PATH` is judged by its path (git.rs); a tree's listing shows names.
                 return true;
             }
@@ -419,12 +427,17 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// The pathspec of a reader: the words after `--`; `None` when one is known only at run time
-/// or is not read here. No `--`: no pathspec (the whole tree).
-fn pathspec_of(line: &Line<'_>, prefix: &str) -> Option<Pathspec> {
-    let after = line.after.as_ref()?;
-    let known: Option<Vec<&str>> = after.iter().copied().collect();
-    Pathspec::parse(&known?, prefix)
+/// The pathspec of a reader: the words after `--`, else its words that name files; `None`
+/// when one is known only at run time or is not read here, or there is none (the whole tree).
+fn pathspec_of(line: &Line<'_>, path_words: &[&str], prefix: &str) -> Option<Pathspec> {
+    match &line.after {
+        Some(after) => {
+            let known: Option<Vec<&str>> = after.iter().copied().collect();
+            Pathspec::parse(&known?, prefix)
+        }
+        None if !path_words.is_empty() => Pathspec::parse(path_words, prefix),
+        None => None,
+    }
 }
 
 /// The command with a pathspec that leaves out `patterns` (top-relative excludes).
