@@ -176,6 +176,8 @@ fn i16_git_add_env_and_diff_cached_is_refused() {
         ("git stash push --include-untracked", "reaches_denied_path"),
         ("cd src && git add -A", "reaches_denied_path"),
         ("git add -A -- ':!.env'", "allow"),
+        ("git add -n -A", "allow"),
+        ("git add --dry-run .", "allow"),
         ("git add -A -- ':(top,exclude,glob)**/.env'", "allow"),
         ("git add src", "allow"),
         ("git add src/a.rs", "allow"),

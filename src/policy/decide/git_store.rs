@@ -143,6 +143,8 @@ impl<'a> Judge<'a> {
                 let typed = matches!(operands.first(), Some(Some("blob" | "tree" | "commit" | "tag")));
                 (has(&|o| o == "-p" || o == "--textconv" || o == "--filters") || typed).then_some(Reads::Objects)
             }
+            // `--dry-run` lists names and reads nothing in.
+            "add" if has(&|o| o == "--dry-run" || short_has(o, 'n')) => None,
             "add" => {
                 let tracked_only = has(&|o| o == "--update" || short_has(o, 'u'));
                 let force = has(&|o| o == "--force" || short_has(o, 'f'));
