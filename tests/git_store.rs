@@ -291,3 +291,25 @@ fn i16_git_paths_are_read_as_git_reads_them() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Past the walk's bounds (100,000 entries: here an ignored build directory of 100,100
+/// files), `git add -A` asks git's own listing, which does not enter ignored directories.
+#[test]
+fn i16_git_add_in_a_large_tree_asks_git() {
+    let f = fx(&[&["add", ".gitignore"], &["commit", "-qm", "ignore"]], &[(".gitignore", "build/\n.env\n"), (".env", "K=1\n")]);
+    for d in 0..100 {
+        let dir = f.proj.join(format!("build/{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for k in 0..1001 {
+            std::fs::write(dir.join(k.to_string()), "").unwrap();
+        }
+    }
+    std::fs::write(f.proj.join("build/0/.env"), "K=2\n").unwrap();
+    f.check(&[("git add -A", "allow"), ("git add .", "allow")]);
+    std::fs::write(f.proj.join("src/k.pem"), "KEY\n").unwrap();
+    assert_eq!(
+        f.message("git add -A"),
+        "`git add -A` reads /P/src/k.pem (deny pattern `**/*.pem`) into git's object store, from where any git command could print it: a denied file is never read. Add files by name, or leave it out with a pathspec: `git add -A -- ':(top,exclude,glob)**/*.pem'`."
+    );
+    f.check(&[("git add -A -- ':(top,exclude,glob)**/*.pem'", "allow")]);
+}

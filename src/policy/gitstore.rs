@@ -44,15 +44,18 @@ pub enum Where {
     Index,
     Head,
     History,
+    /// Not in the store yet: a work-tree file `git add` would take in.
+    WorkTree,
 }
 
 impl Where {
-    /// For messages: "in the index", "in HEAD", "in history".
+    /// For messages: "in the index", "in HEAD", "in history", "in the work tree".
     pub fn describe(self) -> &'static str {
         match self {
             Where::Index => "in the index",
             Where::Head => "in HEAD",
             Where::History => "in history",
+            Where::WorkTree => "in the work tree",
         }
     }
 }
@@ -240,6 +243,33 @@ pub fn would_add(top: &Path, rels: &[Vec<u8>], force: bool, limits: &Limits) -> 
     };
     let ignored: Vec<&[u8]> = ignored.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
     Ok(rels.iter().filter(|r| !ignored.contains(&r.as_slice())).cloned().collect())
+}
+
+/// Whether the work tree holds an untracked file a deny pattern matches that `git add -A`
+/// would take in (`git ls-files --others`, with git's ignore rules unless `force`), other
+/// than those `exempt` leaves out. Git's own listing: ignored directories are not entered.
+pub fn untracked(top: &Path, matcher: &Matcher, force: bool, exempt: &dyn Fn(&[u8]) -> bool, limits: &Limits) -> Answer {
+    let run = || -> Result<Option<Answer>, Why> {
+        let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
+        let mut args = vec!["ls-files", "-z", "--others"];
+        if !force {
+            args.push("--exclude-standard");
+        }
+        let out = repo.git(&args)?;
+        for rel in out.split(|&b| b == 0).filter(|p| !p.is_empty() && !exempt(p)) {
+            let path = top.join(OsStr::from_bytes(rel));
+            let r = Resolved { literal: path.clone(), target: path };
+            if let PathVerdict::Denied(pattern) = matcher.check(&r, Access::Read) {
+                return Ok(Some(Answer::Holds { path: r.literal, pattern, where_: Where::WorkTree }));
+            }
+        }
+        Ok(None)
+    };
+    match run() {
+        Ok(Some(h)) => h,
+        Ok(None) => Answer::Clean,
+        Err(why) => Answer::CannotTell { why },
+    }
 }
 
 /// The paths of HEAD's tree, NUL-separated (none before the first commit).
@@ -905,6 +935,19 @@ mod tests {
         let rels = vec![b".env".to_vec(), b"x.pem".to_vec(), b"new.pem".to_vec()];
         assert_eq!(would_add(&r.top, &rels, false, &l), Ok(vec![b"x.pem".to_vec(), b"new.pem".to_vec()]));
         assert_eq!(would_add(&r.top, &rels, true, &l), Ok(rels.clone()));
+    }
+
+    #[test]
+    fn untracked_files_as_git_add_would_take_them() {
+        let r = Repo0::new();
+        r.write(".gitignore", "ignored/\n");
+        r.write("ignored/.env", "K=1");
+        r.write("a/k.pem", "K");
+        r.write("b", "1");
+        let (m, l) = (r.matcher(), Limits::default());
+        assert_eq!(untracked(&r.top, &m, false, &|_| false, &l), r.holds("a/k.pem", "**/*.pem", Where::WorkTree));
+        assert_eq!(untracked(&r.top, &m, false, &|p| p == b"a/k.pem", &l), Answer::Clean, "ignored/ is not entered");
+        assert_eq!(untracked(&r.top, &m, true, &|p| p == b"a/k.pem", &l), r.holds("ignored/.env", "**/.env", Where::WorkTree));
     }
 
     /// A linked work tree: `.git` is a file naming the repository.

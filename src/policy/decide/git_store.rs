@@ -334,7 +334,21 @@ impl<'a> Judge<'a> {
         }
         let found = match denied::all_denied_under(&roots, self.ctx.matcher, &denied::Limits::default()) {
             denied::Reach::Clean { .. } => return,
-            denied::Reach::CannotTell { why } => return self.store_unknown(label, &why, None),
+            // Past the walk's bounds (a tree of ignored build output): git's own listing, which
+            // does not enter ignored directories, and the index.
+            denied::Reach::CannotTell { .. } => {
+                let limits = gitstore::Limits::default();
+                let mut answer = gitstore::untracked(top, self.ctx.matcher, force, &exempt, &limits);
+                if answer == Answer::Clean {
+                    answer = gitstore::look(top, self.ctx.matcher, Look { index: true, head: false, history: false }, &exempt, &limits);
+                }
+                match answer {
+                    Answer::Clean => {}
+                    Answer::Holds { path, pattern, .. } => self.tree_violation(label, line, top, dir, &path, &pattern),
+                    Answer::CannotTell { why } => self.store_unknown(label, &why.to_string(), None),
+                }
+                return;
+            }
             denied::Reach::Denied { found, .. } => found,
         };
         let git_dir = top.join(".git");
