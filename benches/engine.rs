@@ -295,6 +295,7 @@ fn main() {
     println!("{:<52} {:>10.3} ms", "first decision under a new 1,000-pattern scope", first);
     row("Rust: 1,000-pattern scope, first decision", &format!("{first:.3} ms"), "1 ms", Some(first), "(info)", None);
     read_file_rows(&dir, &scope_file);
+    grep_rows();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -346,4 +347,82 @@ fn read_file_rows(dir: &Path, scope_file: &Path) {
     row(&format!("Rust: read_file first 400 lines, {size_mb:.0} MB log"), &format!("{ho:.2} ms"), &format!("head -400 {hr:.2} ms"), Some(ho / 5.0), "<= 1 (5 ms)", Some(ho <= 5.0));
     row("Rust: read_file 400 lines near the end, same log", &format!("{eo:.1} ms"), &format!("tail|head {er:.1} ms"), Some(eo / er), "<= 1.0", Some(eo <= er));
     let _ = std::fs::remove_file(&log);
+}
+
+/// `grep_files` over the crate sources cargo keeps (`$CARGO_HOME/registry/src`, thousands
+/// of files), a full scan for a pattern with fewer matches than the limit, beside ripgrep
+/// (with every core, and with one) and `grep -rn`, taken alternately. The lines found must
+/// be ripgrep's (same files, same line numbers), or the benchmark fails.
+fn grep_rows() {
+    use std::process::Command;
+    use gptel_scope::fs::{grep, Boundary, Guard};
+    let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(tree) = cargo_home.map(|c| c.join("registry/src")).filter(|t| t.is_dir()) else {
+        println!("grep_files: no cargo registry sources to search; rows skipped");
+        return;
+    };
+    let tree = std::fs::canonicalize(&tree).expect("canonical tree");
+    if Command::new("rg").arg("--version").output().is_err() {
+        println!("grep_files: ripgrep is not installed (apt-get install ripgrep); rows skipped");
+        return;
+    }
+    let pattern = r"fn main\(";
+    let scope: Scope = serde_yaml::from_str(&format!("paths: {{read: [\"{}/**\"]}}\n", tree.display())).expect("scope");
+    let matcher = Matcher::new(&scope.paths, None, None).expect("matcher");
+    let guard = Guard {
+        boundary: Boundary::new(gptel_scope::scope::FsMode::Unrestricted, &tree).expect("boundary"),
+        matcher: &matcher,
+        base: tree.clone(),
+        home: None,
+        grants: &[],
+        tool: "grep_files",
+        used: Default::default(),
+    };
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let ours = |threads: usize| {
+        let t = Instant::now();
+        let r = grep::grep_files_with(&guard, pattern, ".", &[], Some(grep::MAX_LIMIT), threads).expect("grep_files");
+        (t.elapsed().as_secs_f64() * 1e3, r)
+    };
+    let run = |cmd: &mut Command| {
+        let t = Instant::now();
+        let out = cmd.current_dir(&tree).output().expect("run");
+        (t.elapsed().as_secs_f64() * 1e3, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let rg = |j: Option<usize>| {
+        let mut c = Command::new("rg");
+        c.args(["-n", "--crlf", "--no-require-git", "--no-ignore-parent", "--max-filesize", "16M", "--no-config"]);
+        if let Some(j) = j {
+            c.arg(format!("-j{j}"));
+        }
+        c.arg("-e").arg(pattern);
+        c
+    };
+    let (_, first) = ours(cores);
+    let (_, rg_out) = run(&mut rg(None));
+    let key = |line: &str| -> Option<(String, u64)> {
+        let mut it = line.splitn(3, ':');
+        Some((it.next()?.to_string(), it.next()?.parse().ok()?))
+    };
+    let mut want: Vec<(String, u64)> = rg_out.lines().filter_map(key).collect();
+    let mut got: Vec<(String, u64)> = first.content.lines().filter_map(key).collect();
+    want.sort();
+    got.sort();
+    assert!(!first.truncated, "the pattern must have fewer matches than the limit");
+    assert_eq!(got, want, "grep_files and ripgrep found different lines");
+    let (mut o_all, mut o_one, mut r_all, mut r_one, mut g) = (vec![], vec![], vec![], vec![], vec![]);
+    for _ in 0..7 {
+        o_all.push(ours(cores).0);
+        r_all.push(run(&mut rg(None)).0);
+        o_one.push(ours(1).0);
+        r_one.push(run(&mut rg(Some(1))).0);
+        g.push(run(Command::new("grep").args(["-rn", "-E", r"fn main\(", "."])).0);
+    }
+    let (oa, oo, ra, ro, gr) = (median(&mut o_all), median(&mut o_one), median(&mut r_all), median(&mut r_one), median(&mut g));
+    let files = first.files_searched;
+    println!("{:<52} {:>10.1} ms  (rg {ra:.1} ms; {files} files, {} lines, same as rg)", format!("grep_files, {cores} threads"), oa, got.len());
+    println!("{:<52} {:>10.1} ms  (rg -j1 {ro:.1} ms; grep -rn {gr:.1} ms)", "grep_files, 1 thread", oo);
+    row(&format!("Rust: grep_files full scan, {cores} threads ({files} files)"), &format!("{oa:.1} ms"), &format!("rg {ra:.1} ms"), Some(oa / ra), "<= 1.2", Some(oa / ra <= 1.2));
+    row("Rust: grep_files full scan, 1 thread", &format!("{oo:.1} ms"), &format!("rg -j1 {ro:.1} ms"), Some(oo / ro), "<= 1.2", Some(oo / ro <= 1.2));
+    row("Rust: grep_files full scan vs grep -rn", &format!("{oa:.1} ms"), &format!("grep -rn {gr:.1} ms"), Some(oa / gr), "< 1", Some(oa < gr));
 }

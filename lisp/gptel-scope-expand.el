@@ -48,6 +48,7 @@
 (require 'gptel-scope-tools)
 
 (declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
+(declare-function gptel-scope-module-add-plan "gptel-scope-module" (request))
 (declare-function transient-scope "transient")
 (autoload 'gptel-scope--expansion-show-menu "gptel-scope-menu")
 (autoload 'gptel-scope-expansion-menu "gptel-scope-menu" nil t)
@@ -242,7 +243,23 @@ the request being shown."
     (and (gptel-scope--request-p scope) (plist-get scope :edited))))
 
 (defun gptel-scope--add-section (request)
-  "Describe where Add to scope would put REQUEST's resource."
+  "Describe where Add to scope would put REQUEST's resource.
+With a scope document, the module says exactly (the section and the
+value, asked once per request); without one, the sections it could be."
+  (let ((plan (plist-get request :add-plan)))
+    (unless plan
+      (setq plan (or (ignore-errors
+                       (let ((doc (plist-get request :document)))
+                         (when (and doc (file-exists-p doc))
+                           (gptel-scope-load-module)
+                           (let ((p (gptel-scope-module-add-plan (gptel-scope--add-request-json request))))
+                             (format "%s: %s" (plist-get p :section) (plist-get p :value))))))
+                     'none))
+      (plist-put request :add-plan plan))
+    (if (stringp plan) plan (gptel-scope--add-sections request))))
+
+(defun gptel-scope--add-sections (request)
+  "Describe the sections Add to scope could put REQUEST's resource in."
   (pcase (plist-get request :validation-type)
     ("command" "bash_tools.categories (read_only or safe_write)")
     ("path" (if (equal (plist-get request :access) "write") "paths.write" "paths.read, or paths.write for writing tools"))
@@ -313,6 +330,16 @@ into dir/** (E15)."
         (concat resource "/")
       resource)))
 
+(defun gptel-scope--add-request-json (request)
+  "The JSON the module's Add to scope functions take for REQUEST."
+  (json-serialize
+   (append (list :file (plist-get request :document)
+                 :validation_type (plist-get request :validation-type)
+                 :resource (gptel-scope--add-resource request)
+                 :tool (plist-get request :tool)
+                 :base_directory (directory-file-name (expand-file-name (plist-get request :directory))))
+           (and (plist-get request :access) (list :access (plist-get request :access))))))
+
 (defun gptel-scope-add-to-scope (request)
   "Add the resource of REQUEST to its scope document; return the module's result.
 Signal `user-error' when there is no document (E34), and the module's
@@ -323,14 +350,7 @@ errors when it cannot edit it (E33, E36)."
                   (if doc (format " (%s does not exist)" doc) "")))
     (gptel-scope-load-module)
     (let ((approved (gptel-scope-trust-approved doc))
-          (result (gptel-scope-module-add-to-scope
-                   (json-serialize
-                    (append (list :file doc
-                                  :validation_type (plist-get request :validation-type)
-                                  :resource (gptel-scope--add-resource request)
-                                  :tool (plist-get request :tool)
-                                  :base_directory (directory-file-name (expand-file-name (plist-get request :directory))))
-                            (and (plist-get request :access) (list :access (plist-get request :access))))))))
+          (result (gptel-scope-module-add-to-scope (gptel-scope--add-request-json request))))
       (gptel-scope--approve-edit doc approved result)
       result)))
 

@@ -139,6 +139,25 @@ bash_tools:
         (should (string-match-p "safe_write: \\[mkdir\\]"
                                 (gptel-scope-test-file-string (expand-file-name "scope.yml" dir))))))))
 
+(ert-deftest gptel-scope-test-e13-menu-says-where-add-puts-it ()
+  ;; The menu shows the section and the value before `a' is pressed: a command the
+  ;; semantics know to write goes to safe_write even when named alone.
+  (gptel-scope-test-with-project dir gptel-scope-test--commented
+    (let* ((doc (expand-file-name "scope.yml" dir))
+           (before (gptel-scope-test-file-string doc))
+           (ask (lambda (resource)
+                  (list :document doc :validation-type "command" :resource resource
+                        :tool "run_bash_command" :directory dir)))
+           (touch (funcall ask "touch")))
+      (should (equal (gptel-scope--add-section touch) "bash_tools.categories.safe_write: touch"))
+      (should (equal (plist-get touch :add-plan) "bash_tools.categories.safe_write: touch"))
+      (should (equal (gptel-scope--add-section (funcall ask "wc -l notes.txt"))
+                     "bash_tools.categories.read_only: wc"))
+      (should (equal (gptel-scope-test-file-string doc) before))
+      ;; Without a document there is nothing to add to: the sections it could be.
+      (should (equal (gptel-scope--add-section (plist-put (funcall ask "touch") :document nil))
+                     "bash_tools.categories (read_only or safe_write)")))))
+
 (ert-deftest gptel-scope-test-e12-e31-e45-pattern-added-to-org-roam-section ()
   (gptel-scope-test-with-project dir "# notes\norg_roam_patterns:\n  subdirectory: []   # none yet\n  tags: [work]\n"
     (gptel-scope-test-with-expansion

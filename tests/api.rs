@@ -123,3 +123,33 @@ fn s02_working_directory_is_validated() {
     let v = api::check_command(&req(&t, json!({"command": "ls", "directory": "/"}))).unwrap();
     assert_eq!(v["reason"], json!("directory_not_in_scope"));
 }
+
+/// Where Add to scope would put a resource, shown before the user chooses: a command the
+/// semantics know to write (in its operands or its directory) goes to safe_write even when
+/// the model names it alone; a reader to read_only; a named category wins; nothing is edited.
+#[test]
+fn e13_add_plan_puts_writers_in_safe_write() {
+    let t = project();
+    let doc = t.path().join("scope.yml");
+    let before = std::fs::read_to_string(&doc).unwrap();
+    for (kind, resource, category, want_section, want_value) in [
+        ("command", "touch", None, "bash_tools.categories.safe_write", "touch"),
+        ("command", "mkdir -p out/x", None, "bash_tools.categories.safe_write", "mkdir"),
+        ("command", "cp", None, "bash_tools.categories.safe_write", "cp"),
+        ("command", "unzip", None, "bash_tools.categories.safe_write", "unzip"),
+        ("command", "sort -o out/s in.txt", None, "bash_tools.categories.safe_write", "sort"),
+        ("command", "wc -l", None, "bash_tools.categories.read_only", "wc"),
+        ("command", "head", None, "bash_tools.categories.read_only", "head"),
+        ("command", "touch", Some("dangerous"), "bash_tools.categories.dangerous", "touch"),
+        ("path", "docs/", None, "paths.read", "docs/**"),
+    ] {
+        let mut r = json!({"file": doc, "validation_type": kind, "resource": resource, "tool": "run_bash_command", "base_directory": t.path()});
+        if let Some(c) = category {
+            r["category"] = json!(c);
+        }
+        let v = api::add_plan(&r.to_string()).unwrap();
+        let value = v["value"].as_str().unwrap();
+        assert_eq!((v["section"].as_str().unwrap(), value.rsplit('/').take(if kind == "path" { 2 } else { 1 }).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("/").as_str()), (want_section, want_value), "{resource}");
+    }
+    assert_eq!(std::fs::read_to_string(&doc).unwrap(), before, "a plan edits nothing");
+}

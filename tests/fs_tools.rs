@@ -225,7 +225,7 @@ fn f04_grep_files_matches_limits_and_skips_denied() {
     fs::write(t.root.join("src/bin"), b"two\x00").expect("bin");
     let v = t.call("grep_files", json!({"pattern": "tw|thr", "path": "."}));
     // .env and secret/key hold "two" but are denied; the binary and ignored files are skipped.
-    assert_eq!(ok(&v)["content"], json!("docs/readme.md:2:see two\nsrc/a.txt:2:two\nsrc/a.txt:3:three"));
+    assert_eq!(ok(&v)["content"], json!("docs/readme.md:2:see two\nsrc/a.txt:2:two\nsrc/a.txt:3:three"), "{v}");
     assert_eq!((v["matches"].clone(), v["truncated"].clone()), (json!(3), json!(false)));
     // Skipped and counted: secret/key (denied) and src/bin (binary); .env is hidden, as in ripgrep.
     assert_eq!((v["files_skipped"].clone(), v["files_searched"].clone()), (json!(2), json!(6)), "{v}");
@@ -341,4 +341,42 @@ fn f13_distinct_error_kinds() {
     let v = t.call("read_file", json!({"path": "src/a.txt"}));
     assert_eq!(reason(&v), "invalid_config");
     assert_eq!(v["config_error"]["line"], json!(1));
+}
+
+/// grep_files finds the lines ripgrep finds (same files, same line numbers), scope aside:
+/// .gitignore honoured outside a git repository, hidden files skipped, a NUL byte anywhere in
+/// a file's first 64 KiB hides the whole file, `\r\n` endings (`$` matches before them, as
+/// with ripgrep's `--crlf`, and as grep_files always did), nested directories. Skipped
+/// (saying so) where ripgrep is not installed.
+#[test]
+fn f04_grep_files_finds_what_ripgrep_finds() {
+    if std::process::Command::new("rg").arg("--version").output().is_err() {
+        eprintln!("ripgrep is not installed: skipped");
+        return;
+    }
+    let t = tree(SCOPE);
+    fs::write(t.root.join(".gitignore"), "docs/ignored.txt\n*.log\n").expect("gitignore");
+    fs::write(t.root.join("docs/ignored.txt"), "two\n").expect("ignored");
+    fs::write(t.root.join("src/x.log"), "two\n").expect("log");
+    fs::write(t.root.join("src/bin"), b"two\x00").expect("bin");
+    let mut late = b"two\n".to_vec();
+    late.extend(std::iter::repeat_n(b'a', 10_000));
+    late.extend(b"\n\x00two\n");
+    fs::write(t.root.join("src/late"), late).expect("late");
+    fs::write(t.root.join("src/crlf.txt"), "one two\r\nthree\r\ntwo\r\n").expect("crlf");
+    fs::create_dir_all(t.root.join("src/deep/er")).expect("mkdir");
+    fs::write(t.root.join("src/deep/er/z.txt"), "two two\nno\ntwo$\n").expect("z");
+    for pattern in ["two", "^two$", "t.o", "(?i)TWO", r"two\$"] {
+        let v = t.call("grep_files", json!({"pattern": pattern, "path": ".", "limit": 2000}));
+        let mut got: Vec<String> = ok(&v)["content"].as_str().expect("content").lines().map(|l| l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":")).collect();
+        let out = std::process::Command::new("rg")
+            .args(["-n", "--crlf", "--no-require-git", "--no-ignore-parent", "--no-config", "-g", "!secret", "-e", pattern])
+            .current_dir(&t.root)
+            .output()
+            .expect("rg");
+        let mut want: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":")).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{pattern}");
+    }
 }

@@ -583,25 +583,49 @@ pub struct AddRequest {
     pub base_directory: Option<String>,
 }
 
-/// "Add to scope": edits the document in place, keeping its comments. A command is added
-/// to `safe_write` when running it needs write scope, else to `read_only`, unless the
-/// request names the category.
+/// "Add to scope": edits the document in place, keeping its comments. A command goes where
+/// [`add_plan`] says.
 pub fn add_to_scope(json: &str) -> Result<Value> {
     let req: AddRequest = serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
-    let file = PathBuf::from(&req.file);
+    let (category, base) = add_category(&req)?;
+    let outcome = crate::edit::add_resource(Path::new(&req.file), &req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
+    serde_json::to_value(&outcome).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
+}
+
+/// Where Add to scope would put a request's resource, without editing anything: the
+/// section (`bash_tools.categories.safe_write`) and the value, for the menu to show before
+/// the user chooses.
+pub fn add_plan(json: &str) -> Result<Value> {
+    let req: AddRequest = serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
+    let (category, base) = add_category(&req)?;
+    let (section, value) = crate::edit::route(&req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
+    Ok(json!({"section": section.to_string(), "value": value}))
+}
+
+/// The category a command is added to, unless the request names it: `safe_write` when the
+/// built-in semantics say the command writes its operands or in its directory (`touch`,
+/// `cp`, `mkdir`, `unzip`), or when running the request's command line with the name listed
+/// as read_only would still need write scope; else `read_only`. Also the base directory of
+/// relative paths.
+fn add_category(req: &AddRequest) -> Result<(Option<String>, PathBuf)> {
     let base = req
         .base_directory
         .as_ref()
         .map(PathBuf::from)
-        .or_else(|| file.parent().map(Path::to_path_buf))
+        .or_else(|| Path::new(&req.file).parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("/"));
-    let mut category = req.category.clone();
-    if category.is_none() && req.validation_type == "command" {
-        // What would running it need? Judge it under the scope with its name listed as
-        // read_only: if its effects still need write scope, it belongs in safe_write.
-        let name = crate::edit::base_command(&req.resource)?;
+    if req.category.is_some() || req.validation_type != "command" {
+        return Ok((req.category.clone(), base));
+    }
+    let name = crate::edit::base_command(&req.resource)?;
+    let short = name.rsplit('/').next().unwrap_or(&name);
+    let known_writer = crate::scope::semantics::builtin().get(short).is_some_and(|sem| {
+        use crate::scope::semantics::OperandKind as K;
+        sem.cwd_write || matches!(sem.operands, K::Write | K::AllWrite | K::LastWrite | K::FirstWrite)
+    });
+    let writes = known_writer || {
         let probe = Request { sources: vec![SourceSpec { file: Some(req.file.clone()), ..Default::default() }], ..Default::default() };
-        let writes = match prepare(&probe) {
+        match prepare(&probe) {
             Ok(p) => {
                 let mut scope = p.loaded.scope.clone();
                 scope.bash_tools.categories.read_only.push(name);
@@ -609,11 +633,9 @@ pub fn add_to_scope(json: &str) -> Result<Value> {
                 decide::decide(&ctx, &req.resource, &base).required_scope == "write"
             }
             Err(_) => false,
-        };
-        category = Some(if writes { "safe_write" } else { "read_only" }.to_string());
-    }
-    let outcome = crate::edit::add_resource(&file, &req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
-    serde_json::to_value(&outcome).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
+        }
+    };
+    Ok((Some(if writes { "safe_write" } else { "read_only" }.to_string()), base))
 }
 
 #[cfg(test)]

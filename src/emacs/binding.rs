@@ -496,6 +496,13 @@ fn add_to_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&text_arg(env, request)?))
 }
 
+/// Where Add to scope would put the resource of REQUEST (the JSON of `add-to-scope`),
+/// without editing: (:section :value).
+#[defun]
+fn add_plan<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::add_plan(&text_arg(env, request)?))
+}
+
 /// Run file tool OP (`read_file`, `list_dir`, `grep_files`, `apply_patch`, `check_path`) on
 /// REQUEST, a JSON string; returns the tool's JSON result (failures included) as a string.
 #[defun]
@@ -504,8 +511,9 @@ fn file_tool<'e>(env: &'e Env, op: Value<'e>, request: Value<'e>) -> Result<Valu
     lstr(env, &result)
 }
 
-/// The directories an OS sandbox shows for the scope of REQUEST, as literal prefixes of its
-/// path patterns; returns (:read :write :hide).
+/// What an OS sandbox shows for the scope of REQUEST: the directories to bind, as literal
+/// prefixes of its path patterns, and what to cover; returns (:read :write :hide :masks
+/// :cannot_mask), a mask being (:path :kind) with kind "file" or "dir".
 #[defun]
 fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, crate::policy::sandbox::mounts_for_request(&text_arg(env, request)?))

@@ -186,7 +186,7 @@ pub struct Guard<'a> {
     pub grants: &'a [Grant],
     pub tool: &'a str,
     /// The grants that allowed a path so far (the caller uses them up).
-    pub used: std::cell::RefCell<Vec<Grant>>,
+    pub used: std::sync::Mutex<Vec<Grant>>,
 }
 
 impl Guard<'_> {
@@ -230,7 +230,7 @@ impl Guard<'_> {
             PathVerdict::ScopeDocument(doc) => Err(FsError::ScopeDocument { path: raw.to_string(), resolved: shown, protected: doc }),
             PathVerdict::OutOfScope => match self.grant_for(raw, r) {
                 Some(g) => {
-                    let mut used = self.used.borrow_mut();
+                    let mut used = self.used.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     if !used.contains(g) {
                         used.push(g.clone());
                     }

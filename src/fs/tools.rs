@@ -188,7 +188,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     };
     v["success"] = json!(true);
     v["tool"] = json!(tool);
-    v["grants_used"] = json!(*guard.used.borrow());
+    v["grants_used"] = json!(*guard.used.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     Ok(v)
 }
 
