@@ -105,7 +105,7 @@ impl<'a> Judge<'a> {
         // is read (from the index, HEAD, or a revision).
         let patch = has(&|o| o == "--patch" || o == "--interactive" || o == "--edit" || short_has(o, 'p'))
             || (matches!(line.sub, "add" | "commit") && has(&|o| short_has(o, 'i') || (line.sub == "add" && short_has(o, 'e'))));
-        let stash_show = line.sub == "stash" && matches!(operands.first(), Some(Some("show")));
+        let stash_show = line.sub == "stash" && matches!(operands.first(), Some(Some("show" | "list")));
         if patch && !stash_show && matches!(line.sub, "add" | "stash" | "commit" | "reset" | "checkout" | "restore") {
             return store(Look::ALL, true, false);
         }
@@ -118,6 +118,12 @@ impl<'a> Judge<'a> {
             // `--stat` of a blob prints the blob.
             "show" => Some(Reads::Objects),
             "format-patch" => store(HISTORY, true, false),
+            // Plumbing that prints patches, and commands that copy objects out whole.
+            "diff-tree" | "diff-index" | "diff-files" if content => store(HISTORY, true, false),
+            "request-pull" if content => store(HISTORY, false, false),
+            "merge-tree" | "fast-export" | "pack-objects" | "difftool" => store(Look::ALL, false, false),
+            "bundle" if matches!(operands.first(), Some(Some("create"))) => store(Look::ALL, false, false),
+            "unpack-file" => Some(Reads::Objects),
             "archive" => store(HISTORY, true, false),
             "grep" => store(Look::ALL, true, false),
             "range-diff" if !has(&|o| o == "-s" || o == "--no-patch") => store(HISTORY, false, false),
@@ -127,7 +133,7 @@ impl<'a> Judge<'a> {
                 store(Look { index: true, head: cached || revs, history: revs }, true, true)
             }
             "stash" => match operands.first() {
-                Some(Some("show")) if content => store(HISTORY, false, false),
+                Some(Some("show" | "list")) if content => store(HISTORY, false, false),
                 None | Some(Some("push" | "save")) => {
                     let untracked = has(&|o| o == "--include-untracked" || short_has(o, 'u'));
                     let all = has(&|o| o == "--all" || short_has(o, 'a'));
