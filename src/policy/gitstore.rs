@@ -16,7 +16,7 @@
 //!   the untracked cache off, every transport refused (a partial clone fetches missing
 //!   objects on demand), replace refs ignored (the walk sees the real commits, and the
 //!   replacements through their refs), every other `GIT_*` variable removed, stdin closed,
-//!   in a process group of its own that is killed at the time limit.
+//!   in a process group of its own, killed at the time limit.
 //! - A partial clone (`extensions.partialClone`, a promisor remote or promisor packs) is
 //!   "cannot tell": listing it could fetch, and its history is incomplete here.
 //! - History is `git log --all --reflog` of the commits that add a path (merges against
@@ -395,6 +395,7 @@ impl<'a> Repo<'a> {
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            // Its own process group: a signal to Emacs's group does not reach it.
             .process_group(0);
         let mut child = cmd.spawn().map_err(|e| Why::GitFailed(what.clone(), e.to_string()))?;
         if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
@@ -416,13 +417,10 @@ impl<'a> Repo<'a> {
                 buf
             })
         });
+        // git's plumbing here starts no other process (no pager, textconv, external diff or
+        // signature check): ending git ends the command.
         let kill = |child: &mut std::process::Child| {
-            if let Ok(pid) = i32::try_from(child.id()) {
-                // SAFETY: kill(2) on the process group this function made; no memory is shared.
-                unsafe {
-                    libc::kill(-pid, libc::SIGKILL);
-                }
-            }
+            let _ = child.kill();
             let _ = child.wait();
         };
         let status = loop {
@@ -444,8 +442,7 @@ impl<'a> Repo<'a> {
             }
             std::thread::sleep(Duration::from_millis(1));
         };
-        // Whatever git started is ended with it: the pipe then closes.
-        kill(&mut child);
+        // A process left holding the pipe would make the wait below run to the time limit.
         let out = match reader {
             Some(r) => {
                 while !r.is_finished() {
