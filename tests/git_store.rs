@@ -130,6 +130,7 @@ fn i16_git_log_p_in_a_repository_that_once_committed_env_is_refused() {
         ("cd src && git log -p", "reaches_denied_path"),
         ("git --git-dir=.git log -p", "reaches_denied_path"),
         ("git --git-dir .git --work-tree . log -p", "reaches_denied_path"),
+        ("cd src && git --git-dir=../.git log --oneline", "allow"),
         ("git --work-tree=src log -p", "reaches_denied_path"),
         ("git --bare log -p", "reaches_denied_path"),
         ("git --icase-pathspecs log -p -- ':!.env'", "reaches_denied_path"),
@@ -181,6 +182,9 @@ fn i16_git_add_env_and_diff_cached_is_refused() {
         ("git stash --include-untracked", "reaches_denied_path"),
         ("git stash push --include-untracked", "reaches_denied_path"),
         ("cd src && git add -A", "reaches_denied_path"),
+        // The work tree would be src/, the index the project's: not judged, refused.
+        ("cd src && git --git-dir=../.git add -A", "reaches_denied_path"),
+        ("git --git-dir=.git add src", "allow"),
         ("git add -A -- ':!.env'", "allow"),
         ("git add -n -A", "allow"),
         ("git add --dry-run .", "allow"),

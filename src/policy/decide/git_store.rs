@@ -59,16 +59,20 @@ impl<'a> Judge<'a> {
             let dir = paths::resolve(dir).target;
             let top = match (line.git_dir, line.work_tree, line.unsure_repo) {
                 (None, None, false) => git::git_top(&dir),
-                // `--git-dir DIR/.git`, with no other work tree than DIR.
+                // `--git-dir DIR/.git` with DIR as the work tree: given, or the working
+                // directory (git's work tree under `--git-dir` alone).
                 (Some(Some(g)), w, false) => {
                     let g = paths::resolve(&dir.join(g)).target;
                     let parent = g.parent().map(Path::to_path_buf).unwrap_or_default();
-                    let same = w.is_none_or(|w| w.is_some_and(|w| paths::resolve(&dir.join(w)).target == parent));
+                    let same = match w {
+                        None => dir == parent,
+                        Some(w) => w.is_some_and(|w| paths::resolve(&dir.join(w)).target == parent),
+                    };
                     if !paths::exists(&g) {
                         continue;
                     }
                     if g.file_name() != Some(std::ffi::OsStr::new(".git")) || !same {
-                        self.store_unknown(label, "`--git-dir` names a repository that is not the `.git` of its work tree", None);
+                        self.store_unknown(label, "`--git-dir` names a repository whose work tree is not the one git would use", None);
                         continue;
                     }
                     parent
