@@ -210,6 +210,31 @@ fn main() {
         None,
     );
 
+    // git's object store: a `git log -p` decision in this repository looks at its index,
+    // HEAD tree and history (SECURITY.md, "git's object store"); `git log -p` itself, and a
+    // decision that needs no look (`git log --oneline`), for reference.
+    let repo = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).expect("repository");
+    let repo_scope: Scope = serde_yaml::from_str(&scope_yaml(&repo)).expect("scope");
+    let repo_matcher = Matcher::new(&repo_scope.paths, Some(&dir), None).expect("matcher");
+    let repo_ctx = Ctx { scope: &repo_scope, matcher: &repo_matcher, home: Some(&dir), grants: &[], tool: "run_bash_command" };
+    let commits = std::process::Command::new("git").args(["rev-list", "--all", "--count"]).current_dir(&repo).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    let (mut look_ms, mut plain_ms, mut cmd_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        black_box(decide::decide(&repo_ctx, "git log -p", &repo));
+        look_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        black_box(decide::decide(&repo_ctx, "git log --oneline", &repo));
+        plain_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let st = std::process::Command::new("git").args(["log", "-p"]).current_dir(&repo).stdout(std::process::Stdio::null()).status();
+        assert!(st.is_ok_and(|s| s.success()));
+        cmd_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (look, plain, cmd) = (median(&mut look_ms), median(&mut plain_ms), median(&mut cmd_ms));
+    println!("{:<52} {:>10.2} ms  (git log --oneline: {plain:.2} ms; git log -p itself: {cmd:.2} ms; {commits} commits)", "git log -p decision, store look, this repository", look);
+    row("Rust: git log -p decision (store look) / git log -p", &format!("{look:.2} ms"), &format!("{cmd:.2} ms"), Some(look / cmd), "(info)", None);
+
     // A cached scope document costs no file read; an edited one is read on the next call.
     let probe = request("ls");
     black_box(api::check_command(&probe).ok());

@@ -1,12 +1,16 @@
 //! The policy: a request's scope prepared ([`request`]), paths matched against it
 //! ([`paths`]), the command rules of `run_command` ([`rules`]), the decision on a command
-//! with its evidence ([`decide`]), the denied entries under a tree ([`denied`]), the list
-//! of allowed commands ([`listing`]) and what the sandbox shows a command ([`sandbox`]).
+//! with its evidence ([`decide`]), the denied entries under a tree ([`denied`]), whether
+//! git's object store holds a denied path ([`gitstore`]) that a git pathspec leaves out
+//! ([`pathspec`]), the list of allowed commands ([`listing`]) and what the sandbox shows a
+//! command ([`sandbox`]).
 
 pub mod decide;
 pub mod denied;
+pub mod gitstore;
 pub mod listing;
 pub mod paths;
+pub mod pathspec;
 pub mod request;
 pub mod rules;
 pub mod sandbox;

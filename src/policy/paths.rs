@@ -495,6 +495,11 @@ impl Matcher {
         PathVerdict::OutOfScope
     }
 
+    /// The deny patterns, expanded (absolute, or starting with `**`).
+    pub fn deny_patterns(&self) -> &[String] {
+        &self.deny.patterns
+    }
+
     /// The patterns that grant an access (for messages: `allowed_patterns`).
     pub fn patterns_for(&self, access: Access) -> Vec<String> {
         match access {

@@ -83,28 +83,32 @@ impl<'a> Judge<'a> {
 
     /// Git prints files from its object store: `REV:PATH` and pathspecs after `--` must not
     /// name a denied path (`git show HEAD:.env`). Only deny patterns apply here: the history
-    /// of an in-scope repository is readable like its files.
+    /// of an in-scope repository is readable like its files. `REV:PATH` is relative to the
+    /// work tree's top unless it starts with `./` or `../`; a pathspec element is relative to
+    /// the working directory unless its magic says `top` (`:/`, `:(top)`), and one that
+    /// excludes (`:!`, `:^`, `:(exclude)`) names nothing read.
     pub(super) fn git_denied_paths(&mut self, args: &[WordInfo], cwds: &[PathBuf]) {
         let mut after_dd = false;
         for w in args {
             let Some(v) = w.exact() else { continue };
-            // An excluding pathspec (`:!x`, `:^x`, `:(exclude)x`) reads nothing.
-            if v.starts_with(":!") || v.starts_with(":^") || v.starts_with(":(exclude") {
-                continue;
-            }
-            let path = if after_dd {
-                Some(v)
+            // (the path, whether it is relative to the top)
+            let path: Option<(&str, bool)> = if after_dd {
+                pathspec_path(v)
             } else if v == "--" {
                 after_dd = true;
                 None
             } else if !v.starts_with('-') {
-                v.split_once(':').map(|(_, p)| p.split_once(':').filter(|(n, _)| n.len() == 1).map_or(p, |(_, q)| q))
+                v.split_once(':').map(|(_, p)| p.split_once(':').filter(|(n, _)| n.len() == 1).map_or(p, |(_, q)| q)).map(|p| {
+                    let from_cwd = p.starts_with("./") || p.starts_with("../");
+                    (p, !from_cwd)
+                })
             } else {
                 None
             };
-            let Some(path) = path.filter(|p| !p.is_empty()) else { continue };
+            let Some((path, from_top)) = path.filter(|(p, _)| !p.is_empty()) else { continue };
             for d in cwds {
-                let r = paths::resolve(&d.join(path.trim_start_matches(":/")));
+                let base = if from_top { git_top(&paths::resolve(d).target) } else { d.clone() };
+                let r = paths::resolve(&base.join(path.trim_start_matches(":/")));
                 if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
                     self.violate(
                         "path_denied",
@@ -118,4 +122,26 @@ impl<'a> Judge<'a> {
             }
         }
     }
+}
+
+/// The path a pathspec element names and whether it is relative to the top; `None` for an
+/// element that excludes. Magic other than `top` and `exclude` leaves the text as the path.
+fn pathspec_path(e: &str) -> Option<(&str, bool)> {
+    if let Some(long) = e.strip_prefix(":(") {
+        let (magic, rest) = long.split_once(')')?;
+        let magic: Vec<&str> = magic.split(',').map(str::trim).collect();
+        if magic.contains(&"exclude") {
+            return None;
+        }
+        return Some((rest, magic.contains(&"top")));
+    }
+    if let Some(short) = e.strip_prefix(':') {
+        let n = short.bytes().take_while(|b| b"/!^".contains(b)).count();
+        if short[..n].contains(['!', '^']) {
+            return None;
+        }
+        let rest = &short[n..];
+        return Some((rest.strip_prefix(':').unwrap_or(rest), short[..n].contains('/')));
+    }
+    Some((e, false))
 }

@@ -431,6 +431,7 @@ impl<'a> Judge<'a> {
         if base == "git" {
             self.git_denied_paths(args, cwds);
             self.git_worktree_writes(args, cwds, label);
+            self.git_store(args, cwds, label);
         }
         self.categorized(cat, name, args, cwds, label);
     }
