@@ -220,6 +220,7 @@ impl Flattener {
                 same(&cwds)
             }
             ast::CompoundCommand::ForClause(f) => {
+                self.assigned(&f.variable_name, &cwds, ctx);
                 if let Some(values) = &f.values {
                     for w in values {
                         self.word(&w.value, &cwds, ctx);
@@ -475,6 +476,9 @@ impl Flattener {
                 }
                 ast::IoRedirect::HereDocument(_, doc) => {
                     if doc.requires_expansion {
+                        if let Err(p) = heredoc_continuation(&doc.doc.value) {
+                            self.problem(p);
+                        }
                         self.heredoc(&doc.doc.value, cwds, ctx);
                     }
                     out.push(Redirect { kind: RedirKind::Data, target: None });
@@ -507,7 +511,23 @@ impl Flattener {
         }
     }
 
+    /// A variable the shell sets outside an assignment word (a `for` loop's name,
+    /// `${NAME:=value}`, `NAME=` in arithmetic): reported as a command of its own holding
+    /// only that assignment, so the judge checks the name as it checks `NAME=value`.
+    fn assigned(&mut self, name: &str, cwds: &Cwds, ctx: Context) {
+        let value = WordInfo { raw: String::new(), value: None, glob: false };
+        self.out.commands.push(SimpleCmd { words: Vec::new(), assignments: vec![(name.to_string(), value)], redirects: Vec::new(), cwds: cwds.clone(), context: ctx });
+    }
+
     fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
+        match arithmetic_assignments(text) {
+            Ok(names) => {
+                for n in names {
+                    self.assigned(n, cwds, ctx);
+                }
+            }
+            Err(p) => self.problem(p),
+        }
         if text.contains('[') {
             self.problem(Problem::Unsupported(format!(
                 "array subscripts inside arithmetic (`{}`) are evaluated again and can run commands; compute the value another way",
@@ -656,6 +676,14 @@ impl Flattener {
                 },
                 WordPiece::ParameterExpansion(expr) => {
                     acc.dynamic = true;
+                    if let brush_parser::word::ParameterExpr::AssignDefaultValues { parameter, .. } = expr {
+                        match parameter {
+                            brush_parser::word::Parameter::Named(n)
+                            | brush_parser::word::Parameter::NamedWithIndex { name: n, .. }
+                            | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. } => self.assigned(n, cwds, ctx),
+                            _ => {}
+                        }
+                    }
                     if matches!(
                         expr,
                         brush_parser::word::ParameterExpr::Transform {

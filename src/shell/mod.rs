@@ -21,6 +21,7 @@ mod words;
 
 pub use flatten::{flatten, flatten_script};
 use guard::*;
+pub use guard::{arithmetic_assignments, glob_reaches_parent};
 pub use words::{brace_expand, holds_substitution_text, resolve_dir};
 use words::*;
 
