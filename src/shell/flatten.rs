@@ -220,7 +220,7 @@ impl Flattener {
                 same(&cwds)
             }
             ast::CompoundCommand::ForClause(f) => {
-                self.assigned(&f.variable_name, &cwds, ctx);
+                self.assigned(&f.variable_name);
                 if let Some(values) = &f.values {
                     for w in values {
                         self.word(&w.value, &cwds, ctx);
@@ -512,18 +512,19 @@ impl Flattener {
     }
 
     /// A variable the shell sets outside an assignment word (a `for` loop's name,
-    /// `${NAME:=value}`, `NAME=` in arithmetic): reported as a command of its own holding
-    /// only that assignment, so the judge checks the name as it checks `NAME=value`.
-    fn assigned(&mut self, name: &str, cwds: &Cwds, ctx: Context) {
-        let value = WordInfo { raw: String::new(), value: None, glob: false };
-        self.out.commands.push(SimpleCmd { words: Vec::new(), assignments: vec![(name.to_string(), value)], redirects: Vec::new(), cwds: cwds.clone(), context: ctx });
+    /// `${NAME:=value}`, `NAME=` in arithmetic), for the judge to check as it checks
+    /// `NAME=value`.
+    fn assigned(&mut self, name: &str) {
+        if !self.out.assigned.iter().any(|n| n == name) {
+            self.out.assigned.push(name.to_string());
+        }
     }
 
     fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
         match arithmetic_assignments(text) {
             Ok(names) => {
                 for n in names {
-                    self.assigned(n, cwds, ctx);
+                    self.assigned(n);
                 }
             }
             Err(p) => self.problem(p),
@@ -680,7 +681,7 @@ impl Flattener {
                         match parameter {
                             brush_parser::word::Parameter::Named(n)
                             | brush_parser::word::Parameter::NamedWithIndex { name: n, .. }
-                            | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. } => self.assigned(n, cwds, ctx),
+                            | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. } => self.assigned(n),
                             _ => {}
                         }
                     }

@@ -166,6 +166,9 @@ pub struct SimpleCmd {
 pub struct Flat {
     pub commands: Vec<SimpleCmd>,
     pub problems: Vec<Problem>,
+    /// Variables set outside assignment words: a `for` loop's name, `${NAME:=value}`,
+    /// `NAME=` in arithmetic.
+    pub assigned: Vec<String>,
 }
 
 /// Parse options shared by every parse.

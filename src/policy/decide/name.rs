@@ -110,15 +110,14 @@ pub(super) fn set_arguments(args: &[WordInfo]) -> Result<(), SetRefusal> {
     Ok(())
 }
 
-/// The variables a builtin sets by name (`read NAME`, `read -a NAME`, `printf -v NAME`,
-/// `mapfile NAME`, `getopts SPEC NAME`, `wait -p NAME`), as written; `None` for a name built
-/// at run time.
+/// The variables a builtin sets by name (`read NAME`, `read -a NAME`, `mapfile NAME`,
+/// `getopts SPEC NAME`, `wait -p NAME`), as written; `None` for a name built at run time.
+/// (`printf -v` is refused whole by the semantics data.)
 pub(super) fn builtin_assigns(base: &str, args: &[WordInfo]) -> Vec<Option<String>> {
     // Options taking a value, options naming a variable, and which operands are names.
     let (value_opts, name_opts, operand_names): (&str, &str, fn(usize) -> bool) = match base {
         "read" => ("dnNptui", "a", |_| true),
         "mapfile" | "readarray" => ("dnOsuCc", "", |_| true),
-        "printf" => ("", "v", |_| false),
         "wait" => ("", "p", |_| false),
         "getopts" => ("", "", |k| k == 1),
         _ => return Vec::new(),
@@ -177,6 +176,9 @@ impl<'a> Judge<'a> {
                 .find(|c| c.context == Context::TopLevel && !c.words.is_empty())
                 .or_else(|| flat.commands.iter().find(|c| !c.words.is_empty()));
             self.base = first.and_then(|c| c.words.first()).map(WordInfo::display);
+        }
+        for n in &flat.assigned {
+            self.assignment(n, "");
         }
         for c in &flat.commands {
             self.simple(c, via);
