@@ -496,3 +496,60 @@ pub fn arithmetic_assignments(text: &str) -> Result<Vec<&str>, Problem> {
     }
     Ok(names)
 }
+
+#[cfg(test)]
+mod shell_state_tests {
+    use super::*;
+
+    #[test]
+    fn here_document_lines_ending_in_a_backslash() {
+        for (body, refused) in [
+            ("E\\\nOF\n", true),
+            ("ab\\\n", true),
+            ("a\\\\\\\n", true),
+            ("ab\\\\\n", false),
+            ("plain\n$(x)\n", false),
+            ("a\\b\n", false),
+        ] {
+            assert_eq!(heredoc_continuation(body).is_err(), refused, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn globs_that_bash_5_1_expands_through_the_parent() {
+        for (word, reaches) in [
+            (".*", true),
+            (".*/x", true),
+            ("src/.?", true),
+            (".[.]*", true),
+            ("'.'*", true),
+            (".$x*", true),
+            ("..*", true),
+            (".[!.]*", false),
+            (".[^.]*", false),
+            ("*", false),
+            ("src/*.md", false),
+            (".env", false),
+            ("a.*", false),
+        ] {
+            assert_eq!(glob_reaches_parent(word), reaches, "{word}");
+        }
+    }
+
+    #[test]
+    fn names_arithmetic_assigns() {
+        for (text, want) in [
+            ("x = 1", Ok(vec!["x"])),
+            ("i++", Ok(vec!["i"])),
+            ("--j", Ok(vec!["j"])),
+            ("a += 2, b <<= 1", Ok(vec!["a", "b"])),
+            ("x == 1 && y <= 2 || z != 3 || w >= 4", Ok(vec![])),
+            ("i = 0; i < 3; i++", Ok(vec!["i", "i"])),
+            ("1 + 2", Ok(vec![])),
+            ("$n = 1", Err(())),
+            ("${n} += 1", Err(())),
+        ] {
+            assert_eq!(arithmetic_assignments(text).map_err(|_| ()), want, "{text}");
+        }
+    }
+}

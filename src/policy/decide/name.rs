@@ -923,4 +923,63 @@ mod tests {
             assert_eq!(dangerous_var(name), bad, "{name}");
         }
     }
+
+    #[test]
+    fn shell_state_variables_table() {
+        for (name, own) in [
+            ("BASH_CMDS", true), ("BASH_ALIASES", true), ("BASHOPTS", true), ("BASH", true), ("DIRSTACK", true),
+            ("POSIXLY_CORRECT", true), ("HISTFILESIZE", true), ("COMP_WORDS", true), ("READLINE_LINE", true),
+            ("EXECIGNORE", true), ("LANG", false), ("LC_ALL", false), ("COLUMNS", false), ("REPLY", false),
+            ("OPTIND", false), ("FOO", false),
+        ] {
+            assert_eq!(shell_state_var(name), own, "{name}");
+        }
+    }
+
+    #[test]
+    fn set_arguments_table() {
+        let w = |s: &str| -> Vec<WordInfo> {
+            s.split_whitespace().map(|t| if t.starts_with('$') { WordInfo { raw: t.into(), value: None, glob: false } } else { WordInfo::literal(t) }).collect()
+        };
+        let opt = |o: &str| Err(SetRefusal::Option(o.into()));
+        for (args, want) in [
+            ("", Ok(())),
+            ("-euo pipefail", Ok(())),
+            ("-oe pipefail", Ok(())),
+            ("+x -o errexit +o nounset -o xtrace", Ok(())),
+            ("-o", Ok(())),
+            ("-- -k", Ok(())),
+            ("- -k", Ok(())),
+            ("a -k", Ok(())),
+            ("-ou pipefail nounset", Ok(())),
+            ("-k", opt("-k")),
+            ("-euk", opt("-k")),
+            ("+B", opt("+B")),
+            ("-o posix", opt("-o posix")),
+            ("+o history", opt("+o history")),
+            ("-oo pipefail keyword", opt("-o keyword")),
+            ("-e -o pipefail -T", opt("-T")),
+            ("$x", Err(SetRefusal::Dynamic("$x".into()))),
+            ("-o $x", Err(SetRefusal::Dynamic("$x".into()))),
+        ] {
+            assert_eq!(set_arguments(&w(args)), want, "{args}");
+        }
+    }
+
+    #[test]
+    fn builtin_assigns_table() {
+        let w = |s: &str| -> Vec<WordInfo> { s.split_whitespace().map(WordInfo::literal).collect() };
+        let some = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
+        for (base, args, want) in [
+            ("read", "-r -p prompt a b", some(&["a", "b"])),
+            ("read", "-a ARR -d x", some(&["ARR"])),
+            ("read", "-aARR", some(&["ARR"])),
+            ("mapfile", "-t -n 3 LINES", some(&["LINES"])),
+            ("getopts", "ab: opt extra", some(&["opt"])),
+            ("wait", "-p PID -n", some(&["PID"])),
+            ("ls", "-la x", some(&[])),
+        ] {
+            assert_eq!(builtin_assigns(base, &w(args)), want, "{base} {args}");
+        }
+    }
 }
