@@ -98,6 +98,8 @@ fn table() -> Vec<(&'static str, &'static str, Option<(&'static str, String)>)> 
         ("STATE-35", "let SECONDS=1", deny("denied", shell_var("SECONDS"))),
         ("STATE-36", "n=PATH; (( $n = 1 ))", deny("unsupported_construct", "the arithmetic `$n = 1` assigns to a variable whose name is built at run time; assign to a literal name".into())),
         ("STATE-37", "mapfile -C ls -c 1 x < README.md", deny("unsupported_construct", "`mapfile -C ls -c 1 x`: `mapfile -C` runs text as a command; it is not allowed".into())),
+        ("STATE-45", "y='BASH_COMPAT=31'; (( y )); ls", deny("unsupported_construct", "the value of y (`BASH_COMPAT=31`) sets BASH_COMPAT when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)".into())),
+        ("STATE-46", "export y=PATH=1", deny("unsupported_construct", "the value of y (`PATH=1`) sets PATH when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)".into())),
         // Here-documents bash ends elsewhere: a backslash-newline joins the delimiter line.
         ("STATE-38", "cat <<EOF\nE\\\nOF\ntouch pwned\nEOF", deny("unsupported_construct", heredoc("E\\"))),
         ("STATE-39", "cat <<EOF\nab\\\nEOF\nls\nEOF", deny("unsupported_construct", heredoc("ab\\") + " Also refused: command_not_allowed (EOF).")),
@@ -124,6 +126,7 @@ fn table() -> Vec<(&'static str, &'static str, Option<(&'static str, String)>)> 
         ("STATE-B14", "cat <<EOF\nab\\\\\nEOF", None),
         ("STATE-B15", "ls -d src/.[!.]*", None),
         ("STATE-B16", "read -r line < README.md; getopts ab opt; hash -r", None),
+        ("STATE-B18", "msg='a=b'; echo \"$msg\"; n=--x; echo $n", None),
         ("STATE-B17", "builtin set -e; command set -u; ls", None),
     ]
 }

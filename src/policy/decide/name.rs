@@ -190,8 +190,11 @@ impl<'a> Judge<'a> {
         let label = || c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
         if !c.assignments.is_empty() {
             let label = label();
-            for (name, _) in &c.assignments {
+            for (name, value) in &c.assignments {
                 self.assignment(name, &label);
+                if let Some(v) = value.exact() {
+                    self.arithmetic_value(name, v, &label);
+                }
             }
         }
         // A glob that bash 5.1 and older can expand through `..`.
@@ -260,6 +263,26 @@ impl<'a> Judge<'a> {
             self.violate(
                 "denied",
                 format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it."),
+                Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
+                name.to_string(),
+                "command",
+                None,
+            );
+        }
+    }
+
+    /// A value that an arithmetic expression would evaluate again (`(( x ))`, `$((x))`,
+    /// `[[ x -eq 1 ]]`, an index) assigns what it names: `x='BASH_COMPAT=31'` is refused
+    /// when the name it would set is one of bash's own or a dangerous one.
+    pub(super) fn arithmetic_value(&mut self, name: &str, value: &str, label: &str) {
+        if !value.contains('=') && !value.contains("++") && !value.contains("--") {
+            return;
+        }
+        let Ok(names) = shell::arithmetic_assignments(value) else { return };
+        if let Some(n) = names.into_iter().find(|n| shell_state_var(n) || dangerous_var(n)) {
+            self.violate(
+                "unsupported_construct",
+                format!("the value of {name} (`{value}`) sets {n} when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)"),
                 Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
                 name.to_string(),
                 "command",
@@ -561,6 +584,7 @@ impl<'a> Judge<'a> {
                     Some(v) if v.contains('=') && !v.starts_with('-') => {
                         let (name, value) = v.split_once('=').unwrap_or((v, ""));
                         self.assignment(name.trim_end_matches('+'), label);
+                        self.arithmetic_value(name, value, label);
                         if value.contains("$(") || value.contains('`') {
                             self.violate(
                                 "unsupported_construct",
