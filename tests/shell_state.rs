@@ -108,6 +108,9 @@ fn table() -> Vec<(&'static str, &'static str, Option<(&'static str, String)>)> 
         ("STATE-41", "cat .*/x", deny("unsupported_construct", dot_glob(".*/x"))),
         ("STATE-42", "ls src/.?", deny("unsupported_construct", dot_glob("src/.?"))),
         ("STATE-43", "grep -r x .[.]*", deny("unsupported_construct", dot_glob(".[.]*"))),
+        ("STATE-47", "cat \\.*/x", deny("unsupported_construct", dot_glob("\\.*/x"))),
+        ("STATE-48", "ls -d .[[:punct:]]*", deny("unsupported_construct", dot_glob(".[[:punct:]]*"))),
+        ("STATE-49", "declare 'DIRSTACK[0]=/etc'; ls", deny("denied", shell_var("DIRSTACK") + " Also refused: unsupported_construct (declare DIRSTACK[0]=/etc).")),
         ("STATE-44", "cat < .*/x", deny("unsupported_construct", dot_glob(".*/x"))),
         // Benign: stays allowed.
         ("STATE-B01", "set -euo pipefail; ls", None),

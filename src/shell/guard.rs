@@ -414,11 +414,13 @@ pub(super) fn heredoc_continuation(body: &str) -> Result<(), Problem> {
 /// its raw text; quotes are dropped loosely, which errs towards refusing.
 pub fn glob_reaches_parent(text: &str) -> bool {
     text.split('/').any(|part| {
-        let c: String = part.chars().filter(|c| !matches!(c, '\'' | '"')).collect();
+        let c: String = part.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
         if !c.starts_with('.') || !has_glob(&c) {
             return false;
         }
-        if c.contains(['$', '`']) {
+        // Expansions, and bracket classes globset does not know (`[[:punct:]]`, `[=.=]`,
+        // `[.x.]`).
+        if c.contains(['$', '`']) || c.contains("[:") || c.contains("[=") || c.contains("[.") {
             return true;
         }
         globset::GlobBuilder::new(&c)
@@ -524,6 +526,9 @@ mod shell_state_tests {
             (".[.]*", true),
             ("'.'*", true),
             (".$x*", true),
+            ("\\.*", true),
+            (".[[:punct:]]*", true),
+            (".[=.=]", true),
             ("..*", true),
             (".[!.]*", false),
             (".[^.]*", false),

@@ -248,6 +248,8 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn assignment(&mut self, name: &str, label: &str) {
+        // `NAME[i]`: the array's name.
+        let name = name.split('[').next().unwrap_or(name);
         if shell_state_var(name) {
             self.violate(
                 "denied",
