@@ -215,8 +215,10 @@ impl Scanner {
                         *cases += 1;
                     } else if w == "[[" {
                         *mode = Skip::Test;
-                    } else if RESERVED.contains(&w.as_str()) {
-                    } else if w.split_once('=').is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')) {
+                    } else if RESERVED.contains(&w.as_str())
+                        || w.split_once('=').is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+                    {
+                        // Not a name: the command's name comes later.
                     } else {
                         self.names.insert(w);
                         *mode = Skip::Words;

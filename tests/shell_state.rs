@@ -53,8 +53,11 @@ fn fixture() -> (TempDir, gptel_scope::scope::Scope) {
     (tmp, s)
 }
 
-/// `(id, command, expected)`: `None` for allowed, else the reason and the exact message.
-fn table() -> Vec<(&'static str, &'static str, Option<(&'static str, String)>)> {
+/// `None` for allowed, else the reason and the exact message.
+type Expected = Option<(&'static str, String)>;
+
+/// `(id, command, expected)`.
+fn table() -> Vec<(&'static str, &'static str, Expected)> {
     let deny = |r: &'static str, m: String| Some((r, m));
     vec![
         // `set`: the allowlist, bundled and long forms, `builtin`/`command` looked through.

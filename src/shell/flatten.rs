@@ -677,13 +677,15 @@ impl Flattener {
                 },
                 WordPiece::ParameterExpansion(expr) => {
                     acc.dynamic = true;
-                    if let brush_parser::word::ParameterExpr::AssignDefaultValues { parameter, .. } = expr {
-                        match parameter {
+                    if let brush_parser::word::ParameterExpr::AssignDefaultValues {
+                        parameter:
                             brush_parser::word::Parameter::Named(n)
                             | brush_parser::word::Parameter::NamedWithIndex { name: n, .. }
-                            | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. } => self.assigned(n),
-                            _ => {}
-                        }
+                            | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. },
+                        ..
+                    } = expr
+                    {
+                        self.assigned(n);
                     }
                     if matches!(
                         expr,
