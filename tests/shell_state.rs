@@ -137,6 +137,36 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
     ]
 }
 
+/// With `alias` listed in `allow_constructs`, a definition stays inert under bash (which
+/// expands no alias in a script) and is refused in a script of `sh`, which does.
+#[test]
+fn alias_definitions_only_where_aliases_stay_off() {
+    let tmp = TempDir::new("shell-state-alias");
+    let yaml = format!(
+        "paths:\n  read: [\"{root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, sh, bash]\n  allow_constructs: [alias]\n",
+        root = tmp.path().display()
+    );
+    let s = scope(&yaml);
+    for (cmd, want) in [
+        ("alias ll='ls -l'; ls", None),
+        ("bash -c \"alias ls='cat /etc/shadow'; ls\"", None),
+        ("alias", None),
+        (
+            "sh -c \"alias ls='cat x'\nls\"",
+            Some("`alias ls=cat x`: an alias defined in a script of sh -c is expanded in the commands after it, which are judged as written; run the commands directly instead"),
+        ),
+    ] {
+        let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
+        match want {
+            None => assert!(d.allowed, "{cmd}: {:?} {}", d.reason, d.message),
+            Some(m) => {
+                assert!(!d.allowed, "{cmd}");
+                assert_eq!((d.reason, d.message.as_str()), (Some("unsupported_construct"), m), "{cmd}");
+            }
+        }
+    }
+}
+
 #[test]
 fn shell_state_table() {
     let (tmp, s) = fixture();

@@ -457,6 +457,19 @@ impl<'a> Judge<'a> {
                 }
                 return;
             }
+            // Aliases are expanded by `sh` (POSIX mode, dash) and zsh scripts, never judged.
+            let other_shell = via.iter().any(|w| w.strip_suffix(" -c").is_some_and(|sh| basename(sh) != "bash"));
+            if key == "alias" && other_shell && args.iter().any(|a| a.exact().is_none_or(|s| s.contains('='))) {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}`: an alias defined in a script of {} is expanded in the commands after it, which are judged as written; run the commands directly instead", via.join(" → ")),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    None,
+                );
+                return;
+            }
             ev.category = Some("read_only".into());
             ev.rule = Some(format!("allow_constructs: {key}"));
             self.directory_scope(Category::ReadOnly, cwds, label);
