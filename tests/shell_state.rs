@@ -167,6 +167,28 @@ fn alias_definitions_only_where_aliases_stay_off() {
     }
 }
 
+/// With `trap` listed in `allow_constructs`, the action is judged as a script.
+#[test]
+fn trap_actions_are_judged() {
+    let tmp = TempDir::new("shell-state-trap");
+    let yaml = format!(
+        "paths:\n  read: [\"{root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat]\n  allow_constructs: [trap]\n",
+        root = tmp.path().display()
+    );
+    let s = scope(&yaml);
+    for (cmd, want) in [
+        ("trap 'ls' EXIT; ls", None),
+        ("trap - EXIT; trap -p; trap -l; ls", None),
+        ("trap '' INT; ls", None),
+        ("trap 'cat /etc/shadow' EXIT; ls", Some("path_not_in_scope")),
+        ("trap -- 'touch x' EXIT", Some("command_not_allowed")),
+        ("trap \"$a\" EXIT", Some("dynamic_command")),
+    ] {
+        let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
+        assert_eq!((d.allowed, d.reason), (want.is_none(), want), "{cmd}: {}", d.message);
+    }
+}
+
 #[test]
 fn shell_state_table() {
     let (tmp, s) = fixture();

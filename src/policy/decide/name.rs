@@ -457,6 +457,34 @@ impl<'a> Judge<'a> {
                 }
                 return;
             }
+            if key == "trap" {
+                // `trap [-lp] [[ACTION] SIGNAL...]`: with two operands or more, the first is a
+                // script run later; judged here, from the directories the trap is set in.
+                let mut i = 0;
+                while let Some(s) = args.get(i).and_then(WordInfo::exact) {
+                    if s == "--" {
+                        i += 1;
+                        break;
+                    }
+                    if !s.starts_with('-') || s == "-" {
+                        break;
+                    }
+                    i += 1;
+                }
+                let operands = args.get(i..).unwrap_or(&[]);
+                if operands.len() >= 2 {
+                    match operands[0].exact() {
+                        Some(s) if s == "-" || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())) => {}
+                        Some(action) => {
+                            let action = action.to_string();
+                            self.script(&action, cwds, via, "trap");
+                        }
+                        None => self.violate("dynamic_command", format!("`{label}`: the action of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
+                    }
+                } else if args.get(i).is_some_and(|a| a.exact().is_none()) {
+                    self.violate("dynamic_command", format!("`{label}`: an argument of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None);
+                }
+            }
             // Aliases are expanded by `sh` (POSIX mode, dash) and zsh scripts, never judged.
             let other_shell = via.iter().any(|w| w.strip_suffix(" -c").is_some_and(|sh| basename(sh) != "bash"));
             if key == "alias" && other_shell && args.iter().any(|a| a.exact().is_none_or(|s| s.contains('='))) {
