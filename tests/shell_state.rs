@@ -103,6 +103,9 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-37", "mapfile -C ls -c 1 x < README.md", deny("unsupported_construct", "`mapfile -C ls -c 1 x`: `mapfile -C` runs text as a command; it is not allowed".into())),
         ("STATE-45", "y='BASH_COMPAT=31'; (( y )); ls", deny("unsupported_construct", "the value of y (`BASH_COMPAT=31`) sets BASH_COMPAT when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)".into())),
         ("STATE-46", "export y=PATH=1", deny("unsupported_construct", "the value of y (`PATH=1`) sets PATH when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)".into())),
+        ("STATE-50", "s=abc; echo ${s:(BASH_COMPAT=31)}", deny("denied", shell_var("BASH_COMPAT"))),
+        ("STATE-51", "echo ${a[FUNCNEST=1]}", deny("denied", shell_var("FUNCNEST"))),
+        ("STATE-52", "echo ${#a[SECONDS++]}", deny("denied", shell_var("SECONDS"))),
         // Here-documents bash ends elsewhere: a backslash-newline joins the delimiter line.
         ("STATE-38", "cat <<EOF\nE\\\nOF\ntouch pwned\nEOF", deny("unsupported_construct", heredoc("E\\"))),
         ("STATE-39", "cat <<EOF\nab\\\nEOF\nls\nEOF", deny("unsupported_construct", heredoc("ab\\") + " Also refused: command_not_allowed (EOF).")),
@@ -133,6 +136,7 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-B15", "ls -d src/.[!.]*", None),
         ("STATE-B16", "read -r line < README.md; getopts ab opt; hash -r", None),
         ("STATE-B18", "msg='a=b'; echo \"$msg\"; n=--x; echo $n", None),
+        ("STATE-B19", "s=abcdef; i=1; echo ${s:i:2} ${s:(i+1)} \"${a[i]}\" \"${a[@]}\"", None),
         ("STATE-B17", "builtin set -e; command set -u; ls", None),
     ]
 }

@@ -687,6 +687,23 @@ impl Flattener {
                     {
                         self.assigned(n);
                     }
+                    // A substring's offset and length, and an index, are arithmetic: what
+                    // they assign counts.
+                    let mut arithmetic: Vec<&str> = Vec::new();
+                    if let brush_parser::word::ParameterExpr::Substring { offset, length, .. } = expr {
+                        arithmetic.push(&offset.value);
+                        arithmetic.extend(length.as_ref().map(|l| l.value.as_str()));
+                    }
+                    let index = source.strip_prefix("${").and_then(|t| t.split_once('[')).filter(|(n, _)| n.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'!' | b'#')));
+                    if let Some((_, rest)) = index {
+                        arithmetic.push(rest.rsplit_once(']').map_or(rest, |(i, _)| i));
+                    }
+                    for text in arithmetic {
+                        match arithmetic_assignments(text) {
+                            Ok(names) => names.into_iter().for_each(|n| self.assigned(n)),
+                            Err(p) => self.problem(p),
+                        }
+                    }
                     if matches!(
                         expr,
                         brush_parser::word::ParameterExpr::Transform {
