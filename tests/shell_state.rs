@@ -105,6 +105,7 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-46", "export y=PATH=1", deny("unsupported_construct", "the value of y (`PATH=1`) sets PATH when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)".into())),
         ("STATE-50", "s=abc; echo ${s:(BASH_COMPAT=31)}", deny("denied", shell_var("BASH_COMPAT"))),
         ("STATE-51", "echo ${a[FUNCNEST=1]}", deny("denied", shell_var("FUNCNEST"))),
+        ("STATE-53", "[[ BASH_COMPAT=31 -eq 31 ]] && ls", deny("denied", shell_var("BASH_COMPAT"))),
         ("STATE-52", "echo ${#a[SECONDS++]}", deny("denied", shell_var("SECONDS"))),
         // Here-documents bash ends elsewhere: a backslash-newline joins the delimiter line.
         ("STATE-38", "cat <<EOF\nE\\\nOF\ntouch pwned\nEOF", deny("unsupported_construct", heredoc("E\\"))),
@@ -137,6 +138,7 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-B16", "read -r line < README.md; getopts ab opt; hash -r", None),
         ("STATE-B18", "msg='a=b'; echo \"$msg\"; n=--x; echo $n", None),
         ("STATE-B19", "s=abcdef; i=1; echo ${s:i:2} ${s:(i+1)} \"${a[i]}\" \"${a[@]}\"", None),
+        ("STATE-B20", "[[ -f README.md && $x == a=b && 1 -lt 2 ]] && ls", None),
         ("STATE-B17", "builtin set -e; command set -u; ls", None),
     ]
 }

@@ -187,8 +187,16 @@ impl Flattener {
 
     /// An operand of `[[ ]]`: `-v` and the arithmetic comparisons evaluate subscripts, so
     /// quoted substitution text in it would run (`[[ -v 'a[$(cmd)]' ]]`).
+    /// The arithmetic comparisons evaluate their operands: what those assign counts
+    /// (`[[ BASH_COMPAT=31 -eq 31 ]]`).
     fn test_operand(&mut self, raw: &str, cwds: &Cwds, ctx: Context) {
         for w in self.word(raw, cwds, ctx) {
+            if let Some(v) = w.value.as_deref().filter(|v| v.contains(['=', '+', '-'])) {
+                match arithmetic_assignments(v) {
+                    Ok(names) => names.into_iter().for_each(|n| self.assigned(n)),
+                    Err(p) => self.problem(p),
+                }
+            }
             if w.value.as_deref().is_some_and(holds_substitution_text) {
                 self.problem(Problem::Unsupported(format!(
                     "the test operand `{raw}` holds command-substitution syntax that the test would evaluate"
