@@ -10,7 +10,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 532;
+const N_EXTRA: usize = 556;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
@@ -52,6 +52,7 @@ family! {
     extra_leaks_through_allowed_commands => "XLEAK-",
     extra_recursive_readers => "XTREE-",
     extra_scope_documents => "XSCOPE-",
+    extra_shell_state => "STATE-",
 }
 
 /// Every row has the five columns, a known expectation, a source, and a unique id.

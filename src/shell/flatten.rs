@@ -198,8 +198,16 @@ impl Flattener {
 
     /// An operand of `[[ ]]`: `-v` and the arithmetic comparisons evaluate subscripts, so
     /// quoted substitution text in it would run (`[[ -v 'a[$(cmd)]' ]]`).
+    /// The arithmetic comparisons evaluate their operands: what those assign counts
+    /// (`[[ BASH_COMPAT=31 -eq 31 ]]`).
     fn test_operand(&mut self, raw: &str, cwds: &Cwds, ctx: Context) {
         for w in self.word(raw, cwds, ctx) {
+            if let Some(v) = w.value.as_deref().filter(|v| v.contains(['=', '+', '-'])) {
+                match arithmetic_assignments(v) {
+                    Ok(names) => names.into_iter().for_each(|n| self.assigned(n)),
+                    Err(p) => self.problem(p),
+                }
+            }
             if w.value.as_deref().is_some_and(holds_substitution_text) {
                 self.problem(Problem::Unsupported(format!(
                     "the test operand `{raw}` holds command-substitution syntax that the test would evaluate"
@@ -231,6 +239,7 @@ impl Flattener {
                 same(&cwds)
             }
             ast::CompoundCommand::ForClause(f) => {
+                self.assigned(&f.variable_name);
                 if let Some(values) = &f.values {
                     for w in values {
                         self.word(&w.value, &cwds, ctx);
@@ -490,6 +499,9 @@ impl Flattener {
                 }
                 ast::IoRedirect::HereDocument(_, doc) => {
                     if doc.requires_expansion {
+                        if let Err(p) = heredoc_continuation(&doc.doc.value) {
+                            self.problem(p);
+                        }
                         self.heredoc(&doc.doc.value, cwds, ctx);
                     }
                     out.push(Redirect { kind: RedirKind::Data, target: None });
@@ -522,7 +534,24 @@ impl Flattener {
         }
     }
 
+    /// A variable the shell sets outside an assignment word (a `for` loop's name,
+    /// `${NAME:=value}`, `NAME=` in arithmetic), for the judge to check as it checks
+    /// `NAME=value`.
+    fn assigned(&mut self, name: &str) {
+        if !self.out.assigned.iter().any(|n| n == name) {
+            self.out.assigned.push(name.to_string());
+        }
+    }
+
     fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
+        match arithmetic_assignments(text) {
+            Ok(names) => {
+                for n in names {
+                    self.assigned(n);
+                }
+            }
+            Err(p) => self.problem(p),
+        }
         if text.contains('[') {
             self.problem(Problem::Unsupported(format!(
                 "array subscripts inside arithmetic (`{}`) are evaluated again and can run commands; compute the value another way",
@@ -671,6 +700,33 @@ impl Flattener {
                 },
                 WordPiece::ParameterExpansion(expr) => {
                     acc.dynamic = true;
+                    if let brush_parser::word::ParameterExpr::AssignDefaultValues {
+                        parameter:
+                            brush_parser::word::Parameter::Named(n)
+                            | brush_parser::word::Parameter::NamedWithIndex { name: n, .. }
+                            | brush_parser::word::Parameter::NamedWithAllIndices { name: n, .. },
+                        ..
+                    } = expr
+                    {
+                        self.assigned(n);
+                    }
+                    // A substring's offset and length, and an index, are arithmetic: what
+                    // they assign counts.
+                    let mut arithmetic: Vec<&str> = Vec::new();
+                    if let brush_parser::word::ParameterExpr::Substring { offset, length, .. } = expr {
+                        arithmetic.push(&offset.value);
+                        arithmetic.extend(length.as_ref().map(|l| l.value.as_str()));
+                    }
+                    let index = source.strip_prefix("${").and_then(|t| t.split_once('[')).filter(|(n, _)| n.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'!' | b'#')));
+                    if let Some((_, rest)) = index {
+                        arithmetic.push(rest.rsplit_once(']').map_or(rest, |(i, _)| i));
+                    }
+                    for text in arithmetic {
+                        match arithmetic_assignments(text) {
+                            Ok(names) => names.into_iter().for_each(|n| self.assigned(n)),
+                            Err(p) => self.problem(p),
+                        }
+                    }
                     if matches!(
                         expr,
                         brush_parser::word::ParameterExpr::Transform {

@@ -386,3 +386,175 @@ pub(super) fn heredoc_tokens(command: &str, tokens: &[brush_parser::Token]) -> R
     }
     Ok(())
 }
+
+/// In an unquoted here-document bash joins a line that ends in a backslash with the next
+/// before it looks for the delimiter (`E\` then `OF` ends a here-document delimited by
+/// `EOF`; `ab\` then `EOF` does not), and brush-parser does not: the two would disagree on
+/// where the here-document ends, and the lines after it could run unjudged. Such a body is
+/// refused (a line ending in an odd number of backslashes; `\\` is a backslash).
+pub(super) fn heredoc_continuation(body: &str) -> Result<(), Problem> {
+    for line in body.lines() {
+        let trailing = line.bytes().rev().take_while(|&b| b == b'\\').count();
+        if trailing % 2 == 1 {
+            let shown: String = line.chars().take(60).collect();
+            return Err(Problem::Unsupported(format!(
+                "a line of a here-document ends in a backslash (`{shown}`): bash joins it with the next line and may end \
+                 the here-document elsewhere than it reads here; quote the delimiter (`<<'EOF'`) or remove the backslash"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a glob word may expand to a path through `..`: bash 5.1 and older let a
+/// component that starts with a literal dot (`.*`, `.?`, `.[.]*`) match `.` and `..`
+/// (5.2 skips them by default, `globskipdots`), so `cat .*/x` reads `../x` there. A
+/// component counts when its pattern matches `..`, when it holds an expansion, or when its
+/// pattern does not compile. `text` is the word's value (quotes removed) or, without one,
+/// its raw text; quotes are dropped loosely, which errs towards refusing.
+pub fn glob_reaches_parent(text: &str) -> bool {
+    text.split('/').any(|part| {
+        let c: String = part.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+        if !c.starts_with('.') || !has_glob(&c) {
+            return false;
+        }
+        // Expansions, and bracket classes globset does not know (`[[:punct:]]`, `[=.=]`,
+        // `[.x.]`).
+        if c.contains(['$', '`']) || c.contains("[:") || c.contains("[=") || c.contains("[.") {
+            return true;
+        }
+        globset::GlobBuilder::new(&c)
+            .literal_separator(true)
+            .build()
+            .map_or(true, |g| g.compile_matcher().is_match(".."))
+    })
+}
+
+/// The variables an arithmetic expression assigns (`x = 1`, `x += 2`, `x++`, `--x`), by
+/// name. An assignment to a name built at run time (`$n = 1`, `${n} = 1`: bash expands the
+/// name first) is refused. The text is scanned loosely: `==`, `<=`, `>=` and `!=` compare.
+pub fn arithmetic_assignments(text: &str) -> Result<Vec<&str>, Problem> {
+    let b = text.as_bytes();
+    let mut names = Vec::new();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let skip_blanks = |mut j: usize| {
+        while b.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        j
+    };
+    let back_blanks = |mut j: usize| {
+        while j > 0 && b[j - 1].is_ascii_whitespace() {
+            j -= 1;
+        }
+        j
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        if !ident(b[i]) && !matches!(b[i], b'}' | b'$') {
+            i += 1;
+            continue;
+        }
+        // An operand: a name, a number, or an expansion ending in `}` or a `$name`.
+        let dynamic = b[i] == b'}' || b[i] == b'$';
+        if b[i] == b'$' {
+            i += 1;
+        }
+        if b[i..].first() == Some(&b'}') {
+            i += 1;
+        } else {
+            while b.get(i).is_some_and(|&c| ident(c)) {
+                i += 1;
+            }
+        }
+        if i == start {
+            i += 1;
+            continue;
+        }
+        let word = &text[start..i];
+        let after = skip_blanks(i);
+        let op_after = match (b.get(after), b.get(after + 1), b.get(after + 2)) {
+            (Some(b'='), Some(b'='), _) => false,
+            (Some(b'='), _, _) => true,
+            (Some(b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'^' | b'|'), Some(b'='), _) => true,
+            (Some(b'+'), Some(b'+'), _) | (Some(b'-'), Some(b'-'), _) => true,
+            (Some(b'<'), Some(b'<'), Some(b'=')) | (Some(b'>'), Some(b'>'), Some(b'=')) => true,
+            _ => false,
+        };
+        let before = back_blanks(start);
+        let op_before = before >= 2 && matches!(&b[before - 2..before], b"++" | b"--");
+        if op_after || op_before {
+            if dynamic || word.starts_with('$') {
+                let shown: String = text.trim().chars().take(60).collect();
+                return Err(Problem::Unsupported(format!(
+                    "the arithmetic `{shown}` assigns to a variable whose name is built at run time; assign to a literal name"
+                )));
+            }
+            if !word.as_bytes()[0].is_ascii_digit() {
+                names.push(word);
+            }
+        }
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod shell_state_tests {
+    use super::*;
+
+    #[test]
+    fn here_document_lines_ending_in_a_backslash() {
+        for (body, refused) in [
+            ("E\\\nOF\n", true),
+            ("ab\\\n", true),
+            ("a\\\\\\\n", true),
+            ("ab\\\\\n", false),
+            ("plain\n$(x)\n", false),
+            ("a\\b\n", false),
+        ] {
+            assert_eq!(heredoc_continuation(body).is_err(), refused, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn globs_that_bash_5_1_expands_through_the_parent() {
+        for (word, reaches) in [
+            (".*", true),
+            (".*/x", true),
+            ("src/.?", true),
+            (".[.]*", true),
+            ("'.'*", true),
+            (".$x*", true),
+            ("\\.*", true),
+            (".[[:punct:]]*", true),
+            (".[=.=]", true),
+            ("..*", true),
+            (".[!.]*", false),
+            (".[^.]*", false),
+            ("*", false),
+            ("src/*.md", false),
+            (".env", false),
+            ("a.*", false),
+        ] {
+            assert_eq!(glob_reaches_parent(word), reaches, "{word}");
+        }
+    }
+
+    #[test]
+    fn names_arithmetic_assigns() {
+        for (text, want) in [
+            ("x = 1", Ok(vec!["x"])),
+            ("i++", Ok(vec!["i"])),
+            ("--j", Ok(vec!["j"])),
+            ("a += 2, b <<= 1", Ok(vec!["a", "b"])),
+            ("x == 1 && y <= 2 || z != 3 || w >= 4", Ok(vec![])),
+            ("i = 0; i < 3; i++", Ok(vec!["i", "i"])),
+            ("1 + 2", Ok(vec![])),
+            ("$n = 1", Err(())),
+            ("${n} += 1", Err(())),
+        ] {
+            assert_eq!(arithmetic_assignments(text).map_err(|_| ()), want, "{text}");
+        }
+    }
+}

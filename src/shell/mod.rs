@@ -21,6 +21,7 @@ mod words;
 
 pub use flatten::{flatten, flatten_script};
 use guard::*;
+pub use guard::{arithmetic_assignments, glob_reaches_parent};
 pub use words::{brace_expand, holds_substitution_text, resolve_dir};
 use words::*;
 
@@ -170,6 +171,9 @@ pub struct SimpleCmd {
 pub struct Flat {
     pub commands: Vec<SimpleCmd>,
     pub problems: Vec<Problem>,
+    /// Variables set outside assignment words: a `for` loop's name, `${NAME:=value}`,
+    /// `NAME=` in arithmetic.
+    pub assigned: Vec<String>,
 }
 
 /// Parse options shared by every parse.

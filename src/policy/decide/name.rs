@@ -26,6 +26,23 @@ pub(super) const DANGEROUS_VARS: &[&str] = &[
     "LESS", "LESSKEY", "LESSKEYIN", "PYTHONBREAKPOINT", "PERL5DB", "HISTFILE", "INPUTRC",
 ];
 pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG", "NPM_CONFIG_"];
+/// bash's own variables and arrays (bash(1), "Shell Variables"): the ones it reads to decide
+/// how to find, expand or run later commands (`BASH_CMDS` and `BASH_ALIASES` rewrite what a
+/// name runs, `POSIXLY_CORRECT` turns on aliases, `EXECIGNORE` and `FUNCNEST` change lookup
+/// and calls), and the ones it maintains itself. Left to scripts: the locale (`LANG`,
+/// `LC_*`), `COLUMNS`, `LINES`, `TIMEFORMAT`, and what builtins fill for scripts (`REPLY`,
+/// `MAPFILE`, `OPTARG`, `OPTIND`).
+pub(super) const SHELL_STATE_VARS: &[&str] = &[
+    "CHILD_MAX", "COMPREPLY", "COPROC", "DIRSTACK", "EMACS", "EPOCHREALTIME", "EPOCHSECONDS", "EUID", "EXECIGNORE",
+    "FCEDIT", "FIGNORE", "FUNCNAME", "FUNCNEST", "GROUPS", "HOSTFILE", "HOSTNAME", "HOSTTYPE", "IGNOREEOF",
+    "INSIDE_EMACS", "LINENO", "MACHTYPE", "MAIL", "MAILCHECK", "MAILPATH", "OLDPWD", "OPTERR", "OSTYPE", "PIPESTATUS",
+    "POSIXLY_CORRECT", "PPID", "PROMPT_DIRTRIM", "PS0", "PS1", "PS2", "PS3", "PWD", "RANDOM", "SECONDS", "SHLVL",
+    "SRANDOM", "TMOUT", "UID",
+];
+/// Prefixes of bash's own variables: `BASH`, `BASHOPTS`, `BASHPID` and every `BASH_*`
+/// (`BASH_CMDS`, `BASH_ALIASES`, `BASH_COMPAT`, `BASH_ENV`, ...), `COMP_*`, `HIST*`,
+/// `READLINE_*`.
+pub(super) const SHELL_STATE_PREFIXES: &[&str] = &["BASH", "COMP_", "HIST", "READLINE_"];
 /// `GIT_*` variables that only label commits.
 pub(super) const SAFE_GIT_VARS: &[&str] = &[
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
@@ -37,6 +54,114 @@ pub(super) fn dangerous_var(name: &str) -> bool {
         || DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
         || (name.starts_with("GIT_") && !SAFE_GIT_VARS.contains(&name))
 }
+
+/// Whether `name` is one of bash's own variables ([`SHELL_STATE_VARS`]).
+pub(super) fn shell_state_var(name: &str) -> bool {
+    SHELL_STATE_VARS.contains(&name) || SHELL_STATE_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The `set` options that change nothing about what later words mean: exit on error,
+/// unset variables as errors, tracing, and a pipeline's status.
+pub(super) const SET_LETTERS: &[char] = &['e', 'u', 'x'];
+pub(super) const SET_NAMES: &[&str] = &["errexit", "nounset", "xtrace", "pipefail"];
+
+/// Why the arguments of `set` (or a shell's options) are refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SetRefusal {
+    /// An option outside [`SET_LETTERS`] and [`SET_NAMES`], as written (`-k`, `-o posix`).
+    Option(String),
+    /// An argument built at run time, where an option may stand.
+    Dynamic(String),
+}
+
+/// Checks the arguments of `set` against the allowlist. Options come first; the first word
+/// that is not one (or `--`, `-`) starts the positional parameters, which the engine never
+/// assumes values for. Each `o` of a bundle takes the next word as an option name; `-o`
+/// without one prints the options.
+pub(super) fn set_arguments(args: &[WordInfo]) -> Result<(), SetRefusal> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let Some(a) = w.exact() else { return Err(SetRefusal::Dynamic(w.raw.clone())) };
+        if a == "--" || a == "-" {
+            return Ok(());
+        }
+        let Some(sign) = a.chars().next().filter(|c| matches!(c, '-' | '+')) else { return Ok(()) };
+        let mut names = 0;
+        for ch in a[1..].chars() {
+            match ch {
+                c if SET_LETTERS.contains(&c) => {}
+                'o' => names += 1,
+                c => return Err(SetRefusal::Option(format!("{sign}{c}"))),
+            }
+        }
+        i += 1;
+        for _ in 0..names {
+            match args.get(i) {
+                None => return Ok(()),
+                Some(w) => match w.exact() {
+                    None => return Err(SetRefusal::Dynamic(w.raw.clone())),
+                    Some(n) if SET_NAMES.contains(&n) => {}
+                    Some(n) => return Err(SetRefusal::Option(format!("{sign}o {n}"))),
+                },
+            }
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The variables a builtin sets by name (`read NAME`, `read -a NAME`, `mapfile NAME`,
+/// `getopts SPEC NAME`, `wait -p NAME`), as written; `None` for a name built at run time.
+/// (`printf -v` is refused whole by the semantics data.)
+pub(super) fn builtin_assigns(base: &str, args: &[WordInfo]) -> Vec<Option<String>> {
+    // Options taking a value, options naming a variable, and which operands are names.
+    let (value_opts, name_opts, operand_names): (&str, &str, fn(usize) -> bool) = match base {
+        "read" => ("dnNptui", "a", |_| true),
+        "mapfile" | "readarray" => ("dnOsuCc", "", |_| true),
+        "wait" => ("", "p", |_| false),
+        "getopts" => ("", "", |k| k == 1),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut options = true;
+    let mut operand = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        match w.exact() {
+            Some("--") if options => options = false,
+            Some(s) if options && s.starts_with('-') && s.len() > 1 => {
+                for (k, ch) in s.char_indices().skip(1) {
+                    if value_opts.contains(ch) || name_opts.contains(ch) {
+                        let rest = &s[k + ch.len_utf8()..];
+                        let value = if rest.is_empty() {
+                            i += 1;
+                            args.get(i - 1).map(|v| v.exact().map(str::to_string))
+                        } else {
+                            Some(Some(rest.to_string()))
+                        };
+                        if name_opts.contains(ch) {
+                            out.push(value.flatten());
+                        }
+                        break;
+                    }
+                }
+            }
+            other => {
+                options = false;
+                if operand_names(operand) {
+                    out.push(other.map(str::to_string));
+                }
+                operand += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Builtins that change how the shell reads or runs later commands, refused in any form:
+/// shell options, loadable and disabled builtins, key bindings, history re-execution.
+pub(super) const SHELL_STATE_BUILTINS: &[&str] = &["shopt", "enable", "bind", "fc", "history"];
 
 impl<'a> Judge<'a> {
     pub(super) fn flat(&mut self, flat: &Flat, via: &[String]) {
@@ -52,6 +177,9 @@ impl<'a> Judge<'a> {
                 .or_else(|| flat.commands.iter().find(|c| !c.words.is_empty()));
             self.base = first.and_then(|c| c.words.first()).map(WordInfo::display);
         }
+        for n in &flat.assigned {
+            self.assignment(n, "");
+        }
         for c in &flat.commands {
             self.simple(c, via);
         }
@@ -62,8 +190,25 @@ impl<'a> Judge<'a> {
         let label = || c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
         if !c.assignments.is_empty() {
             let label = label();
-            for (name, _) in &c.assignments {
+            for (name, value) in &c.assignments {
                 self.assignment(name, &label);
+                if let Some(v) = value.exact() {
+                    self.arithmetic_value(name, v, &label);
+                }
+            }
+        }
+        // A glob that bash 5.1 and older can expand through `..`.
+        let globs = c.words.iter().chain(c.redirects.iter().filter_map(|r| r.target.as_ref())).filter(|w| w.glob);
+        for w in globs {
+            if shell::glob_reaches_parent(w.value.as_deref().unwrap_or(&w.raw)) {
+                self.violate(
+                    "unsupported_construct",
+                    format!("the glob `{}` can match `..` (the parent directory) in bash 5.1 and older; match dotfiles with `.[!.]*` or name the files", w.raw),
+                    Some(label()),
+                    w.raw.clone(),
+                    "command",
+                    None,
+                );
             }
         }
         let cwds: &[PathBuf] = match &c.cwds {
@@ -107,10 +252,43 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn assignment(&mut self, name: &str, label: &str) {
+        // `NAME[i]`: the array's name.
+        let name = name.split('[').next().unwrap_or(name);
+        if shell_state_var(name) {
+            self.violate(
+                "denied",
+                format!("{name} is one of bash's own variables: setting it changes how the shell finds, expands or runs later commands; it is not allowed. Run the commands without it."),
+                Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
+                name.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
         if dangerous_var(name) {
             self.violate(
                 "denied",
                 format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it."),
+                Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
+                name.to_string(),
+                "command",
+                None,
+            );
+        }
+    }
+
+    /// A value that an arithmetic expression would evaluate again (`(( x ))`, `$((x))`,
+    /// `[[ x -eq 1 ]]`, an index) assigns what it names: `x='BASH_COMPAT=31'` is refused
+    /// when the name it would set is one of bash's own or a dangerous one.
+    pub(super) fn arithmetic_value(&mut self, name: &str, value: &str, label: &str) {
+        if !value.contains('=') && !value.contains("++") && !value.contains("--") {
+            return;
+        }
+        let Ok(names) = shell::arithmetic_assignments(value) else { return };
+        if let Some(n) = names.into_iter().find(|n| shell_state_var(n) || dangerous_var(n)) {
+            self.violate(
+                "unsupported_construct",
+                format!("the value of {name} (`{value}`) sets {n} when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)"),
                 Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
                 name.to_string(),
                 "command",
@@ -218,6 +396,46 @@ impl<'a> Judge<'a> {
             return;
         }
 
+        // Shell state: options and builtins that change what later words mean.
+        if SHELL_STATE_BUILTINS.contains(&base) || (base == "hash" && args.iter().any(|a| a.exact().is_none_or(|s| s.starts_with('-') && s.contains('p')))) {
+            self.violate(
+                "unsupported_construct",
+                format!("`{base}` changes how the shell reads or runs later commands (shell options, builtins, command lookup); it is not allowed. Run the commands without it."),
+                Some(label.to_string()),
+                base.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        if base == "set" {
+            match set_arguments(args) {
+                Ok(()) => {}
+                Err(SetRefusal::Option(opt)) => {
+                    self.violate(
+                        "unsupported_construct",
+                        format!("`set {opt}` changes how the shell reads or runs later commands; only `set -e`, `-u`, `-x`, `-o pipefail` (`errexit`, `nounset`, `xtrace`) and their `+` forms are allowed. Run the commands without `set {opt}`."),
+                        Some(label.to_string()),
+                        format!("set {opt}"),
+                        "command",
+                        None,
+                    );
+                    return;
+                }
+                Err(SetRefusal::Dynamic(raw)) => {
+                    self.violate(
+                        "dynamic_command",
+                        format!("`{label}`: the option `{raw}` of `set` is built at run time; write the options literally"),
+                        Some(label.to_string()),
+                        "set".into(),
+                        "command",
+                        None,
+                    );
+                    return;
+                }
+            }
+        }
+
         // Shell constructs.
         if matches!(base, "eval" | "source" | "." | "alias" | "trap" | "function") {
             let key = match base {
@@ -241,6 +459,47 @@ impl<'a> Judge<'a> {
                     Some(parts) => self.script(&parts.join(" "), cwds, via, "eval"),
                     None => self.violate("dynamic_command", "`eval` of text built at run time cannot be judged".into(), Some(label.to_string()), base.to_string(), "command", None),
                 }
+                return;
+            }
+            if key == "trap" {
+                // `trap [-lp] [[ACTION] SIGNAL...]`: with two operands or more, the first is a
+                // script run later; judged here, from the directories the trap is set in.
+                let mut i = 0;
+                while let Some(s) = args.get(i).and_then(WordInfo::exact) {
+                    if s == "--" {
+                        i += 1;
+                        break;
+                    }
+                    if !s.starts_with('-') || s == "-" {
+                        break;
+                    }
+                    i += 1;
+                }
+                let operands = args.get(i..).unwrap_or(&[]);
+                if operands.len() >= 2 {
+                    match operands[0].exact() {
+                        Some(s) if s == "-" || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())) => {}
+                        Some(action) => {
+                            let action = action.to_string();
+                            self.script(&action, cwds, via, "trap");
+                        }
+                        None => self.violate("dynamic_command", format!("`{label}`: the action of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
+                    }
+                } else if args.get(i).is_some_and(|a| a.exact().is_none()) {
+                    self.violate("dynamic_command", format!("`{label}`: an argument of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None);
+                }
+            }
+            // Aliases are expanded by `sh` (POSIX mode, dash) and zsh scripts, never judged.
+            let other_shell = via.iter().any(|w| w.strip_suffix(" -c").is_some_and(|sh| basename(sh) != "bash"));
+            if key == "alias" && other_shell && args.iter().any(|a| a.exact().is_none_or(|s| s.contains('='))) {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{label}`: an alias defined in a script of {} is expanded in the commands after it, which are judged as written; run the commands directly instead", via.join(" → ")),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    None,
+                );
                 return;
             }
             ev.category = Some("read_only".into());
@@ -338,6 +597,13 @@ impl<'a> Judge<'a> {
         // Declarations: their NAME=VALUE arguments are assignments.
         if matches!(base, "export" | "declare" | "typeset" | "local" | "readonly") {
             for a in args {
+                // The name of `NAME=(...)` or `NAME[i]=v`, whose word is no literal.
+                if let Some((n, _)) = a.raw.split_once('=') {
+                    let n = n.split('[').next().unwrap_or(n).trim_end_matches('+');
+                    if !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                        self.assignment(n, label);
+                    }
+                }
                 // `-n` makes a name reference: later assignments then set whatever it names.
                 if matches!(base, "declare" | "typeset" | "local")
                     && a.exact().is_some_and(|v| v.starts_with('-') && !v.starts_with("--") && v.contains('n'))
@@ -365,6 +631,7 @@ impl<'a> Judge<'a> {
                     Some(v) if v.contains('=') && !v.starts_with('-') => {
                         let (name, value) = v.split_once('=').unwrap_or((v, ""));
                         self.assignment(name.trim_end_matches('+'), label);
+                        self.arithmetic_value(name, value, label);
                         if value.contains("$(") || value.contains('`') {
                             self.violate(
                                 "unsupported_construct",
@@ -391,6 +658,24 @@ impl<'a> Judge<'a> {
             ev.rule = Some(format!("builtin: {base}"));
             self.directory_scope(Category::Builtin, cwds, label);
             return;
+        }
+        // Builtins that set variables by name, and `let`'s arithmetic.
+        for n in builtin_assigns(base, args) {
+            match n {
+                Some(n) => self.assignment(&n, label),
+                None => self.violate("dynamic_command", format!("`{label}`: the name of a variable `{base}` sets is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
+            }
+        }
+        if base == "let" {
+            for a in args {
+                match shell::arithmetic_assignments(a.value.as_deref().unwrap_or(&a.raw)) {
+                    Ok(names) => names.iter().for_each(|n| self.assignment(n, label)),
+                    Err(p) => self.violate(p.reason(), p.message().to_string(), Some(label.to_string()), base.to_string(), "command", None),
+                }
+            }
+        }
+        if matches!(base, "mapfile" | "readarray") && args.iter().any(|a| a.exact().is_some_and(|s| s.starts_with('-') && !s.starts_with("--") && s.contains('C'))) {
+            self.violate("unsupported_construct", format!("`{label}`: `{base} -C` runs text as a command; it is not allowed"), Some(label.to_string()), base.to_string(), "command", None);
         }
         // An ordinary command.
         if INERT_BUILTINS.contains(&base) {
@@ -589,7 +874,7 @@ impl<'a> Judge<'a> {
                 break;
             }
             if s.starts_with("--") {
-                if matches!(s, "--noprofile" | "--norc" | "--posix" | "--restricted") {
+                if matches!(s, "--noprofile" | "--norc" | "--restricted") {
                     i += 1;
                     continue;
                 }
@@ -597,14 +882,43 @@ impl<'a> Judge<'a> {
                 return;
             }
             if (s.starts_with('-') || s.starts_with('+')) && s.len() > 1 {
+                let sign = &s[..1];
                 for ch in s[1..].chars() {
-                    match ch {
-                        'c' => script_flag = true,
-                        'e' | 'u' | 'x' | 'v' | 'f' | 'n' | 'h' | 'B' | 'C' | 'a' | 'b' | 'm' | 'p' | 'r' | 't' | 'E' | 'H' | 'P' | 'T' => {}
-                        'o' | 'O' => {
-                            i += 1;
+                    // The options a shell starts with: the same allowlist as `set`.
+                    let refused = match ch {
+                        'c' => {
+                            script_flag = true;
+                            None
                         }
-                        _ => {
+                        'v' | 'n' => None,
+                        c if SET_LETTERS.contains(&c) => None,
+                        'o' => {
+                            i += 1;
+                            match args.get(i).map(WordInfo::exact) {
+                                Some(Some(n)) if SET_NAMES.contains(&n) => None,
+                                Some(Some(n)) => Some(format!("{sign}o {n}")),
+                                Some(None) => Some(format!("{sign}o {}", args[i].raw)),
+                                None => Some(format!("{sign}o")),
+                            }
+                        }
+                        'l' | 'i' | 's' => Some(String::new()),
+                        c if c.is_ascii_alphabetic() => Some(format!("{sign}{c}")),
+                        _ => Some(String::new()),
+                    };
+                    match refused {
+                        None => {}
+                        Some(opt) if !opt.is_empty() => {
+                            self.violate(
+                                "unsupported_construct",
+                                format!("`{name} {opt}` changes how the shell reads or runs the commands it is given; only `-e`, `-u`, `-x`, `-o pipefail` (`errexit`, `nounset`, `xtrace`) and their `+` forms are allowed. Run it without `{opt}`."),
+                                Some(label.to_string()),
+                                name.to_string(),
+                                "command",
+                                None,
+                            );
+                            return;
+                        }
+                        Some(_) => {
                             self.violate("flag_not_allowed", format!("`{name} -{ch}` is not allowed (login and interactive shells run startup files)"), Some(label.to_string()), name.to_string(), "command", None);
                             return;
                         }
@@ -685,6 +999,65 @@ mod tests {
             ("LC_ALL", false), ("RUST_BACKTRACE", false), ("FOO", false),
         ] {
             assert_eq!(dangerous_var(name), bad, "{name}");
+        }
+    }
+
+    #[test]
+    fn shell_state_variables_table() {
+        for (name, own) in [
+            ("BASH_CMDS", true), ("BASH_ALIASES", true), ("BASHOPTS", true), ("BASH", true), ("DIRSTACK", true),
+            ("POSIXLY_CORRECT", true), ("HISTFILESIZE", true), ("COMP_WORDS", true), ("READLINE_LINE", true),
+            ("EXECIGNORE", true), ("LANG", false), ("LC_ALL", false), ("COLUMNS", false), ("REPLY", false),
+            ("OPTIND", false), ("FOO", false),
+        ] {
+            assert_eq!(shell_state_var(name), own, "{name}");
+        }
+    }
+
+    #[test]
+    fn set_arguments_table() {
+        let w = |s: &str| -> Vec<WordInfo> {
+            s.split_whitespace().map(|t| if t.starts_with('$') { WordInfo { raw: t.into(), value: None, glob: false } } else { WordInfo::literal(t) }).collect()
+        };
+        let opt = |o: &str| Err(SetRefusal::Option(o.into()));
+        for (args, want) in [
+            ("", Ok(())),
+            ("-euo pipefail", Ok(())),
+            ("-oe pipefail", Ok(())),
+            ("+x -o errexit +o nounset -o xtrace", Ok(())),
+            ("-o", Ok(())),
+            ("-- -k", Ok(())),
+            ("- -k", Ok(())),
+            ("a -k", Ok(())),
+            ("-ou pipefail nounset", Ok(())),
+            ("-k", opt("-k")),
+            ("-euk", opt("-k")),
+            ("+B", opt("+B")),
+            ("-o posix", opt("-o posix")),
+            ("+o history", opt("+o history")),
+            ("-oo pipefail keyword", opt("-o keyword")),
+            ("-e -o pipefail -T", opt("-T")),
+            ("$x", Err(SetRefusal::Dynamic("$x".into()))),
+            ("-o $x", Err(SetRefusal::Dynamic("$x".into()))),
+        ] {
+            assert_eq!(set_arguments(&w(args)), want, "{args}");
+        }
+    }
+
+    #[test]
+    fn builtin_assigns_table() {
+        let w = |s: &str| -> Vec<WordInfo> { s.split_whitespace().map(WordInfo::literal).collect() };
+        let some = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
+        for (base, args, want) in [
+            ("read", "-r -p prompt a b", some(&["a", "b"])),
+            ("read", "-a ARR -d x", some(&["ARR"])),
+            ("read", "-aARR", some(&["ARR"])),
+            ("mapfile", "-t -n 3 LINES", some(&["LINES"])),
+            ("getopts", "ab: opt extra", some(&["opt"])),
+            ("wait", "-p PID -n", some(&["PID"])),
+            ("ls", "-la x", some(&[])),
+        ] {
+            assert_eq!(builtin_assigns(base, &w(args)), want, "{base} {args}");
         }
     }
 }
