@@ -41,10 +41,12 @@
 
 (defconst gptel-scope-test-xa-no-sandbox-ceiling '((full . 3) (subset . 3))
   "The most cases that may breach without the sandbox, per run.
-Measured on 2026-11-26 (full run: 585 cases; subset: see
-`gptel-scope-test-xa-subset').  The three breaching cases are the
-documented gaps XLEAK-01..03, recursive readers reaching the denied
-.env.  Lower it when a gap closes; it may never rise.")
+Measured on 2026-11-26: the full run has 621 cases (585 rows, and the
+36 scope_document rows again under the write scope), the subset 24.
+In both, the three breaching cases are the documented gaps
+XLEAK-01..03, recursive readers reaching the denied .env; every other
+case is refused by the engine.  Lower it when a gap closes; it may
+never rise.")
 
 (defconst gptel-scope-test-xa-bwrap-expected-breaches '("XLEAK-01" "XLEAK-02" "XLEAK-03")
   "Cases that breach under the sandbox until it masks denied entries.
@@ -58,7 +60,7 @@ breaches fails the test, so that it is removed.")
 (defconst gptel-scope-test-xa-subset
   '("CHN-02" "SUB-01" "RED-15" "HDOC-03" "VAR-01" "ENV-09" "WRP-07" "PATH-02" "PATH-10" "CFG-01"
     "DENY-01" "XCHN-01" "XRED-01" "XWRP-01" "XINT-01" "XGIT-01" "XENV-01" "XPATH-01" "XSCOPE-01"
-    "XLEAK-01" "XLEAK-02" "XLEAK-03")
+    "XSCOPE-05+w" "XSCOPE-20+w" "XLEAK-01" "XLEAK-02" "XLEAK-03")
   "Ids of the cases of the default ERT run: a few of each kind of attack.
 The documented gaps among them (the cases the engine lets through).")
 
@@ -111,7 +113,10 @@ The documented gaps among them (the cases the engine lets through).")
 (defun gptel-scope-test-xa-cases ()
   "Return every attack case of the corpora there are, each once.
 A case of the shared corpus with the id and command of one already
-read (the project keeps a copy) is not read twice."
+read (the project keeps a copy) is not read twice.  Each
+scope_document case comes twice: under the corpus scope, and under
+the write scope of `gptel-scope-test-xa--scope-text' (its id and
+family then end in +w)."
   (let ((seen (make-hash-table :test 'equal)) (cases nil))
     (pcase-dolist (`(,name . ,file) gptel-scope-test-xa--corpora)
       (when (file-readable-p file)
@@ -119,7 +124,14 @@ read (the project keeps a copy) is not read twice."
           (let ((key (cons (plist-get c :id) (plist-get c :command))))
             (unless (gethash key seen)
               (puthash key t seen)
-              (push c cases))))))
+              (push c cases)
+              ;; Also under the write scope, where only the scope document refuses them.
+              (when (equal (plist-get c :expected) "scope_document")
+                (push (append (list :id (concat (plist-get c :id) "+w")
+                                    :family (concat (plist-get c :family) "+w")
+                                    :scope 'write)
+                              c)
+                      cases)))))))
     (nreverse cases)))
 
 ;;;; The fixture
@@ -216,18 +228,40 @@ The cases copy it: git runs once, not once per case."
           (gptel-scope-test-xa--write (expand-file-name path dir) (format format (alist-get name tokens))))
         (setq gptel-scope-test-xa--template dir))))
 
-(defun gptel-scope-test-xa--scope-text (root)
-  "Return the corpus scope for the fixture ROOT (a directory name)."
-  (with-temp-buffer
-    (insert-file-contents gptel-scope-test-xa--scope-file)
-    (let ((text (replace-regexp-in-string "@ROOT@" (directory-file-name root) (buffer-string) t t)))
-      ;; The breaches below count every write: the scope must write nowhere.
-      (unless (string-match-p "^  write: \\[\\]$" text)
-        (error "%s is not read-only: the breach test assumes it" gptel-scope-test-xa--scope-file))
-      text)))
+(defconst gptel-scope-test-xa--writers
+  "printf, echo, sed, tee, cp, ln, install, dd, mkdir, touch, rsync, mv, rm, tar, git, sh, gzip, truncate, chmod, find, xargs, patch"
+  "The commands of the scope_document cases, all listed in their write scope.
+As tests/common/mod.rs lists them.")
 
-(defun gptel-scope-test-xa-fixture ()
-  "Make a fresh fixture from the template; return its root, a directory name."
+(defun gptel-scope-test-xa--scope-text (root scope)
+  "Return the text of SCOPE for the fixture ROOT (a directory name).
+SCOPE is `read' (attacks-scope.yml, which writes nowhere) or `write'
+\(the scope of the scope_document cases in tests/common/mod.rs: every
+command they use listed, ROOT/repo writable, .env denied)."
+  (let ((r (directory-file-name root)))
+    (if (eq scope 'write)
+        (format "paths:\n  read: [\"%s/repo/**\"]\n  write: [\"%s/repo/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, head, grep]\n    safe_write: [%s]\n  path_arguments: enforce\n"
+                r r gptel-scope-test-xa--writers)
+      (with-temp-buffer
+        (insert-file-contents gptel-scope-test-xa--scope-file)
+        (let ((text (replace-regexp-in-string "@ROOT@" r (buffer-string) t t)))
+          ;; The breaches below count every write: the scope must write nowhere.
+          (unless (string-match-p "^  write: \\[\\]$" text)
+            (error "%s is not read-only: the breach test assumes it" gptel-scope-test-xa--scope-file))
+          text)))))
+
+(defun gptel-scope-test-xa--writable-p (root scope path)
+  "Return non-nil when a command may write PATH under SCOPE in the fixture ROOT.
+Nothing for `read'; for `write', what is under ROOT/repo but the
+denied .env and scope documents: every file named scope.yml (the
+module protects them all, in any case) and the session's preset.md."
+  (and (eq scope 'write)
+       (string-prefix-p (expand-file-name "repo/" root) (file-name-as-directory path))
+       (not (member (downcase (file-name-nondirectory path)) '("scope.yml" "preset.md" ".env")))))
+
+(defun gptel-scope-test-xa-fixture (&optional scope)
+  "Make a fresh fixture from the template; return its root, a directory name.
+Its attacks-scope.yml holds SCOPE, `read' (the default) or `write'."
   (let* ((template (gptel-scope-test-xa-template))
          (root (file-name-as-directory (file-truename (make-temp-file "gptel-scope-xa-" t))))
          (repo (expand-file-name "repo" root)))
@@ -245,7 +279,7 @@ The cases copy it: git runs once, not once per case."
     (make-symbolic-link (expand-file-name "home" root) (expand-file-name "link_to_home" repo))
     (make-symbolic-link "scope.yml" (expand-file-name "cfg" repo))
     (gptel-scope-test-xa--write (expand-file-name "attacks-scope.yml" root)
-                                (gptel-scope-test-xa--scope-text root))
+                                (gptel-scope-test-xa--scope-text root (or scope 'read)))
     root))
 
 (defun gptel-scope-test-xa-remove (root)
@@ -305,8 +339,9 @@ left out."
       (puthash p (gptel-scope-test-xa--entry p) table))
     table))
 
-(defun gptel-scope-test-xa-changes (before after)
-  "Return what changed from the snapshot BEFORE to AFTER, sorted strings."
+(defun gptel-scope-test-xa-changes (before after &optional writable)
+  "Return what changed from the snapshot BEFORE to AFTER, sorted strings.
+A path WRITABLE, a predicate, returns non-nil for is left out."
   (let ((changes nil))
     (maphash (lambda (path was)
                (let ((now (gethash path after)))
@@ -319,9 +354,30 @@ left out."
                  (unless (member (concat "created " path) changes)
                    (push (concat "created " path) changes))))
              after)
-    (sort changes #'string<)))
+    (sort (if writable
+              (seq-remove (lambda (c) (funcall writable (substring c (1+ (string-search " " c))))) changes)
+            changes)
+          #'string<)))
 
 ;;;; Running a case
+
+(defun gptel-scope-test-xa-in-session (root mode fn)
+  "Call FN in a chat buffer of the fixture ROOT in MODE (`none' or `bwrap').
+The scope is ROOT's attacks-scope.yml (approved by the caller), the
+chat's directory ROOT/repo, whose scope.yml and preset.md are the
+session's documents (protected), and HOME and TMPDIR are in ROOT."
+  (let* ((repo (expand-file-name "repo/" root))
+         (process-environment (append (list (concat "HOME=" root "home") (concat "TMPDIR=" root "tmp"))
+                                      (seq-remove (lambda (e) (string-match-p "\\`\\(HOME\\|TMPDIR\\)=" e))
+                                                  process-environment)))
+         (gptel-scope-file (expand-file-name "attacks-scope.yml" root))
+         (gptel-scope-directory repo)
+         (gptel-scope-prompt-on-denial nil)
+         (gptel-scope-sandbox (and (eq mode 'bwrap) 'bwrap))
+         (gptel-scope-sandbox-program "bwrap"))
+    (with-temp-buffer
+      (setq default-directory repo)
+      (funcall fn))))
 
 (defvar gptel-scope-test-xa--started nil
   "The argv of each command started during a case, newest first.")
@@ -347,7 +403,8 @@ and a margin, in order."
   "Run CASE, a plist of `gptel-scope-test-xa-cases', in MODE (`none' or `bwrap').
 Return CASE with :ran (the command started), :reason (the refusal's),
 :breaches (strings) and :leaked (the names of the tokens in the result)."
-  (let* ((root (gptel-scope-test-xa-fixture))
+  (let* ((kind (or (plist-get case :scope) 'read))
+         (root (gptel-scope-test-xa-fixture kind))
          (repo (expand-file-name "repo/" root))
          (scope (expand-file-name "attacks-scope.yml" root))
          (command (replace-regexp-in-string "@ROOT@" (directory-file-name root) (plist-get case :command) t t))
@@ -360,26 +417,21 @@ Return CASE with :ran (the command started), :reason (the refusal's),
         (progn
           (gptel-scope-trust scope)
           (advice-add 'gptel-scope-exec-start :before #'gptel-scope-test-xa--record-start)
-          (let ((process-environment (append (list (concat "HOME=" root "home")
-                                                   (concat "TMPDIR=" root "tmp"))
-                                             process-environment))
-                (gptel-scope-file scope)
-                (gptel-scope-directory repo)
-                (gptel-scope-prompt-on-denial nil)
-                (gptel-scope-sandbox (and (eq mode 'bwrap) 'bwrap))
-                (gptel-scope-sandbox-program "bwrap"))
-            (with-temp-buffer
-              (setq default-directory repo)
-              (setq answers (condition-case err
-                                (gptel-scope-test-xa--call command)
-                              (error (list (format "harness error: %s" (error-message-string err))))))))
+          (setq answers (gptel-scope-test-xa-in-session
+                         root mode
+                         (lambda ()
+                           (condition-case err
+                               (gptel-scope-test-xa--call command)
+                             (error (list (format "harness error: %s" (error-message-string err))))))))
           (let* ((after (gptel-scope-test-xa-snapshot root outside))
                  (text (mapconcat #'identity answers "\n"))
                  (leaked (delq nil (mapcar (lambda (tok) (and (string-search (cdr tok) text) (car tok)))
                                            (gptel-scope-test-xa-tokens))))
                  (breaches (append (mapcar (lambda (name) (format "token %s in the result" name)) leaked)
                                    (unless (file-exists-p canary) (list "canary gone"))
-                                   (gptel-scope-test-xa-changes before after)
+                                   (gptel-scope-test-xa-changes
+                                    before after
+                                    (lambda (path) (gptel-scope-test-xa--writable-p root kind path)))
                                    (unless (= (length answers) 1)
                                      (list (format "%d answers instead of one" (length answers)))))))
             (append (list :ran (and gptel-scope-test-xa--started t)
@@ -508,6 +560,46 @@ breaches is reported too, to be taken off the list."
                                  (concat "removed " root "repo/canary"))))))
       (gptel-scope-test-xa-remove root))))
 
+(ert-deftest gptel-scope-test-xa-write-scope-breaches ()
+  "Under the write scope, a write in the project is no breach; of a scope document it is."
+  (let ((root (gptel-scope-test-xa-fixture 'write)))
+    (unwind-protect
+        (let ((before (gptel-scope-test-xa-snapshot root nil))
+              (writable (lambda (path) (gptel-scope-test-xa--writable-p root 'write path))))
+          (should (string-match-p (concat "write: \\[\"" (regexp-quote root) "repo/\\*\\*\"\\]")
+                                  (gptel-scope-test-file-string (expand-file-name "attacks-scope.yml" root))))
+          (dolist (f '("repo/notes.txt" "repo/src/new.c" "repo/src/Scope.yml" "repo/preset.md" "repo/.env"
+                       "home/.bashrc"))
+            (gptel-scope-test-xa--write (expand-file-name f root) "changed\n"))
+          (should (equal (gptel-scope-test-xa-changes before (gptel-scope-test-xa-snapshot root nil) writable)
+                         (list (concat "changed " root "home")
+                               (concat "changed " root "home/.bashrc")
+                               (concat "changed " root "repo/.env")
+                               (concat "changed " root "repo/preset.md")
+                               (concat "created " root "repo/src/Scope.yml")))))
+      (gptel-scope-test-xa-remove root))))
+
+(ert-deftest gptel-scope-test-xa-session ()
+  "A case's commands get HOME and TMPDIR in the fixture; its documents are protected."
+  (let* ((root (gptel-scope-test-xa-fixture))
+         (scope (expand-file-name "attacks-scope.yml" root)))
+    (unwind-protect
+        (progn
+          (gptel-scope-trust scope)
+          (gptel-scope-test-xa-in-session
+           root 'none
+           (lambda ()
+             (should (equal (gptel-scope-document) scope))
+             (should (equal (expand-file-name "~") (concat root "home")))
+             (let ((env (car (gptel-scope-exec--scoped))))
+               (should (equal (seq-filter (lambda (e) (string-match-p "\\`\\(HOME\\|TMPDIR\\)=" e)) env)
+                              (list (concat "HOME=" root "home") (concat "TMPDIR=" root "tmp")))))
+             (let ((protected (append (gptel-scope-protected-paths) nil)))
+               (dolist (f '("attacks-scope.yml" "repo/scope.yml" "repo/preset.md"))
+                 (should (member (expand-file-name f root) protected)))))))
+      (ignore-errors (gptel-scope-trust-untrust scope))
+      (gptel-scope-test-xa-remove root))))
+
 (ert-deftest gptel-scope-test-xa-gap-leaks-without-sandbox ()
   "A documented gap runs for real and its leak is counted (XLEAK-02)."
   (let ((r (gptel-scope-test-xa-run (list :id "XLEAK-02" :family "XLEAK" :command "grep -r API_KEY ."
@@ -537,7 +629,8 @@ breaches is reported too, to be taken off the list."
 
 (ert-deftest gptel-scope-test-xa-bwrap ()
   "With the bubblewrap sandbox, no case breaches (but those listed as expected for now)."
-  (skip-unless (gptel-scope-test-bwrap-works-p))
+  (unless (gptel-scope-test-bwrap-works-p)
+    (ert-skip "bubblewrap is missing or cannot create namespaces here: the sandbox mode is not run"))
   (let ((results (gptel-scope-test-xa--measure 'bwrap)))
     (should (> (length results) 0))
     (should (equal (gptel-scope-test-xa--unexpected-bwrap results) nil))))
