@@ -235,8 +235,10 @@ As tests/common/mod.rs lists them.")
 
 (defun gptel-scope-test-xa--scope-text (root scope)
   "Return the text of SCOPE for the fixture ROOT (a directory name).
-SCOPE is `read' (attacks-scope.yml, which writes nowhere) or `write'
-\(the scope of the scope_document cases in tests/common/mod.rs: every
+SCOPE is `read' (attacks-scope.yml, which writes nowhere), `warn'
+\(the same with `path_arguments: warn': the validator lets paths out
+of the scope through, and only the sandbox stops them) or `write' (the
+scope of the scope_document cases in tests/common/mod.rs: every
 command they use listed, ROOT/repo writable, .env denied)."
   (let ((r (directory-file-name root)))
     (if (eq scope 'write)
@@ -246,9 +248,13 @@ command they use listed, ROOT/repo writable, .env denied)."
         (insert-file-contents gptel-scope-test-xa--scope-file)
         (let ((text (replace-regexp-in-string "@ROOT@" r (buffer-string) t t)))
           ;; The breaches below count every write: the scope must write nowhere.
-          (unless (string-match-p "^  write: \\[\\]$" text)
-            (error "%s is not read-only: the breach test assumes it" gptel-scope-test-xa--scope-file))
-          text)))))
+          (unless (and (string-match-p "^  write: \\[\\]$" text)
+                       (string-match-p "^  path_arguments: enforce$" text))
+            (error "%s is not read-only with path_arguments enforced: the breach test assumes it"
+                   gptel-scope-test-xa--scope-file))
+          (if (eq scope 'warn)
+              (replace-regexp-in-string "^  path_arguments: enforce$" "  path_arguments: warn" text t t)
+            text))))))
 
 (defun gptel-scope-test-xa--writable-p (root scope path)
   "Return non-nil when a command may write PATH under SCOPE in the fixture ROOT.
@@ -261,7 +267,8 @@ module protects them all, in any case) and the session's preset.md."
 
 (defun gptel-scope-test-xa-fixture (&optional scope)
   "Make a fresh fixture from the template; return its root, a directory name.
-Its attacks-scope.yml holds SCOPE, `read' (the default) or `write'."
+Its attacks-scope.yml holds SCOPE, `read' (the default), `warn' or
+`write' (see `gptel-scope-test-xa--scope-text')."
   (let* ((template (gptel-scope-test-xa-template))
          (root (file-name-as-directory (file-truename (make-temp-file "gptel-scope-xa-" t))))
          (repo (expand-file-name "repo" root)))
@@ -578,6 +585,25 @@ breaches is reported too, to be taken off the list."
                                (concat "changed " root "repo/preset.md")
                                (concat "created " root "repo/src/Scope.yml")))))
       (gptel-scope-test-xa-remove root))))
+
+(ert-deftest gptel-scope-test-xa-sandbox-stops-what-the-validator-lets-through ()
+  "Reads the validator lets out of the scope leak without the sandbox, not under it.
+With path arguments not enforced (`warn'), both commands are allowed
+and run; under bubblewrap they find nothing."
+  (let ((cases (list (list :id "CTRL-01" :family "CTRL" :command "cat ../repo-secrets/creds.txt"
+                           :expected "deny" :corpus "control" :scope 'warn)
+                     (list :id "CTRL-02" :family "CTRL" :command "cat link_to_home/.ssh/id_rsa"
+                           :expected "deny" :corpus "control" :scope 'warn))))
+    (should (equal (mapcar (lambda (c) (let ((r (gptel-scope-test-xa-run c 'none)))
+                                         (list (plist-get r :ran) (plist-get r :breaches))))
+                           cases)
+                   '((t ("token creds in the result")) (t ("token ssh in the result")))))
+    (unless (gptel-scope-test-bwrap-works-p)
+      (ert-skip "bubblewrap is missing or cannot create namespaces here: the sandbox half is not run"))
+    (should (equal (mapcar (lambda (c) (let ((r (gptel-scope-test-xa-run c 'bwrap)))
+                                         (list (plist-get r :ran) (plist-get r :breaches))))
+                           cases)
+                   '((t nil) (t nil))))))
 
 (ert-deftest gptel-scope-test-xa-session ()
   "A case's commands get HOME and TMPDIR in the fixture; its documents are protected."
