@@ -587,7 +587,7 @@ breaches is reported too, to be taken off the list."
       (gptel-scope-test-xa-remove root))))
 
 (ert-deftest gptel-scope-test-xa-sandbox-stops-what-the-validator-lets-through ()
-  "Reads the validator lets out of the scope leak without the sandbox, not under it.
+  "Reads out of the scope the validator lets through leak without the sandbox only.
 With path arguments not enforced (`warn'), both commands are allowed
 and run; under bubblewrap they find nothing."
   (let ((cases (list (list :id "CTRL-01" :family "CTRL" :command "cat ../repo-secrets/creds.txt"
