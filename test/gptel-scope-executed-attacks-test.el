@@ -16,8 +16,11 @@
 ;; recorded before the call and compared after it.
 ;;
 ;; A breach is a token in the tool's result, any file created, changed
-;; or removed (the scope writes nowhere), or the canary gone.  Tokens are
-;; matched verbatim: an encoded copy (base64, hex) is not seen.
+;; or removed where the scope does not let a command write (the corpus
+;; scope writes nowhere; the scope_document cases run a second time
+;; under a scope writing the project but its scope documents and .env),
+;; or the canary gone.  Tokens are matched verbatim: an encoded copy
+;; (base64, hex) is not seen.
 ;;
 ;; Two modes: no sandbox, where the count of breaching cases may not
 ;; rise above `gptel-scope-test-xa-no-sandbox-ceiling', and the
