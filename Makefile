@@ -93,6 +93,15 @@ test-elisp-all: module
 	if [ -z "$(EMACS30)" ]; then echo "Emacs 30.1 runs skipped: no target/emacs-30/emacs (.ci/emacs30 sets it up)" >> target/ert/summary; fi; \
 	echo; echo "=== ERT runs"; cat target/ert/summary; ! grep -q FAILED target/ert/summary
 
+# make test-executed-attacks: every attack case of the corpora (deny, gap, scope_document) run
+# for real through run_bash_command, in a fresh fixture each, without a sandbox and under
+# bubblewrap; prints a table per mode (test/gptel-scope-executed-attacks-test.el). `make
+# test-elisp' runs a subset of it.
+.PHONY: test-executed-attacks
+test-executed-attacks: module
+	GPTEL_SCOPE_EXECUTED_ATTACKS=full $(EMACS) -Q --batch -L lisp -L test -l test/test-helper.el \
+	  -l test/gptel-scope-executed-attacks-test.el --eval '(ert-run-tests-batch-and-exit "^gptel-scope-test-xa-")'
+
 # make lint: byte-compile (warnings are errors) and checkdoc with what is on the load path, and
 # again with the pinned gptel and transient 0.13.7 on it, on EMACS and on EMACS30 when it is
 # there, and package-lint (Debian's elpa-package-lint) on each. Each runs to its end.
