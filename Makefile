@@ -22,7 +22,7 @@ $(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs src/*/*/*.rs data/*.yml)
 	cp $(LIB) $(MODULE).new && mv -f $(MODULE).new $(MODULE)
 
 # `make test`: cargo test, the ERT suite every way on every Emacs there is, the fuzz smoke run.
-test: test-rust test-elisp-all test-fuzz
+test: test-rust test-elisp-all test-executed-attacks test-fuzz
 
 test-rust:
 	$(CARGO) test --quiet

@@ -42,23 +42,18 @@
 
 ;;;; Figures recorded
 
-(defconst gptel-scope-test-xa-no-sandbox-ceiling '((full . 3) (subset . 3))
+(defconst gptel-scope-test-xa-no-sandbox-ceiling '((full . 0) (subset . 0))
   "The most cases that may breach without the sandbox, per run.
-Measured on 2026-11-26: the full run has 621 cases (585 rows, and the
-36 scope_document rows again under the write scope), the subset 24.
-In both, the three breaching cases are the documented gaps
-XLEAK-01..03, recursive readers reaching the denied .env; every other
-case is refused by the engine.  Lower it when a gap closes; it may
-never rise.")
+Measured on 2026-11-26: 3 in the full run (the gaps XLEAK-01..03,
+recursive readers reaching the denied .env) before the engine knew
+recursive readers, 0 since.  It may never rise.")
 
-(defconst gptel-scope-test-xa-bwrap-expected-breaches '("XLEAK-01" "XLEAK-02" "XLEAK-03")
-  "Cases that breach under the sandbox until it masks denied entries.
-Each reads the denied .env inside the readable tree (its token is in
-the output), which the sandbox does not hide while the deny pattern is
-a glob (`**/.env').  Only a token of .env or of git's history is
-expected of them; anything else they do is a breach.  Empty this list
-when the sandbox masks denied entries: a listed case that no longer
-breaches fails the test, so that it is removed.")
+(defconst gptel-scope-test-xa-bwrap-expected-breaches nil
+  "Cases that may breach under the sandbox: none.
+A case listed here may only leak a token of .env or of git's history;
+a listed case that no longer breaches fails the test, so that it is
+removed.  (XLEAK-01..03 were listed until the sandbox masked denied
+entries and the engine refused recursive readers reaching them.)")
 
 (defconst gptel-scope-test-xa-subset
   '("CHN-02" "SUB-01" "RED-15" "HDOC-03" "VAR-01" "ENV-09" "WRP-07" "PATH-02" "PATH-10" "CFG-01"
@@ -629,14 +624,17 @@ and run; under bubblewrap they find nothing."
       (ignore-errors (gptel-scope-trust-untrust scope))
       (gptel-scope-test-xa-remove root))))
 
-(ert-deftest gptel-scope-test-xa-gap-leaks-without-sandbox ()
-  "A documented gap runs for real and its leak is counted (XLEAK-02)."
+(ert-deftest gptel-scope-test-xa-closed-gap-runs-nothing ()
+  "A gap now closed is refused before it runs, and nothing leaks (XLEAK-02).
+That a leak is counted when one happens is shown by
+`gptel-scope-test-xa-sandbox-stops-what-the-validator-lets-through'."
   (let ((r (gptel-scope-test-xa-run (list :id "XLEAK-02" :family "XLEAK" :command "grep -r API_KEY ."
-                                          :expected "gap" :corpus "extra")
+                                          :expected "deny" :corpus "extra")
                                     'none)))
-    (should (plist-get r :ran))
-    (should (equal (plist-get r :leaked) '(env)))
-    (should (equal (plist-get r :breaches) '("token env in the result")))))
+    (should-not (plist-get r :ran))
+    (should (equal (plist-get r :reason) "reaches_denied_path"))
+    (should-not (plist-get r :leaked))
+    (should-not (plist-get r :breaches))))
 
 (ert-deftest gptel-scope-test-xa-refused-case-runs-nothing ()
   "A denied case is refused by the engine: nothing starts, nothing changes (CHN-02)."
