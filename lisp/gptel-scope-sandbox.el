@@ -58,6 +58,16 @@ does not work here (no user namespaces).  nil runs commands as they are."
                  (const :tag "No sandbox" nil))
   :group 'gptel-scope)
 
+(defcustom gptel-scope-sandbox-denied-reads 'mask
+  "What a command reading a whole tree gets when it holds denied entries.
+With the sandbox running the command, `mask' (the default) allows it:
+every entry a deny pattern covers reads as empty, and the model is told
+so.  `refuse' refuses it (`reaches_denied_path') as without the sandbox,
+naming the entry and how to exclude it."
+  :type '(choice (const :tag "Allow; the sandbox masks them" mask)
+                 (const :tag "Refuse, as without the sandbox" refuse))
+  :group 'gptel-scope)
+
 (defcustom gptel-scope-sandbox-program "bwrap"
   "The bubblewrap program."
   :type 'string
@@ -141,7 +151,7 @@ system over it is read-only, and covers them already)."
          (cons "/dev" (list "--dev" "/dev")))))
 
 (defun gptel-scope-sandbox--private-home (shown)
-  "Return the mount of an empty private home, or nil when SHOWN holds it.
+  "Return the mount of an empty private home, or nil if SHOWN has the home.
 SHOWN is the list of directories bound; when none of them is the home
 directory or above it, the home is an empty writable file system (the
 scope's directories under it are bound over it), so that programs
@@ -268,8 +278,18 @@ does not work, or when the entries to mask could not all be found."
               (list (format "gptel-scope-sandbox is `%s' but %s; nothing ran (or set gptel-scope-sandbox to auto or nil)"
                             gptel-scope-sandbox (gptel-scope-sandbox--missing)))))))
 
+(defun gptel-scope-sandbox-masks-p ()
+  "Return non-nil when commands run in the sandbox with denied entries masked.
+That is when `gptel-scope-sandbox' wraps commands here and
+`gptel-scope-sandbox-denied-reads' is `mask'."
+  (and gptel-scope-sandbox
+       (eq gptel-scope-sandbox-denied-reads 'mask)
+       (gptel-scope-sandbox-works-p)))
+
 (unless gptel-scope-exec-argv-function
   (setq gptel-scope-exec-argv-function #'gptel-scope-sandbox-wrap))
+(unless gptel-scope-masked-function
+  (setq gptel-scope-masked-function #'gptel-scope-sandbox-masks-p))
 
 (provide 'gptel-scope-sandbox)
 ;;; gptel-scope-sandbox.el ends here

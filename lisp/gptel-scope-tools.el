@@ -239,6 +239,17 @@ the Emacs init files."
         (vconcat (mapcar (lambda (g) (list :tool (car g) :resource (cdr g))) gptel-scope--allow-once))
       [])))
 
+(defvar gptel-scope-masked-function nil
+  "Function telling whether commands run where denied entries are masked.
+Called with no argument when a command is judged; non-nil means the
+command runs in a sandbox that masks every entry a deny pattern covers
+under the scope's directories, so the module allows a command reading a
+whole tree with a warning instead of refusing it.  The sandbox sets it.")
+
+(defun gptel-scope--masked ()
+  "Return t when commands run with denied entries masked, else :false (JSON)."
+  (if (and gptel-scope-masked-function (funcall gptel-scope-masked-function)) t :false))
+
 (defun gptel-scope--request (buffer &rest keys)
   "Return the JSON request with KEYS under BUFFER's scope and grants."
   (with-current-buffer buffer
@@ -255,10 +266,11 @@ the Emacs init files."
 
 (defvar-local gptel-scope--scope-json nil
   "The scope part of this buffer's last brief request, and what it was made of.
-A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON RULES]
+A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON RULES MASKED]
 \(copies of `gptel-scope', `gptel-scope-inline' and the allow-once
 grants; the HOME entry of `process-environment' HOME was made from;
-RULES what the approvals and the protected paths were made from).")
+RULES what the approvals and the protected paths were made from; MASKED
+whether commands ran with denied entries masked).")
 
 (defun gptel-scope--rules-key ()
   "Return what this buffer's approvals and protected paths are made of.
@@ -288,22 +300,25 @@ compares the rest."
            (entry (gptel-scope--home-entry))
            (home (if (and c (eq (aref c 4) entry)) (aref c 5) (expand-file-name "~")))
            (root (unless doc (gptel-scope--project-root)))
-           (rules (gptel-scope--rules-key)))
+           (rules (gptel-scope--rules-key))
+           (masked (gptel-scope--masked)))
       (if (and c
                (equal (aref c 2) doc) (eq (aref c 5) home) (equal (aref c 6) root)
                (equal (aref c 0) gptel-scope) (equal (aref c 1) gptel-scope-inline)
                (equal (aref c 3) gptel-scope--allow-once)
-               (equal (aref c 8) rules))
+               (equal (aref c 8) rules)
+               (eq (aref c 9) masked))
           (aref c 7)
         (let* ((sources (gptel-scope-sources))
                (json (json-serialize
                       (nconc (list :sources sources :grants (gptel-scope--grants) :home home
-                                   :check_trust t :protect (gptel-scope-protected-paths))
+                                   :check_trust t :protect (gptel-scope-protected-paths)
+                                   :masked masked)
                              (unless (cl-loop for s across sources thereis (plist-get s :file))
                                (list :project_root (or root (gptel-scope--project-root))))))))
           (setq gptel-scope--scope-json
                 (vector (copy-tree gptel-scope t) (copy-tree gptel-scope-inline t) doc
-                        (copy-tree gptel-scope--allow-once) entry home root json rules))
+                        (copy-tree gptel-scope--allow-once) entry home root json rules masked))
           json)))))
 
 ;;;; Grants and refusals
@@ -846,7 +861,7 @@ written from, by `gptel-scope--denial-json'), and the :command and
                     (gptel-scope-module-decide-command command dir (gptel-scope--scope-json buffer))
                   (gptel-scope-module-check-command
                    (gptel-scope--request buffer :command command :directory dir
-                                         :tool "run_bash_command")))))
+                                         :tool "run_bash_command" :masked (gptel-scope--masked))))))
         (cond
          ;; A brief refusal, the refusal itself: its plist is made now.
          ((user-ptrp d)
@@ -907,7 +922,8 @@ them (`gptel-scope--arg'); a missing ARGS is no arguments."
                                          :command command
                                          :args (vconcat args)
                                          :directory dir
-                                         :tool "run_command"))))
+                                         :tool "run_command"
+                                         :masked (gptel-scope--masked)))))
           (gptel-scope--run buffer once d (cons command args) timeout
                             (lambda ()
                               (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))

@@ -370,3 +370,32 @@ fn a_tree_that_cannot_be_checked_is_refused() {
         "`grep -Rn x .` reads the files under ./src/loop/src/loop/src/loop/src/loop, and the engine could not check that tree for entries a deny pattern covers (more than 100000 entries, more than 200 ms, links too many or too deep, or a directory it cannot read): narrow the command to the directories it needs."
     );
 }
+
+/// Where the sandbox masks every denied entry (the request says `masked`), a whole-tree read
+/// is allowed with a warning: the natural command works and reads the denied files as empty.
+/// What the sandbox does not mask stays refused: a denied path named outright, and git's
+/// object store.
+#[test]
+fn issue_16_masked_by_the_sandbox_tree_reads_are_allowed_with_a_warning() {
+    let p = Project::new(true);
+    let matcher = gptel_scope::policy::paths::Matcher::new(&p.scope.paths, None, None).unwrap();
+    let decide = |command: &str, masked: bool| {
+        let ctx = gptel_scope::policy::decide::Ctx { scope: &p.scope, matcher: &matcher, home: None, grants: &[], tool: "run_bash_command", masked };
+        gptel_scope::policy::decide::decide(&ctx, command, &p.dir())
+    };
+    for cmd in ["grep -rn KEY .", "find . -name .env -exec cat {} \\;", "grep -rl TODO . | xargs cat"] {
+        let refused = decide(cmd, false);
+        assert_eq!(refused.reason, Some("reaches_denied_path"), "{cmd}");
+        let d = decide(cmd, true);
+        assert!(d.allowed, "{cmd}: {}", d.message);
+        // The refusal's account of what is read, then what the sandbox does about it.
+        let (account, _) = refused.message.split_once(" covers. ").expect("refusal text");
+        let them = if account.contains(" more denied entr") { "them, so they read as empty" } else { "it, so it reads as empty" };
+        assert_eq!(d.warnings, vec![format!("{account} covers: the sandbox masks {them}")], "{cmd}");
+        assert!(d.paths.iter().any(|p| p.verdict == "masked"), "{cmd}");
+    }
+    let named = decide("cat .env", true);
+    assert_eq!(named.reason, Some("path_denied"));
+    // A clean tree: no warning.
+    assert_eq!(decide("grep -rn TODO src", true).warnings, Vec::<String>::new());
+}

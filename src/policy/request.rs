@@ -51,6 +51,10 @@ pub struct Request {
     /// Paths that hold rules besides the scope documents of `sources` (the session's
     /// preset.md, the profile directory, the trust list): never written by a tool.
     pub protect: Vec<String>,
+    /// The command runs in a sandbox that masks every entry a deny pattern covers under the
+    /// scope's directories (the elisp layer says so when bubblewrap will wrap it): a whole
+    /// tree read there is allowed with a warning, since what it would read is hidden.
+    pub masked: bool,
 }
 
 impl Request {

@@ -50,6 +50,9 @@ pub struct Ctx<'a> {
     pub home: Option<&'a Path>,
     pub grants: &'a [Grant],
     pub tool: &'a str,
+    /// The command runs where every denied entry under the scope's directories is masked
+    /// ([`crate::policy::request::Request::masked`]).
+    pub masked: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

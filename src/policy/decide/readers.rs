@@ -1408,10 +1408,21 @@ impl Judge<'_> {
             path: e.shown(),
             resolved: first.to_string_lossy().into_owned(),
             access: Access::Read.as_str(),
-            verdict: "denied",
+            verdict: if self.ctx.masked { "masked" } else { "denied" },
             pattern: Some(pattern.clone()),
             source: format!("under {shown}, read by {}", label.split(' ').next().unwrap_or(label)),
         });
+        if self.ctx.masked {
+            // The sandbox masks every entry a deny pattern covers under the directories it
+            // shows before the command starts (found by the same walk; when it cannot tell,
+            // nothing runs), and shows nothing else: the command reads them as empty.
+            self.warn(format!(
+                "{reads}, among them the {what} {}{more}, which the deny pattern `{pattern}` covers: the sandbox masks {}",
+                rel.display(),
+                if reached.len() > 1 { "them, so they read as empty" } else { "it, so it reads as empty" }
+            ));
+            return true;
+        }
         self.violate(
             REACHES_DENIED,
             format!(
