@@ -397,9 +397,9 @@ less noisy than the wall clock on a busy machine)."
                               nil "(info)" 'info))))
 
 (defun gptel-scope-bench--sandbox ()
-  "Measure what the sandbox adds to run_bash_command on `true', its default.
-Interleaved with the same call without it; the difference of the
-medians is the sandbox's cost per command (the mounts asked of the
+  "Measure the sandbox's cost per command: run_bash_command on `true'.
+With the sandbox (its default) interleaved with the same call without;
+the difference of the medians is the cost (the mounts asked of the
 module, the walk for denied entries, starting bubblewrap)."
   (if (not (let ((gptel-scope-sandbox 'auto)) (gptel-scope-sandbox-works-p)))
       (gptel-scope-bench--row "Emacs: the sandbox's cost per command" "no bwrap" "-" nil "(info)" 'info)
