@@ -110,7 +110,10 @@ YIELD, in milliseconds, is 500 unless given: time for a loaded machine."
           (should (null (gptel-scope-test--pty-processes))))
         ;; The judge lets plain `bash' through (its stdin is closed in run_bash_command);
         ;; on a terminal it would be interactive and run ~/.bashrc: refused here.
-        (dolist (c '("bash" "env bash" "bash -O extglob" "echo ls | bash" "zsh"))
+        ;; (`bash -O extglob' is refused before that: -O sets a shell option.)
+        (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-exec-command "bash -O extglob" dir) :reason)
+                       "unsupported_construct"))
+        (dolist (c '("bash" "env bash" "echo ls | bash" "zsh"))
           (let ((r (gptel-scope-test-call #'gptel-scope-exec-command c dir)))
             (should (equal (plist-get r :reason) "interactive_shell_startup_files"))
             (should (string-match-p "Start it as `\\(bash --norc\\|zsh -f\\)`" (plist-get r :message)))))
