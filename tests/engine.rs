@@ -259,3 +259,17 @@ fn operand_shapes_of_dd_zip_printf_yq() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// `[` is the test builtin, not a glob: a `[` with no `]` after it in the word matches
+/// itself. A word with a bracket expression stays a glob (and a command name built by one is
+/// still `dynamic_command`).
+#[test]
+fn test_bracket_is_the_test_builtin_not_a_glob() {
+    check(&[
+        ("proj", "if [ -d src ]; then ls src; fi", "allow"),
+        ("proj", "[ -f f.txt ] && cat f.txt", "allow"),
+        ("proj", "[ -d src ] || rm x", "dangerous_command"),
+        ("proj", "[x] -d", "dynamic_command"),
+        ("proj", "l[s] src", "dynamic_command"),
+    ]);
+}

@@ -675,7 +675,7 @@ impl Flattener {
                         if t.contains("$[") {
                             self.problem(Problem::Unsupported("`$[ ]` arithmetic is not allowed".into()));
                         }
-                        if has_glob(t) {
+                        if makes_glob(t, raw) {
                             acc.glob = true;
                         }
                         if ["@(", "!(", "+(", "*(", "?("].iter().any(|p| t.contains(p)) {

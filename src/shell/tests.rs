@@ -466,3 +466,19 @@ fn long_numbers_and_brace_heavy_words_fail_closed() {
     assert!(precheck("echo $(( (1+2) * (3) ))").is_ok());
     assert_eq!(brace_expand("{a,b}").unwrap(), vec!["a", "b"]);
 }
+
+#[test]
+fn a_bracket_without_a_closing_one_is_no_glob() {
+    for (t, raw, want) in [
+        ("[", "[", false),
+        ("[x", "[x", false),
+        ("[ab]", "[ab]", true),
+        ("[", "[\"]\"", true),
+        ("a*", "a*", true),
+        ("x?", "x?", true),
+        ("]", "]", false),
+        ("-d", "-d", false),
+    ] {
+        assert_eq!(makes_glob(t, raw), want, "{t} in {raw}");
+    }
+}

@@ -75,6 +75,21 @@ pub(super) fn has_glob(t: &str) -> bool {
         || ["@(", "!(", "+("].iter().any(|p| t.contains(p))
 }
 
+/// Whether the unquoted text `t` of the word `raw` makes it a glob: [`has_glob`], except that
+/// a `[` with no `]` anywhere after it in the word opens no bracket expression and matches
+/// itself (`[ -d dir ]`: the command `[`, the test builtin). Any `]` after it, quoted or not,
+/// keeps the word a glob.
+pub(super) fn makes_glob(t: &str, raw: &str) -> bool {
+    if t.contains(['*', '?']) || ["@(", "!(", "+("].iter().any(|p| t.contains(p)) {
+        return true;
+    }
+    match (t.contains('['), raw.find('[')) {
+        (false, _) => false,
+        (true, Some(at)) => raw[at..].contains(']'),
+        (true, None) => true,
+    }
+}
+
 /// Brace expansion of one word: `a{b,c}` → `ab`, `ac`. Quoted braces stay as they are.
 pub fn brace_expand(raw: &str) -> Result<Vec<String>, String> {
     if !unquoted_brace(raw) {

@@ -408,7 +408,10 @@ impl Walker {
             let source = raw.get(p.start_index..p.end_index).unwrap_or("");
             match &p.piece {
                 WordPiece::Text(t) => {
-                    if !quoted && (t.contains(['*', '?', '[']) || t.contains('(')) {
+                    // A `[` opens a bracket expression only when a `]` follows it in the word
+                    // (bash matches a lone `[` as itself: the test builtin).
+                    let bracket = t.contains('[') && raw.find('[').is_some_and(|at| raw[at..].contains(']'));
+                    if !quoted && (t.contains(['*', '?']) || bracket || t.contains('(')) {
                         *out = None;
                     }
                     push(out, t);
