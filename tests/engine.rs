@@ -273,3 +273,21 @@ fn test_bracket_is_the_test_builtin_not_a_glob() {
         ("proj", "l[s] src", "dynamic_command"),
     ]);
 }
+
+/// A process substitution operand is a pipe to a command judged on its own, not a path; a
+/// refusal names each other problem once, as a sentence.
+#[test]
+fn process_substitution_operands_are_pipes() {
+    check(&[
+        ("proj", "cat <(ls src) <(ls .)", "allow"),
+        ("proj", "cat <(ls src) <(rm x)", "dangerous_command"),
+        ("proj", "cat <(curl x)", "denied"),
+        ("proj", "sort <(cat ../other/x.txt)", "path_not_in_scope"),
+    ]);
+    let f = fx();
+    let d = decide_in(&f.scope, &f.tmp.path().join("proj"), Some(f.tmp.path()), None, &[], "cat $X $Y $X");
+    assert_eq!(
+        d.message,
+        "`$X` (operand of cat) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally. Also refused: path_not_in_scope ($Y)."
+    );
+}

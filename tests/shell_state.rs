@@ -109,7 +109,7 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-52", "echo ${#a[SECONDS++]}", deny("denied", shell_var("SECONDS"))),
         // Here-documents bash ends elsewhere: a backslash-newline joins the delimiter line.
         ("STATE-38", "cat <<EOF\nE\\\nOF\ntouch pwned\nEOF", deny("unsupported_construct", heredoc("E\\"))),
-        ("STATE-39", "cat <<EOF\nab\\\nEOF\nls\nEOF", deny("unsupported_construct", heredoc("ab\\") + " Also refused: command_not_allowed (EOF).")),
+        ("STATE-39", "cat <<EOF\nab\\\nEOF\nls\nEOF", deny("unsupported_construct", heredoc("ab\\") + ". Also refused: command_not_allowed (EOF).")),
         ("STATE-40", "echo \"$(cat <<EOF\nE\\\nOF\ntouch pwned\nEOF\n)\"", deny("unsupported_construct", heredoc("E\\"))),
         // Globs that bash 5.1 and older expand through `..`.
         ("STATE-41", "cat .*/x", deny("unsupported_construct", dot_glob(".*/x"))),

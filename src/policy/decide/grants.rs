@@ -71,12 +71,19 @@ impl<'a> Judge<'a> {
             None => "Allowed.".to_string(),
             Some(p) => p.message.clone(),
         };
-        if open.len() > 1 {
-            let others: Vec<String> = open
-                .iter()
-                .filter(|v| primary.as_ref().is_none_or(|p| p != **v))
-                .map(|v| format!("{} ({})", v.reason, v.command.as_deref().unwrap_or(&v.resource)))
-                .collect();
+        // The other problems, each once, named by what it is about.
+        let mut others: Vec<String> = Vec::new();
+        for v in open.iter().filter(|v| primary.as_ref().is_none_or(|p| p != **v)) {
+            let about = if v.validation_type == "path" || v.command.is_none() { v.resource.as_str() } else { v.command.as_deref().unwrap_or(&v.resource) };
+            let item = format!("{} ({about})", v.reason);
+            if !others.contains(&item) && primary.as_ref().is_none_or(|p| format!("{} ({})", p.reason, p.resource) != item) {
+                others.push(item);
+            }
+        }
+        if !others.is_empty() {
+            if !message.ends_with('.') {
+                message.push('.');
+            }
             message.push_str(&format!(" Also refused: {}.", others.join("; ")));
         }
         let access = if required == "write" { Access::Write } else { Access::Read };

@@ -314,7 +314,11 @@ impl<'a> Judge<'a> {
         }
         let enforce = enforce || access == Access::Write || self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
         let Some(v) = w.value.clone() else {
-            let msg = format!("`{}` ({source}) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally", w.raw);
+            // `<(cmd)` and `>(cmd)` are pipes to a command judged on its own, not paths.
+            if is_process_substitution(&w.raw) {
+                return;
+            }
+            let msg = format!("`{}` ({source}) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally.", w.raw);
             self.paths.push(PathEvidence { path: w.raw.clone(), resolved: String::new(), access: access.as_str(), verdict: if enforce { "denied" } else { "unchecked" }, pattern: None, source: source.to_string() });
             if enforce {
                 self.violate("path_not_in_scope", msg, None, w.raw.clone(), "path", Some(access));
@@ -399,6 +403,27 @@ impl<'a> Judge<'a> {
             }
         }
     }
+}
+
+/// Whether a word is one process substitution and nothing else (`<(ls src)`, `>(wc -l)`):
+/// its first `(` closes at its last character. Quotes are not read, so a `)` inside them
+/// makes the answer no (the word then stays a path built at run time, and is refused).
+pub(super) fn is_process_substitution(raw: &str) -> bool {
+    let Some(body) = raw.strip_prefix("<(").or_else(|| raw.strip_prefix(">(")) else { return false };
+    let mut depth = 1usize;
+    for (i, c) in body.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1 == body.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 #[cfg(test)]
