@@ -112,7 +112,7 @@ fn main() {
     let dir = std::fs::canonicalize(&dir).expect("canonical temp dir");
     let scope: Scope = serde_yaml::from_str(&scope_yaml(&dir)).expect("scope");
     let matcher = Matcher::new(&scope.paths, Some(&dir), None).expect("matcher");
-    let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(&dir), grants: &[], tool: "run_bash_command", masked: false };
+    let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(&dir), grants: &[], tool: "run_bash_command", project_root: None, masked: false };
 
     // The same scope as a file, for the JSON entry point (loaded once, then cached).
     let scope_file = dir.join("scope.yml");
@@ -216,7 +216,7 @@ fn main() {
     let repo = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).expect("repository");
     let repo_scope: Scope = serde_yaml::from_str(&scope_yaml(&repo)).expect("scope");
     let repo_matcher = Matcher::new(&repo_scope.paths, Some(&dir), None).expect("matcher");
-    let repo_ctx = Ctx { scope: &repo_scope, matcher: &repo_matcher, home: Some(&dir), grants: &[], tool: "run_bash_command", masked: false };
+    let repo_ctx = Ctx { scope: &repo_scope, matcher: &repo_matcher, home: Some(&dir), grants: &[], tool: "run_bash_command", project_root: None, masked: false };
     let commits = std::process::Command::new("git").args(["rev-list", "--all", "--count"]).current_dir(&repo).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
     let (mut look_ms, mut plain_ms, mut cmd_ms) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..RUNS {
@@ -378,7 +378,7 @@ fn tree_readers(dir: &Path) {
         ))
         .expect("scope");
         let matcher = Matcher::new(&scope.paths, Some(dir), None).expect("matcher");
-        let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(dir), grants: &[], tool: "run_bash_command", masked: false };
+        let ctx = Ctx { scope: &scope, matcher: &matcher, home: Some(dir), grants: &[], tool: "run_bash_command", project_root: None, masked: false };
         let judge = |cmd: &str| {
             let mut v: Vec<f64> = (0..7)
                 .map(|_| {

@@ -82,7 +82,7 @@
 bash_tools:
   categories:
     read_only: [ls, cat, find, sleep]
-    safe_write: [touch, xargs, ./gen.sh]
+    safe_write: [touch, xargs, ./out/gen.sh]
   path_arguments: warn
   timeout: 5
 "

@@ -380,7 +380,7 @@ fn issue_16_masked_by_the_sandbox_tree_reads_are_allowed_with_a_warning() {
     let p = Project::new(true);
     let matcher = gptel_scope::policy::paths::Matcher::new(&p.scope.paths, None, None).unwrap();
     let decide = |command: &str, masked: bool| {
-        let ctx = gptel_scope::policy::decide::Ctx { scope: &p.scope, matcher: &matcher, home: None, grants: &[], tool: "run_bash_command", masked };
+        let ctx = gptel_scope::policy::decide::Ctx { scope: &p.scope, matcher: &matcher, home: None, grants: &[], tool: "run_bash_command", project_root: None, masked };
         gptel_scope::policy::decide::decide(&ctx, command, &p.dir())
     };
     for cmd in ["grep -rn KEY .", "find . -name .env -exec cat {} \\;", "grep -rl TODO . | xargs cat"] {

@@ -291,3 +291,43 @@ fn process_substitution_operands_are_pipes() {
         "`$X` (operand of cat) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally. Also refused: path_not_in_scope ($Y)."
     );
 }
+
+/// A path-qualified command name runs the file it names from the directory it runs in: it
+/// matches a scope entry naming a path only when both lead to the same file (issue's bypass:
+/// `cd config && ... && ./bin/x.sh` ran a script the command itself wrote).
+#[test]
+fn path_qualified_names_match_the_file_they_run() {
+    let tmp = TempDir::new("pathcmd");
+    let root = tmp.path().join("repo");
+    for d in ["bin", "config", "other"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::write(root.join("bin/x.sh"), "echo ok\n").unwrap();
+    std::os::unix::fs::symlink(root.join("bin/x.sh"), root.join("other/link.sh")).unwrap();
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/**\"]\n  write: [\"{r}/config/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, ./bin/x.sh]\n    safe_write: [mkdir, printf]\n",
+        r = root.display()
+    ));
+    let mut bad = Vec::new();
+    for (dir, cmd, want) in [
+        ("", "./bin/x.sh", "allow"),
+        ("", "bin/x.sh", "allow"),
+        ("bin", "./x.sh", "allow"),
+        ("other", "./link.sh", "allow"),
+        ("config", "../bin/x.sh", "allow"),
+        ("", "cd config && mkdir -p bin && printf 'echo pwned\\n' > bin/x.sh && ./bin/x.sh", "command_not_allowed"),
+        ("config", "./bin/x.sh", "command_not_allowed"),
+        ("", "./other/x.sh", "command_not_allowed"),
+        ("", "x.sh", "command_not_allowed"),
+    ] {
+        let d = decide_in(&s, &root.join(dir), None, Some(&root), &[], cmd);
+        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        if got != want {
+            bad.push(format!("[{dir}] {cmd}: want {want}, got {got} ({})", d.message));
+        }
+    }
+    // Without a project root a relative entry names no file: nothing matches it.
+    let d = decide_in(&s, &root, None, None, &[], "./bin/x.sh");
+    assert_eq!(d.reason, Some("command_not_allowed"));
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -121,7 +121,7 @@ fn argv_commands_cannot_smuggle_shell_syntax() {
     let (t, s) = fx();
     let repo = t.path().join("repo");
     let matcher = gptel_scope::policy::paths::Matcher::new(&s.paths, None, None).unwrap();
-    let ctx = gptel_scope::policy::decide::Ctx { scope: &s, matcher: &matcher, home: None, grants: &[], tool: "run_command", masked: false };
+    let ctx = gptel_scope::policy::decide::Ctx { scope: &s, matcher: &matcher, home: None, grants: &[], tool: "run_command", project_root: None, masked: false };
     // The argument is one literal word: `; rm -rf /` is data for cat, a path out of scope.
     let d = gptel_scope::policy::decide::decide_argv(&ctx, "cat", &["src/a.rs; rm -rf /".to_string()], &repo, gptel_scope::scope::Platform::Posix);
     assert!(d.allowed, "a literal file name: {}", d.message);

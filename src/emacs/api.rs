@@ -177,7 +177,7 @@ fn judging_request(req: Request, default_tool: &str, judge: impl Fn(&Request, &C
         Ok(x) => x,
         Err(e) => return Ok(Judging::Refused(error_decision(&req, &tool, &e))),
     };
-    let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool, masked: req.masked };
+    let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool, project_root: prepared.project_root.as_deref(), masked: req.masked };
     let d = judge(&req, &ctx, &command, &dir)?;
     Ok(Judging::Decided(d, prepared))
 }
@@ -629,7 +629,7 @@ fn add_category(req: &AddRequest) -> Result<(Option<String>, PathBuf)> {
             Ok(p) => {
                 let mut scope = p.loaded.scope.clone();
                 scope.bash_tools.categories.read_only.push(name);
-                let ctx = Ctx { scope: &scope, matcher: &p.matcher, home: p.home.as_deref(), grants: &[], tool: &req.tool, masked: false };
+                let ctx = Ctx { scope: &scope, matcher: &p.matcher, home: p.home.as_deref(), grants: &[], tool: &req.tool, project_root: p.project_root.as_deref(), masked: false };
                 decide::decide(&ctx, &req.resource, &base).required_scope == "write"
             }
             Err(_) => false,

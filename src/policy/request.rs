@@ -115,6 +115,8 @@ pub struct Prepared {
     pub loaded: Arc<LoadedScope>,
     pub matcher: Arc<Matcher>,
     pub home: Option<PathBuf>,
+    /// The project root the patterns were expanded with (the request's, else the scope's).
+    pub project_root: Option<PathBuf>,
 }
 
 /// Scope, home, root, and a hash of the protected paths (the entry holds them, compared on
@@ -144,7 +146,7 @@ pub fn prepare(req: &Request) -> Result<Prepared> {
     if let Ok(cache) = MATCHERS.lock() {
         if let Some((_, m, protect)) = cache.get(&key) {
             if *protect == req.protect {
-                return Ok(Prepared { loaded, matcher: m.clone(), home });
+                return Ok(Prepared { loaded, matcher: m.clone(), home, project_root: root });
             }
         }
     }
@@ -163,5 +165,5 @@ pub fn prepare(req: &Request) -> Result<Prepared> {
         }
         cache.insert(key, (loaded.clone(), matcher.clone(), req.protect.clone()));
     }
-    Ok(Prepared { loaded, matcher, home })
+    Ok(Prepared { loaded, matcher, home, project_root: root })
 }

@@ -49,7 +49,7 @@ pub fn decide_in(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: O
 /// [`decide_in`] with `protected` paths (scope documents, the trust list): never written.
 pub fn decide_protected(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: Option<&Path>, grants: &[Grant], protected: &[PathBuf], command: &str) -> Decision {
     let matcher = Matcher::new(&scope.paths, home, project_root).unwrap().with_protected(protected);
-    let ctx = Ctx { scope, matcher: &matcher, home, grants, tool: "run_bash_command", masked: false };
+    let ctx = Ctx { scope, matcher: &matcher, home, grants, tool: "run_bash_command", project_root, masked: false };
     decide::decide(&ctx, command, dir)
 }
 

@@ -104,7 +104,7 @@ pub fn decide_timed(scope: &Scope, command: &str) -> Option<(Decision, Duration)
     let fx = Fixture::get();
     let home = fx.home();
     let matcher = Matcher::new(&scope.paths, Some(&home), None).ok()?;
-    let ctx = Ctx { scope, matcher: &matcher, home: Some(&home), grants: &[], tool: "run_bash_command", masked: false };
+    let ctx = Ctx { scope, matcher: &matcher, home: Some(&home), grants: &[], tool: "run_bash_command", project_root: None, masked: false };
     let t = Instant::now();
     let d = decide::decide(&ctx, command, &fx.repo());
     Some((d, t.elapsed()))

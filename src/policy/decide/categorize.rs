@@ -82,6 +82,54 @@ impl<'a> Judge<'a> {
         best.map(|(_, c, e)| (c, e))
     }
 
+    /// The category of a command run by its path (`./bin/x.sh`, `/opt/tool/bin/run`): an
+    /// entry naming a path matches when both name the same file, the command's path resolved
+    /// from every directory it may run in and the entry's from the project root (`~/` from
+    /// home, an absolute one as it is), each through symlinks. So `cd config && ./bin/x.sh`
+    /// does not run the `./bin/x.sh` the scope lists. An entry that cannot be placed (a
+    /// relative one without a project root) and a name leading to different files from
+    /// different directories match nothing; entries without `/` never match a path, except
+    /// dangerous ones, by the basename (which only ever refuses).
+    pub(super) fn category_of_path(&self, name: &str, sub_words: &[&str], cwds: &[PathBuf]) -> Option<(Category, String)> {
+        if self.argv_allowed.as_deref() == Some(name) {
+            return Some((Category::ReadOnly, format!("tool_commands: {name}")));
+        }
+        let mut targets = cwds.iter().map(|d| paths::resolve(&d.join(name)).target);
+        let first = targets.next()?;
+        let one_file = targets.all(|t| t == first);
+        let same_file = |entry: &str| -> bool {
+            let p = Path::new(entry);
+            let at = if p.is_absolute() {
+                p.to_path_buf()
+            } else if let (Some(rest), Some(home)) = (entry.strip_prefix("~/"), self.ctx.home) {
+                home.join(rest)
+            } else if let Some(root) = self.ctx.project_root {
+                root.join(p)
+            } else {
+                return false;
+            };
+            one_file && paths::resolve(&at).target == first
+        };
+        let c = &self.ctx.scope.bash_tools.categories;
+        let base = basename(name);
+        let mut best: Option<(usize, Category, String)> = None;
+        for (cat, list) in [(Category::ReadOnly, &c.read_only), (Category::SafeWrite, &c.safe_write), (Category::Dangerous, &c.dangerous)] {
+            for e in list {
+                let mut words = e.split_whitespace();
+                let Some(head) = words.next() else { continue };
+                let rest_matches = words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p));
+                let hit = rest_matches && if head.contains('/') { same_file(head) } else { cat == Category::Dangerous && head == base };
+                if hit {
+                    let len = e.split_whitespace().count();
+                    if best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc)) {
+                        best = Some((len, cat, format!("{}: {e}", cat.as_str())));
+                    }
+                }
+            }
+        }
+        best.map(|(_, c, e)| (c, e))
+    }
+
     /// The words after a command's global options (for `git -C x log` → `log ...`).
     pub(super) fn subcommand_words<'w>(&self, base: &str, args: &'w [WordInfo]) -> Vec<&'w str> {
         let sem = self.semantics(base);

@@ -50,6 +50,9 @@ pub struct Ctx<'a> {
     pub home: Option<&'a Path>,
     pub grants: &'a [Grant],
     pub tool: &'a str,
+    /// The project root: what a scope entry naming a relative path (`./bin/x.sh`) is taken
+    /// from.
+    pub project_root: Option<&'a Path>,
     /// The command runs where every denied entry under the scope's directories is masked
     /// ([`crate::policy::request::Request::masked`]).
     pub masked: bool,

@@ -370,7 +370,7 @@ impl<'a> Judge<'a> {
         }
         if name.contains('/') {
             // A path runs that file, not the command of that name.
-            match self.category_of(name, &sub_words) {
+            match self.category_of_path(name, &sub_words, cwds) {
                 Some((cat, entry)) => {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(entry);
