@@ -87,7 +87,7 @@
   (gptel-scope-test-with-project dir gptel-scope-test--scope
     (let ((text (gptel-scope-module-list-commands
                  (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
-      (should (string-prefix-p "Platform: posix\n\nAvailable commands:\n" text))
+      (should (string-prefix-p "Platform: posix\n\nAvailable commands for run_command (a program and its arguments, no shell):\n" text))
       (should (string-match-p "read_only (needs read scope): ls, grep, cat" text)))))
 
 (ert-deftest gptel-scope-test-c12-check-argv ()

@@ -261,10 +261,10 @@ fn c11_list_allowed_commands_text() {
     .unwrap();
     // Lists replace but maps merge: the defaults' commands remain under `allowed`.
     let text = gptel_scope::policy::listing::list_allowed_commands(&s, Platform::Posix);
-    assert!(text.starts_with("Platform: posix\n\nAvailable commands:\n\n"), "{text}");
+    assert!(text.starts_with("Platform: posix\n\nAvailable commands for run_command (a program and its arguments, no shell):\n\n"), "{text}");
     assert!(text.contains("  git: Git version control\n    Subcommands:\n      blame: Show who changed each line\n"), "{text}");
     assert!(text.contains("  cat: Display file contents\n"), "{text}");
-    assert!(text.contains("run_bash_command:"), "{text}");
+    assert!(text.contains("\nrun_bash_command (a shell command line; only these commands, whatever run_command lists):\n"), "{text}");
     assert!(text.contains("dangerous (only when the user allows it, via request_scope_expansion): (none)"), "{text}");
     let w = gptel_scope::policy::listing::list_allowed_commands(&s, Platform::Windows);
     assert!(w.starts_with("Platform: windows\n") && w.contains("  findstr: Search text in files\n"), "{w}");

@@ -331,3 +331,21 @@ fn path_qualified_names_match_the_file_they_run() {
     assert_eq!(d.reason, Some("command_not_allowed"));
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A command the scope lists by subcommand is refused by the subcommand it was given, named
+/// as the resource to ask for: `bd label` is not `bd`.
+#[test]
+fn subcommands_not_listed_are_named_with_their_command() {
+    let tmp = TempDir::new("subcmd");
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/**\"]\nbash_tools:\n  categories:\n    read_only: [bd list, bd show]\n",
+        r = tmp.path().display()
+    ));
+    let d = decide_in(&s, tmp.path(), None, None, &[], "bd label add x y");
+    assert_eq!((d.reason, d.resource.as_deref()), (Some("command_not_allowed"), Some("bd label")));
+    assert!(d.message.starts_with("`bd label` is not in any category of the scope"), "{}", d.message);
+    assert!(d.message.contains("resource \"bd label\""), "{}", d.message);
+    assert!(decide_in(&s, tmp.path(), None, None, &[], "bd list --all").allowed);
+    let d = decide_in(&s, tmp.path(), None, None, &[], "zz x");
+    assert_eq!(d.resource.as_deref(), Some("zz"));
+}

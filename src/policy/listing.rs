@@ -10,7 +10,7 @@ pub fn list_allowed_commands(scope: &Scope, platform: Platform) -> String {
     let mut out = String::new();
     let table = scope.tool_commands.for_platform(platform);
     let _ = writeln!(out, "Platform: {}\n", platform.as_str());
-    let _ = writeln!(out, "Available commands:\n");
+    let _ = writeln!(out, "Available commands for run_command (a program and its arguments, no shell):\n");
     for (name, rule) in &table.allowed {
         let _ = writeln!(out, "  {name}: {}", rule.description.as_deref().unwrap_or(""));
         if rule.has_subcommands {
@@ -22,7 +22,7 @@ pub fn list_allowed_commands(scope: &Scope, platform: Platform) -> String {
     }
     let bt = &scope.bash_tools;
     let c = &bt.categories;
-    let _ = writeln!(out, "\nrun_bash_command:\n");
+    let _ = writeln!(out, "\nrun_bash_command (a shell command line; only these commands, whatever run_command lists):\n");
     let mut line = |label: &str, items: &[String]| {
         let text = if items.is_empty() { "(none)".to_string() } else { items.join(", ") };
         let _ = writeln!(out, "  {label}: {text}");

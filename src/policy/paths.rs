@@ -508,7 +508,9 @@ impl Matcher {
                 // One allocation of the list: a refusal under a large scope lists them all.
                 let mut v = Vec::with_capacity(self.read.patterns.len() + self.write.patterns.len());
                 v.extend(self.read.patterns.iter().cloned());
-                v.extend(self.write.patterns.iter().cloned());
+                // Each once: a pattern both read and written is listed with the reads.
+                let read: std::collections::HashSet<&str> = self.read.patterns.iter().map(String::as_str).collect();
+                v.extend(self.write.patterns.iter().filter(|p| !read.contains(p.as_str())).cloned());
                 v
             }
         }

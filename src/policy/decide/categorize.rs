@@ -24,8 +24,15 @@ impl<'a> Judge<'a> {
             self.dangerous(&e, label);
             return;
         }
+        // A command with subcommands, or one the scope lists by subcommand (`bd list`), is
+        // named with its first subcommand: allowing `bd label` is not allowing `bd delete`.
+        let c = &self.ctx.scope.bash_tools.categories;
+        let listed_by_subcommand = c.read_only.iter().chain(&c.safe_write).chain(&c.dangerous).any(|e| {
+            let mut w = e.split_whitespace();
+            w.next() == Some(name) && w.next().is_some()
+        });
         let resource = match sub_words.first() {
-            Some(s) if self.semantics(base).is_some_and(|s| s.subcommands) => format!("{name} {s}"),
+            Some(s) if listed_by_subcommand || self.semantics(base).is_some_and(|s| s.subcommands) => format!("{name} {s}"),
             _ => name.to_string(),
         };
         self.violate(
