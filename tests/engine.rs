@@ -349,3 +349,38 @@ fn subcommands_not_listed_are_named_with_their_command() {
     let d = decide_in(&s, tmp.path(), None, None, &[], "zz x");
     assert_eq!(d.resource.as_deref(), Some("zz"));
 }
+
+/// A listed interpreter may run code, said aloud: its code options are allowed with a
+/// warning, its files of code are read paths checked against the scope, `--batch` runs
+/// nothing by itself; what stays refused names the option and the way out.
+#[test]
+fn listed_interpreters_run_code_with_a_warning() {
+    let tmp = TempDir::new("interp");
+    let root = tmp.path().join("repo");
+    std::fs::create_dir_all(root.join("lisp")).unwrap();
+    std::fs::write(root.join("lisp/build.el"), "(message \"hi\")\n").unwrap();
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/**\"]\n  write: [\"{r}/**\"]\nbash_tools:\n  categories:\n    safe_write: [emacs, python3]\n",
+        r = root.display()
+    ));
+    let d = decide_in(&s, &root, None, Some(&root), &[], "emacs --batch -l lisp/build.el --eval '(byte-compile-file \"x.el\")'");
+    assert!(d.allowed, "{}", d.message);
+    assert_eq!(
+        d.warnings,
+        vec![
+            "`emacs -l` runs code the engine does not judge: listing `emacs` in the scope allows whatever that code does".to_string(),
+            "`emacs --eval` runs code the engine does not judge: listing `emacs` in the scope allows whatever that code does".to_string(),
+        ]
+    );
+    assert!(decide_in(&s, &root, None, Some(&root), &[], "emacs --batch --script lisp/build.el").allowed);
+    let d = decide_in(&s, &root, None, Some(&root), &[], "emacs --batch -l /etc/passwd");
+    assert_eq!(d.reason, Some("path_not_in_scope"), "{}", d.message);
+    let d = decide_in(&s, &root, None, Some(&root), &[], "emacs -u root");
+    assert_eq!(d.reason, Some("flag_not_allowed"));
+    assert_eq!(d.message, "`emacs -u` can run other programs or read what the scope does not allow; it is not allowed. Run the command without it (the user may allow it with a `semantics:` entry for emacs in the scope; request_scope_expansion cannot).");
+    let d = decide_in(&s, &root, None, Some(&root), &[], "python3 -c 'print(1)'");
+    assert!(d.allowed && d.warnings.len() == 1, "{:?}", d);
+    // Not listed: refused as before, whatever the options.
+    let d = decide_in(&s, &root, None, Some(&root), &[], "node -e 1");
+    assert_eq!(d.reason, Some("command_not_allowed"));
+}

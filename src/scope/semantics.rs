@@ -62,6 +62,12 @@ pub struct CommandSemantics {
     pub enforce_operands: bool,
     /// Options that run a program or code that cannot be judged: always denied.
     pub deny_options: Vec<String>,
+    /// Options of an interpreter whose value is code it runs (`emacs --eval`, `python -c`):
+    /// allowed with a warning, since listing the interpreter allows what it runs.
+    pub code_options: Vec<String>,
+    /// Options of an interpreter whose value is a file of code it runs (`emacs -l`,
+    /// `--script`): a read path checked against the scope, with the same warning.
+    pub code_file_options: Vec<String>,
     /// Options whose value is a directory the command works in (`git -C`, `make -C`): checked
     /// like the working directory, against the scope the command's category needs.
     pub directory_options: Vec<String>,
@@ -182,7 +188,7 @@ mod tests {
 
     #[test]
     fn options_that_run_programs_are_denied() {
-        for (cmd, opt) in [("rg", "--pre"), ("git", "-c"), ("git", "--ext-diff"), ("sort", "--compress-program"), ("tar", "--checkpoint-action"), ("fd", "--exec"), ("man", "-P"), ("rsync", "-e"), ("emacs", "--eval"), ("zip", "-TT")] {
+        for (cmd, opt) in [("rg", "--pre"), ("git", "-c"), ("git", "--ext-diff"), ("sort", "--compress-program"), ("tar", "--checkpoint-action"), ("fd", "--exec"), ("man", "-P"), ("rsync", "-e"), ("emacs", "--user"), ("zip", "-TT")] {
             let s = builtin().get(cmd).unwrap_or_else(|| panic!("{cmd} missing"));
             assert!(s.deny_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }

@@ -21,6 +21,8 @@ pub(super) fn has_path_options(sem: &CommandSemantics) -> bool {
     !(sem.read_options.is_empty()
         && sem.write_options.is_empty()
         && sem.deny_options.is_empty()
+        && sem.code_options.is_empty()
+        && sem.code_file_options.is_empty()
         && sem.directory_options.is_empty()
         && sem.write_mode_options.is_empty()
         && sem.cwd_write_options.is_empty())
@@ -193,7 +195,7 @@ impl<'a> Judge<'a> {
         // Short options with an attached value: `-ofile`, `-C/dir`, `-ccore.pager=x`.
         let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 && opt.is_char_boundary(2) {
             let head = &opt[..2];
-            let all = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.deny_options, &sem.directory_options, &sem.global_value_options];
+            let all = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.deny_options, &sem.directory_options, &sem.global_value_options, &sem.code_options, &sem.code_file_options];
             if all.iter().any(|l| l.iter().any(|o| o == head)) {
                 (head.to_string(), Some(opt[2..].to_string()))
             } else {
@@ -202,13 +204,13 @@ impl<'a> Judge<'a> {
         } else {
             (opt, inline)
         };
-        let exact_known = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.write_mode_options, &sem.cwd_write_options, &sem.data_operand_options]
+        let exact_known = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.write_mode_options, &sem.cwd_write_options, &sem.data_operand_options, &sem.code_options, &sem.code_file_options]
             .iter()
             .any(|l| l.iter().any(|o| o == &opt));
         if sem.deny_options.iter().any(|o| o == &opt) || (!exact_known && has_opt(&sem.deny_options, &opt)) {
             self.violate(
                 "flag_not_allowed",
-                format!("`{base} {opt}` can run other programs or read what the scope does not allow; it is not allowed. Run the command without it."),
+                format!("`{base} {opt}` can run other programs or read what the scope does not allow; it is not allowed. Run the command without it (the user may allow it with a `semantics:` entry for {base} in the scope; request_scope_expansion cannot)."),
                 Some(label.to_string()),
                 format!("{base} {opt}"),
                 "command",
@@ -216,7 +218,7 @@ impl<'a> Judge<'a> {
             );
         }
         // Whether the option consumes the next word as its value.
-        let takes = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options]
+        let takes = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.code_options, &sem.code_file_options]
             .iter()
             .any(|l| has_opt(l, &opt));
         let value = match &inline {
@@ -230,8 +232,17 @@ impl<'a> Judge<'a> {
         // An option listed as it is typed among the value options is one, not the abbreviation
         // of a longer option that reads a file (`grep --exclude` beside `--exclude-from`).
         let plain_value = sem.value_options.iter().any(|o| o == &opt);
+        let code = has_opt(&sem.code_options, &opt) || has_opt(&sem.code_file_options, &opt);
+        if code && !(exact_known && sem.deny_options.iter().any(|o| o == &opt)) {
+            // The scope lists the interpreter: what it runs is its business, said aloud.
+            self.warn(format!(
+                "`{base} {opt}` runs code the engine does not judge: listing `{base}` in the scope allows whatever that code does"
+            ));
+        }
         if let Some(v) = value.as_ref().filter(|_| !plain_value) {
-            if has_opt(&sem.read_options, &opt) {
+            if has_opt(&sem.code_file_options, &opt) {
+                self.path_effect(v, Access::Read, cwds, &format!("file of code of {base} {opt}"), false);
+            } else if has_opt(&sem.read_options, &opt) {
                 self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
             } else if has_opt(&sem.write_options, &opt) {
                 self.path_effect(v, Access::Write, cwds, &format!("option {opt} of {base}"), true);
