@@ -14,6 +14,15 @@ pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
         }
         Err(p) => f.out.problems.push(p),
     }
+    // A parse error anywhere, in a command line with backquotes inside double quotes: say
+    // why (the text between them is parsed as a command), without a position, which would
+    // be one inside that text and not the command's.
+    let hint = backquote_hint(command);
+    if !hint.is_empty() {
+        if let Some(Problem::Parse(m)) = f.out.problems.iter_mut().find(|p| matches!(p, Problem::Parse(_))) {
+            *m = format!("the command does not parse as bash.{hint}");
+        }
+    }
     f.out
 }
 

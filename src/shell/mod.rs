@@ -199,7 +199,29 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
         }
         None => brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options()).parse_program(),
     };
-    parsed.map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
+    parsed.map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}.")))
+}
+
+/// What to say when a command that does not parse has a backquote inside double quotes
+/// (Markdown code in a `--description "..."`): bash runs the text between two backquotes as
+/// a command, and what lies between them here is not one.
+pub(super) fn backquote_hint(command: &str) -> &'static str {
+    let mut in_double = false;
+    let mut escaped = false;
+    let mut in_single = false;
+    for c in command.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !in_single => escaped = true,
+            '\'' if !in_double => in_single = !in_single,
+            '"' if !in_single => in_double = !in_double,
+            '`' if in_double => {
+                return " Backquotes inside double quotes run the text between them as a command (command substitution), and here that text is not a command: put the text in single quotes, escape each backquote (\\`), or pass it through a file or a here-document with a quoted delimiter (<<'EOF')"
+            }
+            _ => {}
+        }
+    }
+    ""
 }
 
 /// Parses `command` with brush-parser and nothing else (no precheck, no flattening): the

@@ -482,3 +482,20 @@ fn a_bracket_without_a_closing_one_is_no_glob() {
         assert_eq!(makes_glob(t, raw), want, "{t} in {raw}");
     }
 }
+
+#[test]
+fn backquotes_inside_double_quotes_explain_a_parse_error() {
+    let hint = "Backquotes inside double quotes run the text between them as a command (command substitution), and here that text is not a command: put the text in single quotes, escape each backquote (\\`), or pass it through a file or a here-document with a quoted delimiter (<<'EOF')";
+    assert_eq!(
+        message_of("bd create --description \"Fix:\n```rust\nfn x() {}\n```\n\""),
+        format!("the command does not parse as bash. {hint}")
+    );
+    assert_eq!(message_of("echo \"a `(` b\""), format!("the command does not parse as bash. {hint}"));
+    // Without backquotes in double quotes, the parse error alone.
+    assert_eq!(message_of("echo 'a `(` b' ("), "the command does not parse as bash: syntax error at end of input.");
+}
+
+fn message_of(cmd: &str) -> String {
+    let f = flatten(cmd, Path::new("/tmp"), None);
+    f.problems.first().map(|p| p.message().to_string()).unwrap_or_default()
+}
