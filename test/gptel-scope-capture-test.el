@@ -44,7 +44,7 @@
     (should (= (plist-get r :lines) 150000001))
     (should (string-prefix-p "y\ny\ny\n" output))
     (should (string-suffix-p "y\ny\nthe end\n" output))
-    (should (string-match-p "showing 999 of 300000008 characters (497 of 150000001 lines), the first 499 above and the last 500 below\\." output))))
+    (should (string-match-p "showing 999 characters of 300000008 bytes (497 of 150000001 lines), the first 499 above and the last 500 below\\." output))))
 
 (ert-deftest gptel-scope-test-capture-binary-and-invalid-utf-8-at-both-ends ()
   "Invalid bytes and NUL decode, in the first part and in the last."

@@ -191,7 +191,7 @@ so does an error that echoes a secret back, and list_dir of a file named like on
             (gptel-scope-test--no-secret json)
             ;; Redacted before the cut, which falls in the replacement.
             (should (equal (plist-get (gptel-scope-test-parse json) :output)
-                           (concat (make-string 90 ?x) "[redacted:\n\n[Output truncated: showing 200 of 539 characters (2 of 2 lines), the first 100 above and the last 100 below. Narrow the output with filters such as 'head', 'grep' or 'tail'.]\n\n"
+                           (concat (make-string 90 ?x) "[redacted:\n\n[Output truncated: showing 200 characters of 531 bytes (2 of 2 lines), the first 100 above and the last 100 below. Narrow the output with filters such as 'head', 'grep' or 'tail'.]\n\n"
                                    (make-string 73 ?y) "[redacted: OPENAI_API_KEY]\n")))
             (should (eq (plist-get (gptel-scope-test-parse json) :truncated) t)))
           (let* ((json (gptel-scope-test-call-raw #'gptel-scope-read-file "long.txt"))

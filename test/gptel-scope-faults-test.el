@@ -314,7 +314,7 @@ process of the sandbox at once."
         (should (string-prefix-p "y\ny\ny\n" output))
         (should (< (length output) 1500))
         (should (string-suffix-p "y\ny\ny\n" output))
-        (should (string-match "showing [0-9]+ of \\([0-9]+\\) characters" output))
+        (should (string-match "showing [0-9]+ characters of \\([0-9]+\\) bytes" output))
         (should (> (string-to-number (match-string 1 output)) 1000000))
         (should-not (gptel-scope-test--pids-of "\\`yes\\'"))))))
 

@@ -2,8 +2,7 @@
 //! of it is its beginning and its end, so only those are kept.
 //!
 //! - [`Buffer`] keeps the first and the last bytes of an output (each bounded), and counts
-//!   all of it: bytes, lines, and characters as [`decode_output`] decodes them. Its memory is
-//!   bounded whatever the output's size.
+//!   its bytes and lines. Its memory is bounded whatever the output's size.
 //! - [`Capture`] feeds a [`Buffer`]: from a FIFO that a thread of its own drains until its end
 //!   ([`Capture::with_fifo`]; the command's standard output and error are redirected to it),
 //!   or from the caller ([`Capture::new`], [`Capture::push`]). The FIFO is in a directory of
@@ -26,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memrchr};
 
 use crate::output::redact::Redactor;
 use crate::{Result, ScopeError};
@@ -61,14 +60,6 @@ pub fn decode_output(bytes: Vec<u8>) -> String {
     out
 }
 
-/// The characters [`decode_output`] makes of `bytes`, a whole text.
-fn decoded_chars(bytes: &[u8]) -> usize {
-    if simdutf8::basic::from_utf8(bytes).is_ok() {
-        return bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count();
-    }
-    bytes.utf8_chunks().map(|c| c.valid().chars().count() + c.invalid().len()).sum()
-}
-
 /// The length of the end of `bytes` that begins a UTF-8 sequence it does not finish (0 to 3).
 fn unfinished_end(bytes: &[u8]) -> usize {
     for i in 1..=bytes.len().min(3) {
@@ -93,6 +84,15 @@ fn continuation_start(bytes: &[u8]) -> usize {
     bytes.iter().take(3).take_while(|&&b| b & 0xC0 == 0x80).count()
 }
 
+/// The newlines in `bytes`, counted 255 bytes at a time in one byte each (which compilers make
+/// into vector instructions): a flood of short lines is counted at memory speed.
+fn count_newlines(bytes: &[u8]) -> u64 {
+    bytes
+        .chunks(255)
+        .map(|c| u64::from(c.iter().fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')))))
+        .sum()
+}
+
 /// The first and the last bytes of an output, and its counts.
 #[derive(Debug, Clone, Default)]
 pub struct Buffer {
@@ -106,15 +106,17 @@ pub struct Buffer {
     total_bytes: u64,
     newlines: u64,
     last_byte: Option<u8>,
-    chars: u64,
-    /// The start of a UTF-8 sequence the last piece did not finish.
-    pending: Vec<u8>,
 }
 
 impl Buffer {
     /// A buffer keeping the first `head_cap` and the last `tail_cap` bytes.
     pub fn new(head_cap: usize, tail_cap: usize) -> Buffer {
         Buffer { head_cap, tail_cap, ..Buffer::default() }
+    }
+
+    /// [`Buffer::new`] with its memory allocated now: reading into it allocates nothing.
+    pub fn allocated(head_cap: usize, tail_cap: usize) -> Buffer {
+        Buffer { head: Vec::with_capacity(head_cap), tail: Vec::with_capacity(tail_cap), ..Buffer::new(head_cap, tail_cap) }
     }
 
     /// Bytes of the output read.
@@ -143,9 +145,8 @@ impl Buffer {
             return;
         }
         self.total_bytes += bytes.len() as u64;
-        self.newlines += memchr_iter(b'\n', bytes).count() as u64;
+        self.newlines += count_newlines(bytes);
         self.last_byte = bytes.last().copied();
-        self.count_chars(bytes);
         let room = self.head_cap - self.head.len();
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
         self.head.extend_from_slice(to_head);
@@ -172,28 +173,6 @@ impl Buffer {
             self.tail_start = (self.tail_start + n) % cap;
             rest = &rest[n..];
         }
-    }
-
-    fn count_chars(&mut self, mut bytes: &[u8]) {
-        if !self.pending.is_empty() {
-            let k = continuation_start(bytes);
-            let mut joined = std::mem::take(&mut self.pending);
-            joined.extend_from_slice(&bytes[..k]);
-            if k == bytes.len() && unfinished_end(&joined) == joined.len() {
-                self.pending = joined;
-                return;
-            }
-            self.chars += decoded_chars(&joined) as u64;
-            bytes = &bytes[k..];
-        }
-        let open = unfinished_end(bytes);
-        self.chars += decoded_chars(&bytes[..bytes.len() - open]) as u64;
-        self.pending.extend_from_slice(&bytes[bytes.len() - open..]);
-    }
-
-    /// The characters of the output read, as [`decode_output`] decodes it.
-    pub fn total_chars(&self) -> u64 {
-        self.chars + decoded_chars(&self.pending) as u64
     }
 
     /// The kept tail, oldest byte first.
@@ -224,11 +203,10 @@ impl Buffer {
             if let Some(r) = redactor {
                 text = r.redact_owned(text);
             }
-            let chars = text.chars().count() as u64;
-            if chars <= max_chars as u64 {
+            if text.chars().nth(max_chars).is_none() {
                 return Captured { output: text, ..base };
             }
-            let output = head_and_tail(&text, &text, max_chars, chars, total_lines);
+            let output = head_and_tail(&text, &text, max_chars, self.total_bytes, total_lines);
             return Captured { output, truncated: true, ..base };
         }
         // The head ends, and the tail begins, inside the output: a character cut there is
@@ -236,8 +214,6 @@ impl Buffer {
         let head = &self.head[..self.head.len() - unfinished_end(&self.head)];
         let tail = self.tail_bytes();
         let tail = &tail[continuation_start(&tail)..];
-        let head_chars = decoded_chars(head) as i128;
-        let tail_chars = decoded_chars(&tail) as i128;
         let mut head = decode_output(head.to_vec());
         let mut tail = decode_output(tail.to_vec());
         if let Some(r) = redactor {
@@ -249,12 +225,7 @@ impl Buffer {
             }
             tail = r.redact_owned(tail);
         }
-        // The characters between, as read; the head's and the tail's as shown.
-        let chars = self.total_chars() as i128 - head_chars - tail_chars
-            + head.chars().count() as i128
-            + tail.chars().count() as i128;
-        let chars = u64::try_from(chars.max(0)).unwrap_or(u64::MAX);
-        let output = head_and_tail(&head, &tail, max_chars, chars, total_lines);
+        let output = head_and_tail(&head, &tail, max_chars, self.total_bytes, total_lines);
         Captured { output, truncated: true, ..base }
     }
 }
@@ -320,11 +291,11 @@ fn tail_cut(text: &str, n: usize) -> (usize, usize) {
 /// part of one), about `max_chars` characters together, half each, around the notice:
 ///
 /// ```text
-/// [Output truncated: showing 20000 of 1234567 characters (500 of 90000 lines), the first 10000 above and the last 10000 below. Narrow the output with filters such as 'head', 'grep' or 'tail'.]
+/// [Output truncated: showing 20000 characters of 1234567 bytes (500 of 90000 lines), the first 10000 above and the last 10000 below. Narrow the output with filters such as 'head', 'grep' or 'tail'.]
 /// ```
 ///
-/// `total_chars` and `total_lines` are the whole output's.
-pub fn head_and_tail(head: &str, tail: &str, max_chars: usize, total_chars: u64, total_lines: u64) -> String {
+/// `total_bytes` and `total_lines` are the whole output's, as the command printed it.
+pub fn head_and_tail(head: &str, tail: &str, max_chars: usize, total_bytes: u64, total_lines: u64) -> String {
     let tail_n = max_chars / 2;
     let (head_end, head_chars) = head_cut(head, max_chars - tail_n);
     let (mut tail_start, mut tail_chars) = tail_cut(tail, tail_n);
@@ -341,7 +312,7 @@ pub fn head_and_tail(head: &str, tail: &str, max_chars: usize, total_chars: u64,
         out.push_str("\n\n");
     }
     out.push_str(&format!(
-        "[Output truncated: showing {} of {total_chars} characters ({shown_lines} of {total_lines} lines), \
+        "[Output truncated: showing {} characters of {total_bytes} bytes ({shown_lines} of {total_lines} lines), \
          the first {head_chars} above and the last {tail_chars} below. Narrow the output with filters \
          such as 'head', 'grep' or 'tail'.]",
         head_chars + tail_chars
@@ -359,8 +330,12 @@ pub fn head_and_tail(head: &str, tail: &str, max_chars: usize, total_chars: u64,
 /// How long the reader waits for output before it looks whether it was told to stop.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How long the reader waits after a short read.
+const SETTLE: Duration = Duration::from_micros(300);
+
 /// The bytes one read takes.
-const READ_SIZE: usize = 256 * 1024;
+/// The bytes one read takes.
+const READ_SIZE: usize = 128 * 1024;
 
 /// The capacity asked for the FIFO (Linux; the default is 64 KB): fewer switches between the
 /// command and the reader in a flood.
@@ -486,11 +461,16 @@ impl Capture {
             libc::fcntl(reader.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE);
         }
         let mut capture = Capture::new(head_cap, tail_cap);
+        // The reader allocates nothing: its memory is this thread's, reused from one command
+        // to the next, instead of a new thread's heap each time.
+        capture.shared.lock().buffer = Buffer::allocated(head_cap, tail_cap);
         capture.fifo = Some(Fifo { dir, path, keeper: Some(keeper) });
         let shared = capture.shared.clone();
+        let buf = vec![0u8; READ_SIZE];
         let spawned = std::thread::Builder::new()
             .name("gptel-scope-capture".into())
-            .spawn(move || drain(reader, &shared));
+            .stack_size(256 * 1024)
+            .spawn(move || drain(reader, buf, &shared));
         match spawned {
             Ok(handle) => capture.thread = Some(handle),
             Err(e) => {
@@ -577,10 +557,9 @@ fn readable(fd: libc::c_int) -> bool {
     n > 0
 }
 
-/// The reader: everything `file` gives into the shared buffer, until its end, an error, or
-/// `stop`.
-fn drain(mut file: File, shared: &Shared) {
-    let mut buf = vec![0u8; READ_SIZE];
+/// The reader: everything `file` gives, read into `buf`, into the shared buffer, until its
+/// end, an error, or `stop`.
+fn drain(mut file: File, mut buf: Vec<u8>, shared: &Shared) {
     let fd = file.as_raw_fd();
     let error = loop {
         if shared.stop.load(Ordering::SeqCst) {
@@ -588,7 +567,14 @@ fn drain(mut file: File, shared: &Shared) {
         }
         match file.read(&mut buf) {
             Ok(0) => break None,
-            Ok(n) => shared.lock().buffer.push(&buf[..n]),
+            Ok(n) => {
+                shared.lock().buffer.push(&buf[..n]);
+                if n < buf.len() / 4 {
+                    // The FIFO is empty: let the command write more before the next read,
+                    // rather than wake up for each of its writes.
+                    std::thread::sleep(SETTLE);
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 readable(fd);
             }
@@ -636,27 +622,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn characters_counted_as_decoded_whatever_the_pieces() {
-        let texts: &[&[u8]] = &[
-            b"plain\n",
-            "héllo wörld ✓ 日本語 🦀\n".as_bytes(),
-            b"a\xff\xfeb\xc3\n",
-            b"ok \xff\xc8 \xe2\x82\xac \x00\n",
-            b"\xe2\x82a",
-            b"\xed\xa0\x80",
-            b"\xf0\x9f\xa6",
-            b"\xc0\xaf\x80\x80\x80\xf8\x88\x80\x80\x80",
-        ];
-        for text in texts {
-            let want = decode_output(text.to_vec()).chars().count() as u64;
-            for size in 1..=text.len().max(1) {
-                let pieces: Vec<&[u8]> = text.chunks(size).collect();
-                assert_eq!(fed(1 << 20, 0, &pieces).total_chars(), want, "{text:?} in pieces of {size}");
-            }
-        }
-    }
-
     const NOTICE_END: &str = "Narrow the output with filters such as 'head', 'grep' or 'tail'.]";
 
     #[test]
@@ -668,18 +633,18 @@ mod tests {
             (b"a\xffb\x00".to_vec(), 4, "a\u{FFFD}b\u{2400}".into()),
             // 25 + 25 of 90: a newline would keep less than 80 % of either half.
             (lines.clone().into_bytes(), 50, format!(
-                "line 000\nline 001\nline 00\n\n[Output truncated: showing 50 of 90 characters (6 of 10 lines), \
+                "line 000\nline 001\nline 00\n\n[Output truncated: showing 50 characters of 90 bytes (6 of 10 lines), \
                  the first 25 above and the last 25 below. {NOTICE_END}\n\nne 007\nline 008\nline 009\n")),
             // 30 + 30 of 90: the head cut back to a newline (26 kept), the tail starting after one (27).
             (lines.clone().into_bytes(), 60, format!(
-                "line 000\nline 001\nline 002\n\n[Output truncated: showing 53 of 90 characters (6 of 10 lines), \
+                "line 000\nline 001\nline 002\n\n[Output truncated: showing 53 characters of 90 bytes (6 of 10 lines), \
                  the first 26 above and the last 27 below. {NOTICE_END}\n\nline 007\nline 008\nline 009\n")),
             // No newline near the cuts: exactly the limit.
             (b"abcdefghijklmnopqrstuvwxyz".to_vec(), 10, format!(
-                "abcde\n\n[Output truncated: showing 10 of 26 characters (2 of 1 lines), \
+                "abcde\n\n[Output truncated: showing 10 characters of 26 bytes (2 of 1 lines), \
                  the first 5 above and the last 5 below. {NOTICE_END}\n\nvwxyz")),
             (b"abcdef".to_vec(), 0, format!(
-                "[Output truncated: showing 0 of 6 characters (0 of 1 lines), the first 0 above and the last 0 below. {NOTICE_END}")),
+                "[Output truncated: showing 0 characters of 6 bytes (0 of 1 lines), the first 0 above and the last 0 below. {NOTICE_END}")),
         ];
         for (bytes, max, want) in cases {
             let b = fed(1024, 1024, &[&bytes]);
@@ -705,7 +670,7 @@ mod tests {
         assert_eq!(
             r.output,
             format!(
-                "first line\n0000\n\n[Output truncated: showing 30 of 600021 characters (4 of 100002 lines), \
+                "first line\n0000\n\n[Output truncated: showing 30 characters of 600021 bytes (4 of 100002 lines), \
                  the first 15 above and the last 15 below. {NOTICE_END}\n\n9999\nlast line\n"
             )
         );
@@ -719,7 +684,7 @@ mod tests {
         let r = b.result(100, None);
         assert_eq!(
             r.output,
-            format!("éé\n\n[Output truncated: showing 4 of 100 characters (2 of 1 lines), the first 2 above and the last 2 below. {NOTICE_END}\n\néé")
+            format!("éé\n\n[Output truncated: showing 4 characters of 200 bytes (2 of 1 lines), the first 2 above and the last 2 below. {NOTICE_END}\n\néé")
         );
     }
 
