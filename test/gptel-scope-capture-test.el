@@ -21,8 +21,10 @@
     (and (equal (nth 4 command) gptel-scope-exec--redirect) (nth 5 command))))
 
 (defun gptel-scope-test--start (command &optional directory)
-  "Start the shell COMMAND in DIRECTORY; return (PROC . RESULT-CELL)."
-  (let* ((cell (list nil))
+  "Start the shell COMMAND in DIRECTORY; return (PROC . RESULT-CELL).
+It runs without the sandbox, as `gptel-scope-test--run' does."
+  (let* ((gptel-scope-exec-argv-function nil)
+         (cell (list nil))
          (proc (gptel-scope-exec-start (gptel-scope-exec-shell-argv command)
                                        (or directory temporary-file-directory)
                                        (lambda (r) (setcar cell r)))))
@@ -140,13 +142,38 @@ it; an argv command, which no shell touches, gives its output to the filter."
     (should (string-match-p "^A\\.B=1$" through-fifo))
     (should (string-match-p "^\\[/.*/bash\\]\\[0\\]$" through-fifo))
     (should (equal through-fifo through-filter)))
-  (let ((proc (gptel-scope-exec-start '("printenv") temporary-file-directory #'ignore)))
+  (let* ((gptel-scope-exec-argv-function nil)
+         (proc (gptel-scope-exec-start '("printenv") temporary-file-directory #'ignore)))
     (should (equal (process-command proc) (list "printenv")))
     (while (process-live-p proc) (accept-process-output proc 0.05))))
 
+(ert-deftest gptel-scope-test-capture-bubblewrap-inside-the-redirect ()
+  "The command's wrapper (bubblewrap) runs inside the redirect: it needs no
+bind for the FIFO, and the flood comes back as without it."
+  (skip-unless (and (executable-find "bwrap")
+                    (eql 0 (call-process "bwrap" nil nil nil "--ro-bind" "/" "/" "--dev" "/dev" "true"))))
+  (let* ((gptel-scope-exec-argv-function
+          (lambda (argv _directory)
+            (append '("bwrap" "--ro-bind" "/" "/" "--dev" "/dev" "--proc" "/proc"
+                      "--tmpfs" "/tmp" "--unshare-pid" "--die-with-parent" "--")
+                    argv)))
+         (r (gptel-scope-test--run-wrapped "yes | head -c 3000000; echo end; ls /tmp | wc -l")))
+    (should (eq (plist-get r :success) t))
+    (should (= (plist-get r :total-bytes) (+ 3000000 4 2)))
+    (should (string-suffix-p "y\ny\nend\n0\n" (plist-get r :output)))))
+
+(defun gptel-scope-test--run-wrapped (command)
+  "Run the shell COMMAND through `gptel-scope-exec-argv-function'; return the result."
+  (let* ((cell (list nil))
+         (proc (gptel-scope-exec-start (gptel-scope-exec-shell-argv command) temporary-file-directory
+                                       (lambda (r) (setcar cell r)))))
+    (should (gptel-scope-test--fifo-of proc))
+    (gptel-scope-test--await cell)))
+
 (ert-deftest gptel-scope-test-capture-missing-program-leaves-no-fifo ()
   "A program that is not there: `make-process' says so, and no FIFO is made."
-  (let ((before (directory-files temporary-file-directory nil "\\`gptel-scope-out-")))
+  (let ((gptel-scope-exec-argv-function nil)
+        (before (directory-files temporary-file-directory nil "\\`gptel-scope-out-")))
     (should-error (gptel-scope-exec-start '("gptel-scope-no-such-program") temporary-file-directory #'ignore)
                   :type 'file-missing)
     (should (equal (directory-files temporary-file-directory nil "\\`gptel-scope-out-") before))))
