@@ -731,14 +731,15 @@ fn capture_finish<'e>(env: &'e Env, capture: Value<'e>, max_chars: i64, redactor
     let max = count(env, max_chars, "max-chars")?;
     let wait = std::time::Duration::from_millis(count(env, wait_ms, "wait-ms")? as u64);
     let cell: &std::cell::RefCell<Capture> = capture.into_rust()?;
-    let (buffer, error) = cell.try_borrow_mut()?.0.finish(wait);
+    let f = cell.try_borrow_mut()?.0.finish(wait);
     let r = if redactor.is_not_nil() {
         let secrets: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
         let s = secrets.try_borrow()?;
-        buffer.result(max, Some(&s.0))
+        f.buffer.result(max, Some(&s.0), f.ended)
     } else {
-        buffer.result(max, None)
+        f.buffer.result(max, None, f.ended)
     };
+    let error = f.error;
     let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
     env.list([
         k_output.bind(env),

@@ -33,14 +33,14 @@ use crate::{Result, ScopeError};
 /// Process output as text (SPEC §4, S09): UTF-8, with every byte that is not part of a valid
 /// UTF-8 sequence shown as U+FFFD (one each, as Emacs shows the raw bytes it decodes) and NUL
 /// as U+2400 (SYMBOL FOR NULL), so that any JSON parser takes it. Valid output without NUL is
-/// returned as it is, without a copy.
+/// returned as it is, without a copy. (It decodes what a capture keeps, a few hundred KB at
+/// most.)
 pub fn decode_output(bytes: Vec<u8>) -> String {
     let bytes = if memchr(0, &bytes).is_none() {
-        if simdutf8::basic::from_utf8(&bytes).is_ok() {
-            // SAFETY: simdutf8 has just found `bytes` to be valid UTF-8.
-            return unsafe { String::from_utf8_unchecked(bytes) };
+        match String::from_utf8(bytes) {
+            Ok(text) => return text,
+            Err(e) => e.into_bytes(),
         }
-        bytes
     } else {
         bytes
     };
@@ -186,8 +186,9 @@ impl Buffer {
     /// What the model is shown of the output: all of it within `max_chars` characters, else
     /// about `max_chars` of them, the first and the last, around a notice
     /// ([`head_and_tail`]). The values `redactor` hides are replaced before the cut, and a
-    /// cut through the output never shows part of one.
-    pub fn result(&self, max_chars: usize, redactor: Option<&Redactor>) -> Captured {
+    /// cut through the output never shows part of one; nor does its end when it was not
+    /// `ended` (it may go on past what was read).
+    pub fn result(&self, max_chars: usize, redactor: Option<&Redactor>, ended: bool) -> Captured {
         let total_lines = self.total_lines();
         let base = Captured {
             output: String::new(),
@@ -201,6 +202,9 @@ impl Buffer {
             bytes.extend_from_slice(&self.tail_bytes());
             let mut text = decode_output(bytes);
             if let Some(r) = redactor {
+                if !ended {
+                    text.truncate(r.partial_tail(&text));
+                }
                 text = r.redact_owned(text);
             }
             if text.chars().nth(max_chars).is_none() {
@@ -214,6 +218,7 @@ impl Buffer {
         let head = &self.head[..self.head.len() - unfinished_end(&self.head)];
         let tail = self.tail_bytes();
         let tail = &tail[continuation_start(&tail)..];
+        let tail = if ended { tail } else { &tail[..tail.len() - unfinished_end(tail)] };
         let mut head = decode_output(head.to_vec());
         let mut tail = decode_output(tail.to_vec());
         if let Some(r) = redactor {
@@ -222,6 +227,9 @@ impl Buffer {
             let start = r.partial_head(&tail);
             if start > 0 {
                 tail.replace_range(..start, "");
+            }
+            if !ended {
+                tail.truncate(r.partial_tail(&tail));
             }
             tail = r.redact_owned(tail);
         }
@@ -371,6 +379,17 @@ struct Fifo {
     keeper: Option<File>,
 }
 
+/// What [`Capture::finish`] took.
+#[derive(Debug)]
+pub struct Finished {
+    /// The output read.
+    pub buffer: Buffer,
+    /// Whether the output ended (else it may go on past what was read).
+    pub ended: bool,
+    /// Why the output could not be read to its end, if so.
+    pub error: Option<String>,
+}
+
 /// A command's output being captured into a [`Buffer`].
 pub struct Capture {
     shared: Arc<Shared>,
@@ -499,9 +518,8 @@ impl Capture {
 
     /// The output captured, once the command has ended: waits up to `wait` for the output to
     /// end (what the command left running may still hold the FIFO open), then takes what was
-    /// read, stops the reader and removes the FIFO and its directory. Also returns why the
-    /// output could not be read to its end, if so.
-    pub fn finish(&mut self, wait: Duration) -> (Buffer, Option<String>) {
+    /// read, stops the reader and removes the FIFO and its directory.
+    pub fn finish(&mut self, wait: Duration) -> Finished {
         if let Some(f) = self.fifo.as_mut() {
             f.keeper = None;
         }
@@ -519,7 +537,7 @@ impl Capture {
                 };
             }
         }
-        let ended = state.ended;
+        let ended = state.ended || self.thread.is_none();
         let buffer = std::mem::take(&mut state.buffer);
         let error = state.error.take();
         drop(state);
@@ -531,7 +549,7 @@ impl Capture {
             // Else the reader ends by itself at its next look at `stop`.
         }
         self.remove_fifo();
-        (buffer, error)
+        Finished { buffer, ended, error }
     }
 
     fn remove_fifo(&mut self) {
@@ -605,7 +623,8 @@ mod tests {
     #[test]
     fn buffer_keeps_head_and_tail_and_counts_all() {
         // pieces, head cap, tail cap, head kept, tail kept, bytes, lines
-        let cases: &[(&[&[u8]], usize, usize, &[u8], &[u8], u64, u64)] = &[
+        type Case<'a> = (&'a [&'a [u8]], usize, usize, &'a [u8], &'a [u8], u64, u64);
+        let cases: &[Case] = &[
             (&[], 4, 4, b"", b"", 0, 0),
             (&[b"ab"], 4, 4, b"ab", b"", 2, 1),
             (&[b"abcdef"], 4, 4, b"abcd", b"ef", 6, 1),
@@ -648,7 +667,7 @@ mod tests {
         ];
         for (bytes, max, want) in cases {
             let b = fed(1024, 1024, &[&bytes]);
-            let r = b.result(max, None);
+            let r = b.result(max, None, true);
             assert_eq!(r.output, want, "{bytes:?} / {max}");
             assert_eq!(r.truncated, want.contains("[Output truncated"), "{bytes:?}");
         }
@@ -662,7 +681,7 @@ mod tests {
             b.push(format!("{i:05}\n").as_bytes());
         }
         b.push(b"last line\n");
-        let r = b.result(30, None);
+        let r = b.result(30, None, true);
         assert_eq!(r.total_bytes, 11 + 600_000 + 10);
         assert_eq!(r.total_lines, 100_002);
         assert_eq!(r.kept_bytes, 128);
@@ -681,7 +700,7 @@ mod tests {
         // 'é' is 2 bytes: a head of 5 bytes and a tail of 5 end and begin inside one.
         let text = "é".repeat(100);
         let b = fed(5, 5, &[text.as_bytes()]);
-        let r = b.result(100, None);
+        let r = b.result(100, None, true);
         assert_eq!(
             r.output,
             format!("éé\n\n[Output truncated: showing 4 characters of 200 bytes (2 of 1 lines), the first 2 above and the last 2 below. {NOTICE_END}\n\néé")
@@ -697,7 +716,7 @@ mod tests {
         let r = redactor();
         // Whole: the cut falls in the replacement, never in the secret.
         let text = format!("{}sk-0123456789\n{}sk-0123456789\n", "x".repeat(40), "y".repeat(40));
-        let out = fed(1024, 1024, &[text.as_bytes()]).result(50, Some(&r)).output;
+        let out = fed(1024, 1024, &[text.as_bytes()]).result(50, Some(&r), true).output;
         assert!(!out.contains("sk-0"), "{out}");
         assert!(out.starts_with(&format!("{}[redac", "x".repeat(25 - 6))) || out.starts_with("xxxxxxxxxxxxxxxxxxxxxxxxx"), "{out}");
         assert!(out.ends_with("[redacted: KEY]\n"), "{out}");
@@ -706,10 +725,22 @@ mod tests {
         b.push(format!("{}sk-0123456789 and on", "a".repeat(16)).as_bytes());
         b.push(&b"-".repeat(1000));
         b.push(b"sk-0123456789 end sk-0123456789\n");
-        let out = b.result(1000, Some(&r)).output;
+        let out = b.result(1000, Some(&r), true).output;
         assert!(!out.contains("sk-0") && !out.contains("3456789") && !out.contains("456789"), "{out}");
         assert!(out.starts_with(&format!("{}\n\n[Output truncated", "a".repeat(16))), "{out}");
         assert!(out.ends_with(" end [redacted: KEY]\n"), "{out}");
+    }
+
+    #[test]
+    fn result_of_output_that_did_not_end_shows_no_beginning_of_a_secret() {
+        let r = redactor();
+        let b = fed(1024, 1024, &[b"key: sk-01234"]);
+        assert_eq!(b.result(100, Some(&r), false).output, "key: ");
+        assert_eq!(b.result(100, Some(&r), true).output, "key: sk-01234");
+        let mut b = Buffer::new(8, 16);
+        b.push(&b"-".repeat(100));
+        b.push(b"key: sk-01234");
+        assert!(b.result(1000, Some(&r), false).output.ends_with("\n\n---key: "));
     }
 
     #[test]
@@ -725,8 +756,8 @@ mod tests {
             w.write_all(b"0123456789\n").unwrap();
         }
         drop(w);
-        let (b, error) = c.finish(Duration::from_secs(5));
-        assert_eq!((b.total_bytes(), b.total_lines(), error), (110_000, 10_000, None));
+        let f = c.finish(Duration::from_secs(5));
+        assert_eq!((f.buffer.total_bytes(), f.buffer.total_lines(), f.ended, f.error), (110_000, 10_000, true, None));
         assert!(!dir.exists());
     }
 
@@ -735,9 +766,9 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let mut c = Capture::with_fifo(parent.path(), 64, 64).unwrap();
         let start = Instant::now();
-        let (b, error) = c.finish(Duration::from_secs(5));
+        let f = c.finish(Duration::from_secs(5));
         assert!(start.elapsed() < Duration::from_secs(1));
-        assert_eq!((b.total_bytes(), error), (0, None));
+        assert_eq!((f.buffer.total_bytes(), f.ended, f.error), (0, true, None));
     }
 
     #[test]
@@ -747,10 +778,11 @@ mod tests {
         let mut w = std::fs::OpenOptions::new().write(true).open(c.fifo_path().unwrap()).unwrap();
         w.write_all(b"done\n").unwrap();
         let start = Instant::now();
-        let (b, _) = c.finish(Duration::from_millis(100));
+        let f = c.finish(Duration::from_millis(100));
         let waited = start.elapsed();
         assert!(waited >= Duration::from_millis(100) && waited < Duration::from_secs(2), "{waited:?}");
-        assert_eq!(b.result(100, None).output, "done\n");
+        assert!(!f.ended);
+        assert_eq!(f.buffer.result(100, None, f.ended).output, "done\n");
         // The reader stopped: writing soon finds no reader.
         std::thread::sleep(POLL * 4);
         assert_eq!(w.write_all(b"more\n").map_err(|e| e.kind()), Err(std::io::ErrorKind::BrokenPipe));
