@@ -340,9 +340,9 @@ given without them."
     ;; (`copy_string_contents' encodes it) is most of the time.
     (gptel-scope-bench--row "Emacs: truncate one 100 MB string in the module"
                             (format "%.2f GB/s" gbs) "1 GB/s" gbs "(info)" 'info)
-    ;; run_bash_command keeps a command's output as the unibyte chunks its process
-    ;; filter receives (up to `gptel-scope-capture-factor' times the limit) and hands
-    ;; the list to the module, which decodes and truncates it.
+    ;; Output as the unibyte chunks a process filter receives, handed to the module
+    ;; as a list, which decodes and truncates it (`gptel-scope-module-truncate-output';
+    ;; the tools' output goes to the module's capture instead, timed below).
     (let* ((bytes (encode-coding-string text 'utf-8-unix t))
            (chunks (let (out (i 0) (n (length bytes)))
                      (while (< i n)
@@ -366,7 +366,7 @@ given without them."
            (kept-gbs (/ kept-bytes 1073741824.0 seconds)))
       (gptel-scope-bench--row "Emacs: truncate 100 MB of output in the module (4 KB chunks)"
                               (format "%.2f GB/s" gbs) "1 GB/s" gbs ">= 1" (>= gbs 1.0))
-      (gptel-scope-bench--row (format "Emacs: decode+truncate the %d KB run_bash_command keeps"
+      (gptel-scope-bench--row (format "Emacs: decode+truncate %d KB of output in 4 KB chunks"
                                       (/ kept-bytes 1000))
                               (format "%.2f GB/s, %.3f ms" kept-gbs (* 1e3 seconds)) "1 GB/s" kept-gbs
                               "(info)" 'info))))
@@ -424,7 +424,7 @@ module, the walk for denied entries, starting bubblewrap)."
   "The command of the big output figures: 300 MB of output.")
 
 (defun gptel-scope-bench--bare-big-output ()
-  "Return the seconds of `gptel-scope-bench-big-output' alone, its output discarded.
+  "Return the seconds of `gptel-scope-bench-big-output' alone.
 Started with `make-process' as the tool starts it, the shell sending
 the output to /dev/null: the time of the command itself."
   (let ((done nil) (start (float-time)))
@@ -480,7 +480,7 @@ fires and samples the resident memory (VmRSS) of Emacs."
                               "(info)" 'info))))
 
 (defun gptel-scope-bench--big-output-filtered ()
-  "Return the seconds of `gptel-scope-bench-big-output' with its output read by Emacs.
+  "Return the seconds of `gptel-scope-bench-big-output' read by Emacs.
 As an argv command, or any command when no FIFO can be made, is run:
 the output passes through a process filter to the module."
   (let ((done nil)

@@ -210,7 +210,16 @@ the group still had members (an empty group needs no second signal)."
     (gptel-scope-exec-kill proc t))
   (setq gptel-scope-exec--live nil))
 
-(add-hook 'kill-emacs-hook #'gptel-scope-exec-kill-all)
+(defun gptel-scope-exec--exiting ()
+  "Kill the running commands and remove their FIFOs: Emacs is exiting.
+No sentinel runs then, to remove them."
+  (dolist (proc gptel-scope-exec--live)
+    (let ((capture (process-get proc 'gptel-scope-capture)))
+      (when capture
+        (ignore-errors (gptel-scope-module-capture-finish capture 0 nil 0)))))
+  (gptel-scope-exec-kill-all))
+
+(add-hook 'kill-emacs-hook #'gptel-scope-exec--exiting)
 
 (defun gptel-scope-exec--no-directory (directory)
   "Signal that DIRECTORY, judged a moment ago, cannot be entered now."
@@ -350,7 +359,9 @@ the process started, the `file-missing' of `make-process')."
        (signal (car err) (cdr err))))
     ;; Emacs does not read the process's own output, which the command no
     ;; longer has: a pipe at its end would wake Emacs up without end.
-    (when fifo (set-process-filter proc t))
+    (when fifo
+      (set-process-filter proc t)
+      (process-put proc 'gptel-scope-capture capture))
     (push proc gptel-scope-exec--live)
     ;; No command gets input: reading stdin sees its end at once.
     (ignore-errors (process-send-eof proc))

@@ -170,6 +170,15 @@ bind for the FIFO, and the flood comes back as without it."
     (should (gptel-scope-test--fifo-of proc))
     (gptel-scope-test--await cell)))
 
+(ert-deftest gptel-scope-test-capture-emacs-exiting-removes-the-fifo ()
+  "When Emacs exits no sentinel runs: its hook kills the command and removes the FIFO."
+  (let* ((run (gptel-scope-test--start "echo started; sleep 30"))
+         (fifo (gptel-scope-test--fifo-of (car run))))
+    (should (file-exists-p fifo))
+    (gptel-scope-exec--exiting)
+    (should-not (file-exists-p (file-name-directory fifo)))
+    (should-not (plist-get (gptel-scope-test--await (cdr run)) :success))))
+
 (ert-deftest gptel-scope-test-capture-missing-program-leaves-no-fifo ()
   "A program that is not there: `make-process' says so, and no FIFO is made."
   (let ((gptel-scope-exec-argv-function nil)
