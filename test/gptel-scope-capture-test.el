@@ -111,6 +111,14 @@ written to disk while output flows, both removed afterwards."
     (should-not (file-exists-p fifo))
     (should-not (file-exists-p dir))))
 
+(ert-deftest gptel-scope-test-capture-writes-no-file-under-a-file-size-limit ()
+  "The output is no file: a command whose files may not grow past 512 bytes
+\(`ulimit -f 1', what would stop a flood filling the disk) prints 3 MB in full."
+  (let ((r (gptel-scope-test--run "ulimit -f 1; yes | head -c 3000000; echo end" :max-chars 100)))
+    (should (eq (plist-get r :success) t))
+    (should (= (plist-get r :total-bytes) 3000004))
+    (should (string-suffix-p "y\ny\nend\n" (plist-get r :output)))))
+
 (ert-deftest gptel-scope-test-capture-without-a-fifo-through-a-filter ()
   "When no FIFO can be made the process filter feeds the module: the same result."
   (let* ((dir temporary-file-directory)
