@@ -25,6 +25,8 @@
 ;;   loading a scope of 1,000 path patterns;
 ;; - truncating 100 MB of output in the module;
 ;; - run_bash_command on `true' against a bare `make-process';
+;; - 300 MB of output through run_bash_command against the command
+;;   alone, with how much Emacs grows and how late a 10 ms timer fires;
 ;; - `yes' for 10 seconds through run_bash_command: how much the Emacs
 ;;   process grows.
 
@@ -338,9 +340,9 @@ given without them."
     ;; (`copy_string_contents' encodes it) is most of the time.
     (gptel-scope-bench--row "Emacs: truncate one 100 MB string in the module"
                             (format "%.2f GB/s" gbs) "1 GB/s" gbs "(info)" 'info)
-    ;; run_bash_command keeps a command's output as the unibyte chunks its process
-    ;; filter receives (up to `gptel-scope-capture-factor' times the limit) and hands
-    ;; the list to the module, which decodes and truncates it.
+    ;; Output as the unibyte chunks a process filter receives, handed to the module
+    ;; as a list, which decodes and truncates it (`gptel-scope-module-truncate-output';
+    ;; the tools' output goes to the module's capture instead, timed below).
     (let* ((bytes (encode-coding-string text 'utf-8-unix t))
            (chunks (let (out (i 0) (n (length bytes)))
                      (while (< i n)
@@ -364,7 +366,7 @@ given without them."
            (kept-gbs (/ kept-bytes 1073741824.0 seconds)))
       (gptel-scope-bench--row "Emacs: truncate 100 MB of output in the module (4 KB chunks)"
                               (format "%.2f GB/s" gbs) "1 GB/s" gbs ">= 1" (>= gbs 1.0))
-      (gptel-scope-bench--row (format "Emacs: decode+truncate the %d KB run_bash_command keeps"
+      (gptel-scope-bench--row (format "Emacs: decode+truncate %d KB of output in 4 KB chunks"
                                       (/ kept-bytes 1000))
                               (format "%.2f GB/s, %.3f ms" kept-gbs (* 1e3 seconds)) "1 GB/s" kept-gbs
                               "(info)" 'info))))
@@ -417,6 +419,77 @@ module, the walk for denied entries, starting bubblewrap)."
                                 (format "%.2f ms" cost)
                                 (format "%.2f ms with, %.2f ms without" (* 1e3 w) (* 1e3 wo))
                                 (/ cost 10.0) "<= 10 ms" (<= cost 10.0))))))
+
+(defvar gptel-scope-bench-big-output "yes | head -c 300000000"
+  "The command of the big output figures: 300 MB of output.")
+
+(defun gptel-scope-bench--bare-big-output ()
+  "Return the seconds of `gptel-scope-bench-big-output' alone.
+Started with `make-process' as the tool starts it, the shell sending
+the output to /dev/null: the time of the command itself."
+  (let ((done nil) (start (float-time)))
+    (make-process :name "bench-big-bare"
+                  :command (list "bash" "--noprofile" "--norc" "-c"
+                                 (concat gptel-scope-bench-big-output " >/dev/null"))
+                  :connection-type 'pipe :noquery t :filter #'ignore
+                  :sentinel (lambda (p _e) (unless (process-live-p p) (setq done t))))
+    (gptel-scope-bench--wait (lambda () done))
+    (- (float-time) start)))
+
+(defun gptel-scope-bench--big-output ()
+  "Run `gptel-scope-bench-big-output' through run_bash_command and alone.
+Three runs of each, interleaved; the median of each is reported.
+During the tool's runs a 10 ms repeating timer records how late it
+fires and samples the resident memory (VmRSS) of Emacs."
+  (garbage-collect)
+  (let ((rss0 (gptel-scope-bench--rss)) (peak 0) (late 0.0)
+        (bares nil) (tools nil) (bytes nil))
+    (dotimes (_ 3)
+      (push (gptel-scope-bench--bare-big-output) bares)
+      (garbage-collect)
+      (let* ((last (float-time))
+             (timer (run-at-time 0.01 0.01
+                                 (lambda ()
+                                   (let ((now (float-time)))
+                                     (setq late (max late (- now last 0.01))
+                                           last now
+                                           peak (max peak (gptel-scope-bench--rss)))))))
+             (run (unwind-protect (gptel-scope-bench--spawn-tool gptel-scope-bench-big-output)
+                    (cancel-timer timer)))
+             (result (json-parse-string (cdr run) :object-type 'plist)))
+        (setq peak (max peak (gptel-scope-bench--rss)))
+        (push (car run) tools)
+        (push (and (string-match "characters of \\([0-9]+\\) bytes" (plist-get result :output))
+                   (string-to-number (match-string 1 (plist-get result :output))))
+              bytes)))
+    (let ((bare (gptel-scope-bench--median bares))
+          (tool (gptel-scope-bench--median tools))
+          (grow (/ (max 0 (- peak rss0)) 1024.0))
+          (filter (gptel-scope-bench--big-output-filtered)))
+      (gptel-scope-bench--row (format "Emacs: run_bash_command %s (%s bytes) / alone"
+                                      gptel-scope-bench-big-output (car bytes))
+                              (format "%.2f s" tool) (format "%.2f s" bare)
+                              (/ tool bare) "<= 2" (<= (/ tool bare) 2))
+      (gptel-scope-bench--row "Emacs: the same, RSS peak growth of Emacs"
+                              (format "%.1f MB" grow) "20 MB" (/ grow 20.0) "<= 20 MB" (<= grow 20))
+      (gptel-scope-bench--row "Emacs: the same, worst delay of a 10 ms timer"
+                              (format "%.1f ms" (* 1e3 late)) "50 ms" (/ late 0.05) "<= 50 ms"
+                              (<= late 0.05))
+      (gptel-scope-bench--row "Emacs: the same through a process filter (no FIFO) / alone"
+                              (format "%.2f s" filter) (format "%.2f s" bare) (/ filter bare)
+                              "(info)" 'info))))
+
+(defun gptel-scope-bench--big-output-filtered ()
+  "Return the seconds of `gptel-scope-bench-big-output' read by Emacs.
+As an argv command, or any command when no FIFO can be made, is run:
+the output passes through a process filter to the module."
+  (let ((done nil)
+        (start (float-time))
+        (temporary-file-directory "/nonexistent-gptel-scope-bench/"))
+    (gptel-scope-exec-start (gptel-scope-exec-shell-argv gptel-scope-bench-big-output)
+                            default-directory (lambda (r) (setq done r)))
+    (gptel-scope-bench--wait (lambda () done) 120)
+    (- (float-time) start)))
 
 (defun gptel-scope-bench--flood ()
   "Run `yes' through run_bash_command for 10 s; report how much Emacs grows."
@@ -594,6 +667,7 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
             (gptel-scope-bench--run-bash spawn)
             (gptel-scope-bench--sandbox)
             (gptel-scope-bench--redaction dir)
+            (gptel-scope-bench--big-output)
             (gptel-scope-bench--flood)))
       (delete-directory dir t)
       (delete-directory (file-name-directory gptel-scope-trust-file) t))))

@@ -88,9 +88,9 @@ request_scope_expansion itself."
 
 (defcustom gptel-scope-capture-factor 10
   "Output kept in memory while a command runs, as a multiple of its limit.
-Past this many times the scope's `max_output_chars' bytes the rest of
-the output is counted, not kept, so a command that never stops
-printing cannot fill memory."
+Of a command's output, this many times the scope's `max_output_chars'
+bytes are kept, the first half and the last half; the rest is counted,
+not kept, so a command that never stops printing cannot fill memory."
   :type 'natnum
   :group 'gptel-scope)
 

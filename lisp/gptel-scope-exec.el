@@ -27,11 +27,21 @@
 ;;   starts; on timeout that group, and every descendant that left it, get
 ;;   SIGTERM and then SIGKILL, and when the command ends whatever it left
 ;;   running in the background is killed too;
-;; - output (stdout and stderr together) is captured up to a hard cap
-;;   and counted beyond it; the module decodes it as UTF-8, each invalid
-;;   byte as U+FFFD and NUL as U+2400 (so `json-serialize' never fails,
-;;   and any JSON parser takes the result), and truncates it, in one
-;;   pass over the captured bytes.
+;; - output (stdout and stderr together) does not pass through Lisp: it
+;;   goes to a FIFO (mode 0600, in a directory of its own, mode 0700,
+;;   removed afterwards) that a thread of the module drains, keeping its
+;;   first and last bytes (`gptel-scope-capture-factor' times the limit
+;;   in all) and counting the rest; nothing is written to disk.  A shell
+;;   command runs as `bash -c \='exec "$@" >"$0" 2>&1\=' FIFO ARGV...', the
+;;   same process, so timeouts and kills are unchanged, and the same
+;;   environment (bash passes it on as the command's bash does).  An argv
+;;   command, which no shell may touch, and any command when no FIFO can
+;;   be made, gives its output to the module through a process filter;
+;; - the module decodes the output as UTF-8, each invalid byte as U+FFFD
+;;   and NUL as U+2400 (so `json-serialize' never fails, and any JSON
+;;   parser takes the result), hides the values of the secrets the
+;;   command did not get, and over the limit shows its first and last
+;;   part around a notice.
 
 ;;; Code:
 
@@ -41,8 +51,12 @@
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
-(declare-function gptel-scope-module-truncate-output-redacted "gptel-scope-module"
-                  (chunks max-chars redactor capped))
+(declare-function gptel-scope-module-capture-start "gptel-scope-module" (directory cap-bytes))
+(declare-function gptel-scope-module-capture-new "gptel-scope-module" (cap-bytes))
+(declare-function gptel-scope-module-capture-fifo "gptel-scope-module" (capture))
+(declare-function gptel-scope-module-capture-push "gptel-scope-module" (capture bytes))
+(declare-function gptel-scope-module-capture-finish "gptel-scope-module"
+                  (capture max-chars redactor wait-ms))
 
 (defconst gptel-scope-exec--set
   '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "SYSTEMD_PAGER=cat" "GIT_TERMINAL_PROMPT=0"
@@ -196,7 +210,16 @@ the group still had members (an empty group needs no second signal)."
     (gptel-scope-exec-kill proc t))
   (setq gptel-scope-exec--live nil))
 
-(add-hook 'kill-emacs-hook #'gptel-scope-exec-kill-all)
+(defun gptel-scope-exec--exiting ()
+  "Kill the running commands and remove their FIFOs: Emacs is exiting.
+No sentinel runs then, to remove them."
+  (dolist (proc gptel-scope-exec--live)
+    (let ((capture (process-get proc 'gptel-scope-capture)))
+      (when capture
+        (ignore-errors (gptel-scope-module-capture-finish capture 0 nil 0)))))
+  (gptel-scope-exec-kill-all))
+
+(add-hook 'kill-emacs-hook #'gptel-scope-exec--exiting)
 
 (defun gptel-scope-exec--no-directory (directory)
   "Signal that DIRECTORY, judged a moment ago, cannot be entered now."
@@ -204,13 +227,50 @@ the group still had members (an empty group needs no second signal)."
           (list (format "The directory %s no longer exists or cannot be entered (it was removed or changed after the command was judged); nothing ran"
                         directory))))
 
+;;;; Output capture
+
+(defconst gptel-scope-exec--drain-wait-ms 200
+  "Milliseconds the result waits for the output to end once the command ended.
+What the command left running may hold its output open until its
+process group dies; past this wait the result shows what was read.")
+
+(defconst gptel-scope-exec--redirect "exec \"$@\" >\"$0\" 2>&1"
+  "The script of `bash -c' that runs a command with its output to a FIFO.
+Its arguments: the FIFO, then the command's argv, its program's file
+name first (as `make-process' runs it).")
+
+(defconst gptel-scope-exec--shell '("bash" "--noprofile" "--norc" "-c")
+  "The beginning of the argv of a shell command (`gptel-scope-exec-shell-argv').")
+
+(defun gptel-scope-exec--fifo-capture (cap)
+  "Return a capture of CAP bytes draining a FIFO, and the argv prefix to use it.
+That is (CAPTURE . PREFIX): a command run as PREFIX followed by its argv
+writes its output to the FIFO.  PREFIX is the shell of shell commands,
+which passes on the environment exactly as the command's shell does.
+Return nil when no FIFO can be made."
+  (let ((tmp (expand-file-name temporary-file-directory)))
+    (when (and (fboundp 'gptel-scope-module-capture-start)
+               (not (memq system-type '(windows-nt ms-dos)))
+               (not (file-remote-p tmp)))
+      (let ((capture (ignore-errors (gptel-scope-module-capture-start tmp cap))))
+        (when capture
+          (cons capture
+                (append gptel-scope-exec--shell
+                        (list gptel-scope-exec--redirect
+                              (gptel-scope-module-capture-fifo capture)))))))))
+
+(defun gptel-scope-exec--program (argv)
+  "Return the program of ARGV found as `make-process' would find it, or nil."
+  (let ((program (car argv)))
+    (if (file-name-absolute-p program) program (executable-find program))))
+
 (cl-defun gptel-scope-exec-start (argv directory callback &key (timeout 30) (max-chars 20000))
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
 plist has :success, :exit-code (nil when killed by a signal), :signal,
 :output, :truncated, :timed-out, :duration-ms, :total-bytes (all the
-output), :kept-bytes (the part kept in memory) and :lines (the lines
-of that part); when the result
+output), :kept-bytes (the part kept in memory, its first and last
+bytes) and :lines (the lines of all the output); when the result
 itself could not be made, :error says why.  CALLBACK is called once
 even then.  Return the process.  When DIRECTORY cannot be entered
 nothing runs and CALLBACK is not called: this signals
@@ -219,72 +279,89 @@ the process started, the `file-missing' of `make-process')."
   (let* ((start (float-time))
          (max-chars (max 0 max-chars))
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
-         (chunks nil) (kept 0) (total 0) (timed-out nil) (done nil) (timer nil)
+         (timed-out nil) (done nil) (timer nil)
          (default-directory (file-name-as-directory directory))
          ;; The scope's environment, and what hides the values it leaves out.
          (scoped (gptel-scope-exec--scoped))
          (redactor (cdr scoped))
          (process-environment (gptel-scope-exec-environment (car scoped)))
-         (proc nil))
+         (fifo nil) (capture nil) (proc nil))
     (unless (file-accessible-directory-p directory)
       (gptel-scope-exec--no-directory directory))
-    (when gptel-scope-exec-argv-function
-      (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
-    (setq proc
-          (make-process
-           :name "gptel-scope"
-           :command argv
-           :connection-type 'pipe
-           :coding 'binary
-           :noquery t
-           :filter
-           (lambda (_p s)
-             (setq total (+ total (length s)))
-             (when (< kept cap)
-               (let ((piece (if (> (+ kept (length s)) cap) (substring s 0 (- cap kept)) s)))
-                 (push piece chunks)
-                 (setq kept (+ kept (length piece))))))
-           :sentinel
-           (lambda (p _event)
-             (unless (or done (process-live-p p))
-               (setq done t)
-               (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
-               (when timer (cancel-timer timer))
-               ;; Nothing the command started may outlive it.
-               (gptel-scope-exec--kill-group p)
-               (condition-case err
-                   (let* ((cut (if redactor
-                                   ;; Redacted before the cut: no cut shows part of a secret.
-                                   (gptel-scope-module-truncate-output-redacted
-                                    chunks max-chars redactor (> total kept))
-                                 (gptel-scope-module-truncate-output chunks max-chars)))
-                          (output (plist-get cut :output))
-                          (signaled (eq (process-status p) 'signal))
-                          (code (process-exit-status p)))
-                     (setq chunks nil)
-                     (when (> total kept)
-                       (setq output (format "%s\n[The command printed %d bytes; only the first %d were kept.]"
-                                            output total kept)))
-                     (funcall callback
-                              (list :success (and (not timed-out) (not signaled) (eql code 0))
-                                    :exit-code (unless signaled code)
-                                    :signal (and signaled code)
-                                    :output output
-                                    :truncated (or (plist-get cut :truncated) (> total kept))
-                                    :lines (plist-get cut :total-lines)
-                                    :timed-out timed-out
-                                    :total-bytes total
-                                    :kept-bytes kept
-                                    :duration-ms (round (* 1000 (- (float-time) start))))))
-                 ;; A sentinel's error would be lost, and the caller never answered.
-                 (error
-                  (ignore-errors
-                    (funcall callback
-                             (list :success nil :error (error-message-string err)
-                                   :exit-code (ignore-errors (process-exit-status p))
-                                   :output "" :truncated nil :timed-out timed-out
-                                   :total-bytes total :kept-bytes kept
-                                   :duration-ms (round (* 1000 (- (float-time) start))))))))))))
+    ;; A shell command's output goes to a FIFO the module drains, when one
+    ;; can be made and the program is found (else `make-process' says it is
+    ;; missing, as ever).  The shell that redirects it passes the environment
+    ;; on as the command's own does: an argv command, which no shell touches,
+    ;; gives its output to a process filter.
+    (let ((shell (equal (seq-take argv (length gptel-scope-exec--shell)) gptel-scope-exec--shell)))
+      (when gptel-scope-exec-argv-function
+        (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
+      (let ((found (and shell (gptel-scope-exec--program argv))))
+        (when found
+          (setq fifo (gptel-scope-exec--fifo-capture cap))
+          (when fifo
+            (setq argv (append (cdr fifo) (cons found (cdr argv))))))))
+    (setq capture (if fifo (car fifo) (gptel-scope-module-capture-new cap)))
+    (condition-case err
+        (setq proc
+              (make-process
+               :name "gptel-scope"
+               :command argv
+               :connection-type 'pipe
+               :coding 'binary
+               :noquery t
+               :filter
+               (unless fifo
+                 (lambda (_p s) (gptel-scope-module-capture-push capture s)))
+               :sentinel
+               (lambda (p _event)
+                 (unless (or done (process-live-p p))
+                   (setq done t)
+                   (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
+                   (when timer (cancel-timer timer))
+                   ;; Nothing the command started may outlive it.
+                   (gptel-scope-exec--kill-group p)
+                   (let ((cut nil))
+                     (condition-case err
+                         (let* ((signaled (eq (process-status p) 'signal))
+                                (code (process-exit-status p))
+                                ;; Redacted before the cut: no cut shows part of a secret.
+                                (_ (setq cut (gptel-scope-module-capture-finish
+                                              capture max-chars redactor
+                                              gptel-scope-exec--drain-wait-ms)))
+                                (output (plist-get cut :output)))
+                           (when (plist-get cut :error)
+                             (setq output (format "%s\n[%s]" output (plist-get cut :error))))
+                           (funcall callback
+                                    (list :success (and (not timed-out) (not signaled) (eql code 0))
+                                          :exit-code (unless signaled code)
+                                          :signal (and signaled code)
+                                          :output output
+                                          :truncated (plist-get cut :truncated)
+                                          :lines (plist-get cut :lines)
+                                          :timed-out timed-out
+                                          :total-bytes (plist-get cut :total-bytes)
+                                          :kept-bytes (plist-get cut :kept-bytes)
+                                          :duration-ms (round (* 1000 (- (float-time) start))))))
+                       ;; A sentinel's error would be lost, and the caller never answered.
+                       (error
+                        (ignore-errors
+                          (funcall callback
+                                   (list :success nil :error (error-message-string err)
+                                         :exit-code (ignore-errors (process-exit-status p))
+                                         :output "" :truncated nil :timed-out timed-out
+                                         :total-bytes (plist-get cut :total-bytes)
+                                         :kept-bytes (plist-get cut :kept-bytes)
+                                         :duration-ms (round (* 1000 (- (float-time) start)))))))))))))
+      (error
+       ;; Nothing runs: the FIFO goes at once.
+       (ignore-errors (gptel-scope-module-capture-finish capture 0 nil 0))
+       (signal (car err) (cdr err))))
+    ;; Emacs does not read the process's own output, which the command no
+    ;; longer has: a pipe at its end would wake Emacs up without end.
+    (when fifo
+      (set-process-filter proc t)
+      (process-put proc 'gptel-scope-capture capture))
     (push proc gptel-scope-exec--live)
     ;; No command gets input: reading stdin sees its end at once.
     (ignore-errors (process-send-eof proc))

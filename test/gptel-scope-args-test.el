@@ -470,10 +470,11 @@ CHECK is a function of the parsed result that must return non-nil."
             #'gptel-scope-run-bash-command "echo hi" "." "cinq ✓")
       (call "refusal, directory" (lambda (r) (string-match-p "dïr" (plist-get r :message)))
             #'gptel-scope-run-bash-command "echo hi" "dïr")
-      ;; 150 × ✓ (3 bytes each) cut at 100 characters, and a terminal
-      ;; answer of 4 bytes: 1 ✓ and a third of one.
+      ;; 150 × ✓ (3 bytes each) cut to its first and last 50 characters,
+      ;; and a terminal answer of 4 bytes: 1 ✓ and a third of one.
       (call "truncated" (lambda (r) (and (eq (plist-get r :truncated) t)
-                                         (string-prefix-p (make-string 90 ?✓) (plist-get r :output))))
+                                         (string-prefix-p (make-string 50 ?✓) (plist-get r :output))
+                                         (string-suffix-p (make-string 50 ?✓) (plist-get r :output))))
             #'gptel-scope-run-bash-command "cat checks.txt" ".")
       (call "truncated pty" (lambda (r) (and (eq (plist-get r :truncated) t)
                                              (string-prefix-p "✓" (plist-get r :output))))

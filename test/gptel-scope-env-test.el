@@ -179,10 +179,10 @@ so does an error that echoes a secret back, and list_dir of a file named like on
 
 (ert-deftest gptel-scope-test-env-long-lines-and-truncation-show-no-prefix ()
   "A secret cut by the output limit or a cut line shows no beginning."
-  (gptel-scope-test-with-project dir (replace-regexp-in-string "timeout: 10" "timeout: 10\n  max_output_chars: 100"
+  (gptel-scope-test-with-project dir (replace-regexp-in-string "timeout: 10" "timeout: 10\n  max_output_chars: 200"
                                                                 gptel-scope-test--env-scope)
     (let ((secret (cdr (assoc "OPENAI_API_KEY" gptel-scope-test--secrets))))
-      ;; The limit of 100 characters falls inside the secret; the line of 400 too.
+      ;; The first 100 of the 200 characters shown end inside the secret; the line of 400 too.
       (with-temp-file (expand-file-name "long.txt" dir)
         (insert (make-string 90 ?x) secret "\n" (make-string 395 ?y) secret "\n"))
       (gptel-scope-test--with-secrets
@@ -191,7 +191,8 @@ so does an error that echoes a secret back, and list_dir of a file named like on
             (gptel-scope-test--no-secret json)
             ;; Redacted before the cut, which falls in the replacement.
             (should (equal (plist-get (gptel-scope-test-parse json) :output)
-                           (concat (make-string 90 ?x) "[redacted:\n\n[Output truncated: showing 100 of 539 characters (1 of 2 lines). Narrow the output with filters such as 'head', 'grep' or 'tail'.]")))
+                           (concat (make-string 90 ?x) "[redacted:\n\n[Output truncated: showing 200 characters of 531 bytes (2 of 2 lines), the first 100 above and the last 100 below. Narrow the output with filters such as 'head', 'grep' or 'tail'.]\n\n"
+                                   (make-string 73 ?y) "[redacted: OPENAI_API_KEY]\n")))
             (should (eq (plist-get (gptel-scope-test-parse json) :truncated) t)))
           (let* ((json (gptel-scope-test-call-raw #'gptel-scope-read-file "long.txt"))
                  (lines (split-string (plist-get (gptel-scope-test-parse json) :content) "\n")))

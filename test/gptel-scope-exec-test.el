@@ -117,24 +117,31 @@ collected into :pids.  It runs as exec runs it, without the sandbox
     (should (equal (gptel-scope-test--wait-dead (list pid)) nil))))
 
 (ert-deftest gptel-scope-test-flood-capture-stays-bounded ()
-  "`yes' never stops: the capture keeps at most the cap and counts the rest."
+  "`yes' never stops: killed at the timeout in the middle of the flood, the
+capture keeps at most the cap (its first and last bytes) and counts the rest."
   (let* ((gptel-scope-capture-factor 10)
          (r (gptel-scope-test--run "yes" :timeout 1 :max-chars 1000))
          (cap (* 10 1024)))
     (should (eq (plist-get r :timed-out) t))
+    (should-not (plist-get r :success))
     (should (eq (plist-get r :truncated) t))
-    (should (<= (plist-get r :kept-bytes) cap))
+    (should (= (plist-get r :kept-bytes) cap))
     (should (> (plist-get r :total-bytes) (* 10 cap)))
+    (should (= (plist-get r :lines) (/ (plist-get r :total-bytes) 2)))
     (should (< (length (plist-get r :output)) 1500))
-    (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output)))
-    (should (string-match-p "only the first 10240 were kept" (plist-get r :output)))))
+    (should (string-prefix-p "y\ny\n" (plist-get r :output)))
+    (should (string-suffix-p "y\ny\n" (plist-get r :output)))
+    (should (string-match-p (format "showing 999 characters of %d bytes (500 of %d lines), the first 499 above and the last 500 below\\. Narrow the output with filters such as 'head', 'grep' or 'tail'\\.]"
+                                    (plist-get r :total-bytes) (plist-get r :lines))
+                            (plist-get r :output)))
+    (should (equal (gptel-scope-test--wait-dead (plist-get r :pids)) nil))))
 
 (ert-deftest gptel-scope-test-b33-b34-long-output-truncated-with-notice ()
   (let ((r (gptel-scope-test--run "yes | head -c 5000000" :max-chars 1000)))
     (should (eq (plist-get r :success) t))
     (should (eq (plist-get r :truncated) t))
     (should (equal (plist-get r :total-bytes) 5000000))
-    (should (string-match-p "showing [0-9]+ of [0-9]+ characters" (plist-get r :output)))
+    (should (string-match-p "showing [0-9]+ characters of 5000000 bytes" (plist-get r :output)))
     (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output)))))
 
 (ert-deftest gptel-scope-test-b32-short-output-returned-fully ()
@@ -198,8 +205,7 @@ command gets the core variables only."
     (should (string-match-p "\\`0\n\\'" (plist-get r :output)))))
 
 (ert-deftest gptel-scope-test-s06-a-failing-result-still-answers-once ()
-  (cl-letf (((symbol-function 'gptel-scope-module-truncate-output) (lambda (&rest _) (error "Broken")))
-            ((symbol-function 'gptel-scope-module-truncate-output-redacted) (lambda (&rest _) (error "Broken"))))
+  (cl-letf (((symbol-function 'gptel-scope-module-capture-finish) (lambda (&rest _) (error "Broken"))))
     (let ((r (gptel-scope-test--run "echo hi")))
       (should-not (plist-get r :success))
       (should (equal (plist-get r :error) "Broken"))

@@ -126,7 +126,7 @@ bash_tools:
         (should (eq (plist-get r :success) t))
         (should (eq (plist-get r :truncated) t))
         (should (string-prefix-p "line 1\nline 2\n" (plist-get r :output)))
-        (should (string-match-p "of [0-9]+ characters" (plist-get r :output)))
+        (should (string-match-p "characters of [0-9]+ bytes" (plist-get r :output)))
         (should (string-match-p "'head', 'grep' or 'tail'" (plist-get r :output)))))))
 
 (ert-deftest gptel-scope-test-b35-b36-b37-path-argument-warnings ()

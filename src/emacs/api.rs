@@ -320,34 +320,7 @@ pub fn utf8_string(bytes: Vec<u8>) -> std::result::Result<String, Vec<u8>> {
     }
 }
 
-/// Process output as text (SPEC §4, S09): UTF-8, with every byte that is not part of a valid
-/// UTF-8 sequence shown as U+FFFD (one each, as Emacs shows the raw bytes it decodes) and NUL
-/// as U+2400 (SYMBOL FOR NULL), so that any JSON parser takes it. Valid output without NUL is
-/// returned as it is, without a copy.
-pub fn decode_output(bytes: Vec<u8>) -> String {
-    let bytes = if memchr::memchr(0, &bytes).is_none() {
-        match utf8_string(bytes) {
-            Ok(text) => return text,
-            Err(bytes) => bytes,
-        }
-    } else {
-        bytes
-    };
-    let mut out = String::with_capacity(bytes.len() + bytes.len() / 4);
-    for chunk in bytes.utf8_chunks() {
-        let mut valid = chunk.valid();
-        while let Some(nul) = memchr::memchr(0, valid.as_bytes()) {
-            out.push_str(&valid[..nul]);
-            out.push('\u{2400}');
-            valid = &valid[nul + 1..];
-        }
-        out.push_str(valid);
-        for _ in chunk.invalid() {
-            out.push('\u{FFFD}');
-        }
-    }
-    out
-}
+pub use crate::output::capture::decode_output;
 
 /// The absolute path `path` leads to through every symbolic link, or None when it does not
 /// exist (or is not UTF-8).

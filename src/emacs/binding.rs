@@ -667,3 +667,92 @@ fn truncate_output_redacted<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64,
     let text = r.0.redact_owned(text);
     output_plist(env, crate::output::truncate::truncate_chars_owned(text, max))
 }
+
+// ---------------------------------------------------------------------------------------------
+// The output of a command, captured by the module
+
+/// A command's output being captured, as Lisp holds it (a `user-ptr`).
+struct Capture(crate::output::capture::Capture);
+
+/// The first and last bytes kept of CAP-BYTES in all.
+fn capture_caps(env: &Env, cap_bytes: i64) -> Result<(usize, usize)> {
+    let cap = count(env, cap_bytes, "cap-bytes")?;
+    Ok((cap - cap / 2, cap / 2))
+}
+
+/// Start capturing the output of a command: a FIFO in a new directory of DIRECTORY (mode
+/// 0700, the FIFO 0600), drained by a thread of the module, which keeps the first and the
+/// last bytes of the output, CAP-BYTES in all. Returns the capture (`user-ptr'); its FIFO
+/// is `gptel-scope-module-capture-fifo'. Signals `gptel-scope-io-error' when the FIFO cannot
+/// be made.
+#[defun]
+fn capture_start<'e>(env: &'e Env, directory: Value<'e>, cap_bytes: i64) -> Result<Value<'e>> {
+    let (head, tail) = capture_caps(env, cap_bytes)?;
+    let dir = std::path::PathBuf::from(text_arg(env, directory)?);
+    match crate::output::capture::Capture::with_fifo(&dir, head, tail) {
+        Ok(c) => std::cell::RefCell::new(Capture(c)).into_lisp(env),
+        Err(e) => signal(env, e),
+    }
+}
+
+/// A capture that keeps the first and the last bytes, CAP-BYTES in all, of what
+/// `gptel-scope-module-capture-push' gives it.
+#[defun]
+fn capture_new<'e>(env: &'e Env, cap_bytes: i64) -> Result<Value<'e>> {
+    let (head, tail) = capture_caps(env, cap_bytes)?;
+    std::cell::RefCell::new(Capture(crate::output::capture::Capture::new(head, tail))).into_lisp(env)
+}
+
+/// The file name of the FIFO of CAPTURE, nil when it has none (or has finished).
+#[defun]
+fn capture_fifo<'e>(env: &'e Env, capture: Value<'e>) -> Result<Value<'e>> {
+    let cell: &std::cell::RefCell<Capture> = capture.into_rust()?;
+    let c = cell.try_borrow()?;
+    let path = c.0.fifo_path().map(|p| p.to_string_lossy().into_owned());
+    opt_str(env, path.as_deref())
+}
+
+/// Give CAPTURE the next piece of the output, BYTES (a unibyte string).
+#[defun]
+fn capture_push<'e>(env: &'e Env, capture: Value<'e>, bytes: Value<'e>) -> Result<Value<'e>> {
+    let cell: &std::cell::RefCell<Capture> = capture.into_rust()?;
+    cell.try_borrow()?.0.push(&string_arg(bytes)?);
+    Ok(nil.bind(env))
+}
+
+/// The output CAPTURE holds, once the command has ended: waits up to WAIT-MS milliseconds
+/// for the output to end (what the command left running may hold the FIFO), then stops
+/// reading and removes the FIFO. Returns (:output :truncated :total-bytes :kept-bytes
+/// :lines :error): the output decoded (invalid bytes as U+FFFD, NUL as U+2400), the values
+/// REDACTOR hides replaced, and within MAX-CHARS characters all of it, else its first and
+/// last part around a notice; :error says why the output could not be read to its end.
+#[defun]
+fn capture_finish<'e>(env: &'e Env, capture: Value<'e>, max_chars: i64, redactor: Value<'e>, wait_ms: i64) -> Result<Value<'e>> {
+    let max = count(env, max_chars, "max-chars")?;
+    let wait = std::time::Duration::from_millis(count(env, wait_ms, "wait-ms")? as u64);
+    let cell: &std::cell::RefCell<Capture> = capture.into_rust()?;
+    let f = cell.try_borrow_mut()?.0.finish(wait);
+    let r = if redactor.is_not_nil() {
+        let secrets: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
+        let s = secrets.try_borrow()?;
+        f.buffer.result(max, Some(&s.0), f.ended)
+    } else {
+        f.buffer.result(max, None, f.ended)
+    };
+    let error = f.error;
+    let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
+    env.list([
+        k_output.bind(env),
+        lstr(env, &r.output)?,
+        k_truncated.bind(env),
+        if r.truncated { t.bind(env) } else { nil.bind(env) },
+        k_total_bytes.bind(env),
+        n(r.total_bytes)?,
+        env.intern(":kept-bytes")?,
+        n(r.kept_bytes)?,
+        env.intern(":lines")?,
+        n(r.total_lines)?,
+        env.intern(":error")?,
+        opt_str(env, error.as_deref())?,
+    ])
+}

@@ -109,6 +109,31 @@ impl Redactor {
         self.partial_tail_of(text).0
     }
 
+    /// The end of the longest beginning of `text`, of [`MIN_PARTIAL`] bytes or more, that is
+    /// a proper end of a secret (0 when there is none): what a cut just before `text` left of
+    /// a secret that began before it.
+    pub fn partial_head(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
+        let mut end = 0;
+        for p in &self.patterns {
+            let p = p.as_bytes();
+            let longest = p.len().saturating_sub(1).min(bytes.len());
+            let mut l = longest;
+            while l >= MIN_PARTIAL && l > end {
+                if bytes[..l] == p[p.len() - l..] {
+                    end = l;
+                    break;
+                }
+                l -= 1;
+            }
+        }
+        // `end` ends a match of a pattern's last byte, which ends a character.
+        while end < text.len() && !text.is_char_boundary(end) {
+            end += 1;
+        }
+        end
+    }
+
     /// [`Redactor::partial_tail`] and the pattern whose beginning it is.
     fn partial_tail_of(&self, text: &str) -> (usize, Option<usize>) {
         let bytes = text.as_bytes();
@@ -211,6 +236,25 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(red.redact_result(&text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn partial_head_table() {
+        let red = r(&[("A", "sk-0123456789"), ("B", "ééé-secret")]);
+        let cases = [
+            ("output", 0),
+            ("9 output", 0),
+            ("789 output", 0),
+            ("6789 output", 4),
+            ("-0123456789 output", 11),
+            ("k-0123456789 output", 12),
+            ("sk-0123456789 output", 0),
+            ("é-secret!", 9),
+            ("", 0),
+        ];
+        for (text, want) in cases {
+            assert_eq!(red.partial_head(text), want, "{text}");
         }
     }
 
