@@ -384,3 +384,20 @@ fn listed_interpreters_run_code_with_a_warning() {
     let d = decide_in(&s, &root, None, Some(&root), &[], "node -e 1");
     assert_eq!(d.reason, Some("command_not_allowed"));
 }
+
+/// A word where git expects its command that is no git command runs an alias from git's
+/// configuration (the repository's own: `alias.lp = !touch /tmp/pwned`) or a `git-lp`
+/// program: a bare `git` entry does not cover it; `git lp` listed does.
+#[test]
+fn git_aliases_are_not_git_commands() {
+    let tmp = TempDir::new("gitalias");
+    let s = scope(&format!("paths:\n  read: [\"{r}/**\"]\nbash_tools:\n  categories:\n    read_only: [git, git co]\n", r = tmp.path().display()));
+    let d = decide_in(&s, tmp.path(), None, None, &[], "git -C . lp");
+    assert_eq!((d.reason, d.resource.as_deref()), (Some("subcommand_not_allowed"), Some("git lp")));
+    assert_eq!(d.message, "`git lp` is not a git command: git runs it as an alias from its configuration (the repository's own included) or as a `git-lp` program, either of which can run anything. Use the git command it stands for, or call request_scope_expansion with tool_name \"run_bash_command\", resource \"git lp\" and your reason.");
+    for ok in ["git log --oneline", "git co main", "git --version", "git status"] {
+        assert!(decide_in(&s, tmp.path(), None, None, &[], ok).allowed, "{ok}");
+    }
+    let granted = [gptel_scope::policy::decide::Grant { tool: "run_bash_command".into(), resource: "git lp".into() }];
+    assert!(decide_in(&s, tmp.path(), None, None, &granted, "git lp").allowed);
+}

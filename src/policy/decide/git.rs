@@ -3,6 +3,33 @@
 
 use super::*;
 
+/// The commands git itself has (`git help -a`, git 2.47), and `lfs`: any other word where git
+/// expects its command runs an alias from git's configuration (the repository's own
+/// included) or a `git-WORD` program, either of which can run anything.
+const GIT_COMMANDS: &[&str] = &[
+    "add", "am", "annotate", "apply", "archimport", "archive", "bisect", "blame", "branch",
+    "bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap",
+    "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick", "citool", "clean",
+    "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
+    "credential", "credential-cache", "credential-store", "cvsexportcommit", "cvsimport",
+    "cvsserver", "daemon", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree",
+    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch",
+    "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "gc",
+    "get-tar-commit-id", "grep", "gui", "hash-object", "help", "hook", "http-backend", "imap-send",
+    "index-pack", "init", "instaweb", "interpret-trailers", "lfs", "log", "ls-files", "ls-remote",
+    "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file",
+    "merge-index", "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree",
+    "multi-pack-index", "mv", "name-rev", "notes", "p4", "pack-objects", "pack-redundant",
+    "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "quiltimport", "range-diff",
+    "read-tree", "rebase", "receive-pack", "reflog", "refs", "remote", "repack", "replace",
+    "replay", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
+    "rm", "scalar", "send-email", "send-pack", "shell", "shortlog", "show", "show-branch",
+    "show-index", "show-ref", "sparse-checkout", "stash", "status", "stripspace", "submodule",
+    "svn", "switch", "symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index",
+    "update-ref", "update-server-info", "upload-archive", "upload-pack", "var", "verify-commit",
+    "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree",
+];
+
 /// The top of the git work tree holding `dir` (the nearest directory upward with a `.git`),
 /// or `dir` itself outside one.
 pub(super) fn git_top(dir: &Path) -> PathBuf {
@@ -12,6 +39,30 @@ pub(super) fn git_top(dir: &Path) -> PathBuf {
 }
 
 impl<'a> Judge<'a> {
+    /// A `git WORD` that is no git command is an alias or an external program: refused
+    /// unless the scope lists `git WORD` itself (a bare `git` entry does not cover it).
+    pub(super) fn git_command_known(&mut self, sub_words: &[&str], entry: &str, label: &str) {
+        let Some(sub) = sub_words.first() else { return };
+        if sub.starts_with('-') || GIT_COMMANDS.contains(sub) {
+            return;
+        }
+        let listed = entry.split_once(": ").map_or(entry, |(_, e)| e);
+        if listed.split_whitespace().nth(1) == Some(sub) {
+            return;
+        }
+        self.violate(
+            "subcommand_not_allowed",
+            format!(
+                "`git {sub}` is not a git command: git runs it as an alias from its configuration (the repository's own included) or as a `git-{sub}` program, either of which can run anything. Use the git command it stands for, or call request_scope_expansion with tool_name \"{}\", resource \"git {sub}\" and your reason.",
+                self.ctx.tool
+            ),
+            Some(label.to_string()),
+            format!("git {sub}"),
+            "command",
+            None,
+        );
+    }
+
     /// Git subcommands that write the work tree (`git checkout -- scope.yml`, `git restore
     /// .`): a pathspec naming a scope document, or a directory holding a protected one, is a
     /// write to it. (Without a pathspec they write what the commits hold: a document changed

@@ -714,6 +714,7 @@ impl<'a> Judge<'a> {
         }
         self.rules(name, args, label);
         if base == "git" {
+            self.git_command_known(&sub_words, &entry, label);
             self.git_denied_paths(args, cwds);
             self.git_worktree_writes(args, cwds, label);
             self.git_store(args, cwds, label);
