@@ -640,6 +640,40 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
                               (and ref-ms (/ (gptel-scope-bench--median with-gc) ref-ms))
                               "(info)" 'info))))
 
+(defun gptel-scope-bench--menu-ms ()
+  "Return the milliseconds the expansion menu takes to open the first time.
+In a fresh Emacs with gptel-scope loaded (after gptel when it is on the
+load path): the menu's feature and transient are loaded then, as a user
+meets them at the model's first request."
+  (let ((emacs (expand-file-name invocation-name invocation-directory)))
+    (with-temp-buffer
+      (unless (eql 0 (call-process
+                      emacs nil t nil "-Q" "--batch"
+                      "--eval" (format "(setq load-path '%S)" load-path)
+                      "--eval"
+                      (concat "(progn (when (locate-library \"gptel\") (require 'gptel)) (require 'gptel-scope)"
+                              " (garbage-collect)"
+                              " (let ((request (list :tool \"run_bash_command\" :resource \"touch x\" :reason \"bench\""
+                              " :validation-type \"command\" :directory default-directory :state 'queued)))"
+                              " (setq gptel-scope--expansion-current request)"
+                              " (let ((t0 (float-time))) (gptel-scope--expansion-show-menu request)"
+                              " (unless (eq (plist-get request :state) 'shown) (error \"not shown\"))"
+                              " (princ (format \"\\n%f\" (* 1000 (- (float-time) t0)))))))")))
+        (error "Opening the menu failed:\n%s" (buffer-string)))
+      (goto-char (point-max))
+      (forward-line 0)
+      (string-to-number (buffer-substring (point) (point-max))))))
+
+(defun gptel-scope-bench--menu ()
+  "Time the expansion menu's first opening, transient's loading included."
+  (let (ms)
+    (dotimes (_ gptel-scope-bench-loads)
+      (push (gptel-scope-bench--menu-ms) ms))
+    (let ((m (gptel-scope-bench--median ms)))
+      (gptel-scope-bench--row (format "Emacs: the menu's first opening, loading transient %s"
+                                      (if (locate-library "transient") "(on the load path)" ""))
+                              (format "%.1f ms" m) "150 ms" (/ m 150.0) "<= 150 ms" (<= m 150)))))
+
 (defun gptel-scope-bench--run-here ()
   "Run every benchmark in this Emacs and print its rows."
   (gptel-scope-load-module)
@@ -661,6 +695,7 @@ Without gptel on the load path, gptel-scope alone is timed (info)."
           (gptel-scope-bench--row "Emacs: gptel-scope's Lisp byte-compiled, as installed"
                                   (if gptel-scope-bench-compiled "yes" "no") "yes" nil "(info)" 'info)
           (gptel-scope-bench--load)
+          (gptel-scope-bench--menu)
           (let ((spawn (gptel-scope-bench--decisions dir)))
             (gptel-scope-bench--scope-cache dir)
             (gptel-scope-bench--truncate)
