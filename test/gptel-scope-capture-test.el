@@ -13,7 +13,6 @@
 
 (require 'test-helper)
 (require 'gptel-scope-exec)
-(require 'gptel-scope-exec-test)
 
 (defun gptel-scope-test--fifo-of (proc)
   "Return the FIFO the command of PROC writes to (nil when it has none)."

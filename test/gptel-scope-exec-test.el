@@ -12,39 +12,6 @@
 (require 'test-helper)
 (require 'gptel-scope-exec)
 
-(defun gptel-scope-test--run (command &rest keys)
-  "Run COMMAND (a shell string, or an argv list) with KEYS; return the result.
-While it runs, the pids of its process group and descendants are
-collected into :pids.  It runs as exec runs it, without the sandbox
-\(whose own tests are in gptel-scope-sandbox-test.el)."
-  (let* ((gptel-scope-exec-argv-function nil)
-         (result nil) (calls 0) (pids nil)
-         (argv (if (stringp command) (gptel-scope-exec-shell-argv command) command))
-         (proc (apply #'gptel-scope-exec-start argv temporary-file-directory
-                      (lambda (r) (setq result r calls (1+ calls)))
-                      keys)))
-    (with-timeout (30 (error "No result for %S" command))
-      (while (not result)
-        (when (process-live-p proc)
-          (dolist (p (gptel-scope-exec--descendants (process-id proc)))
-            (cl-pushnew p pids)))
-        (accept-process-output nil 0.05)))
-    (gptel-scope-test-settle)
-    (should (= calls 1))
-    (append (list :pids pids) result)))
-
-(defun gptel-scope-test--alive-p (pid)
-  "Return non-nil when PID runs (a zombie counts as dead)."
-  (let ((attrs (process-attributes pid)))
-    (and attrs (not (equal (alist-get 'state attrs) "Z")))))
-
-(defun gptel-scope-test--wait-dead (pids)
-  "Wait up to the kill grace and a bit for PIDS to die; return the living ones."
-  (with-timeout ((+ gptel-scope-kill-grace 3) nil)
-    (while (seq-some #'gptel-scope-test--alive-p pids)
-      (accept-process-output nil 0.05)))
-  (seq-filter #'gptel-scope-test--alive-p pids))
-
 (ert-deftest gptel-scope-test-b27-b29-s01-command-completes-with-output ()
   (let ((r (gptel-scope-test--run "echo out; echo err >&2")))
     (should (eq (plist-get r :success) t))
