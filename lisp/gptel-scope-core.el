@@ -247,7 +247,7 @@ name when the build is done, the compilation buffer otherwise."
                                     process-environment)))
     (if (or synchronously noninteractive)
         (with-temp-buffer
-          (message "gptel-scope: building the module with cargo in %s..." root)
+          (message "gptel-scope: building the module with cargo in %s (once; about 70 s on 2 cores)..." root)
           (unless (eql 0 (apply #'call-process cargo nil t nil (gptel-scope--build-args)))
             (signal 'gptel-scope-module-error
                     (list (concat "cargo build failed:\n"
@@ -289,7 +289,7 @@ interactively the build starts and this signals that it is under way."
       (if (stringp result)
           (unless (featurep 'gptel-scope-module) (gptel-scope--module-load result))
         (signal 'gptel-scope-module-error
-                 (list "Building the gptel-scope module (see *gptel-scope-build*); the tools work when it ends")))))
+                 (list "Building the gptel-scope module (see *gptel-scope-build*; about 70 s on 2 cores, once); the tools work when it ends")))))
    (t (signal 'gptel-scope-module-error
               (list (format "The gptel-scope module %s is missing or outdated: run M-x gptel-scope-build-module"
                             (gptel-scope--module-file)))))))
@@ -332,7 +332,7 @@ when the module cannot be had now."
     (gptel-scope--module-load (gptel-scope--module-file))
     (gptel-scope--check-version ask))
    ((or ask noninteractive)
-    (gptel-scope--start-build "The gptel-scope module is missing; build it with cargo now (a minute or two)? ")
+    (gptel-scope--start-build "The gptel-scope module is missing; build it with cargo now (once; about 70 s on 2 cores)? ")
     (when (featurep 'gptel-scope-module) (gptel-scope--check-version)))
    (t (signal 'gptel-scope-module-error
               (list (if (buffer-live-p gptel-scope--build-buffer)
