@@ -380,3 +380,29 @@ fn f04_grep_files_finds_what_ripgrep_finds() {
         assert_eq!(got, want, "{pattern}");
     }
 }
+
+/// read_file reads only what it returns: the first lines of a 64 GiB sparse file (bigger than
+/// memory would allow to read at once) come back at once, with `has_more`, `next_offset` and
+/// no total (the file is over the size counted whole); an indentation block near its start too.
+#[test]
+fn f03_read_file_reads_only_what_it_returns() {
+    let t = tree(SCOPE);
+    let p = t.root.join("src/huge.log");
+    {
+        let f = fs::File::create(&p).expect("create");
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(&f);
+        for i in 0..1000 {
+            writeln!(w, "line {i}").expect("write");
+        }
+        writeln!(w, "fn main() {{\n    body();\n}}").expect("write");
+        drop(w);
+        f.set_len(64 << 30).expect("sparse");
+    }
+    let v = t.call("read_file", json!({"path": "src/huge.log", "offset": 10, "limit": 3}));
+    assert_eq!(ok(&v)["content"], json!("line 10\nline 11\nline 12"), "{v}");
+    assert_eq!((v["has_more"].clone(), v["next_offset"].clone(), v["total_lines"].clone()), (json!(true), json!(13), Value::Null));
+    let v = t.call("read_file", json!({"path": "src/huge.log", "offset": 1001, "mode": "indentation"}));
+    assert_eq!(ok(&v)["content"], json!("fn main() {\n    body();\n}"), "{v}");
+    assert_eq!((v["start_line"].clone(), v["end_line"].clone(), v["has_more"].clone()), (json!(1001), json!(1003), json!(true)));
+}
