@@ -297,7 +297,8 @@ process of the sandbox at once."
         (should (>= elapsed 1.5))
         (should (< elapsed 4))
         (should (>= (plist-get r :duration_ms) 1500))
-        (should-not (gptel-scope-test--pids-of (format "\\`sleep %d\\'" seconds)))))))
+        ;; Killed: gone moments after the answer (SIGKILL's delivery is not synchronous).
+        (should-not (gptel-scope-test--wait-dead (gptel-scope-test--pids-of (format "\\`sleep %d\\'" seconds))))))))
 
 (ert-deftest gptel-scope-test-fault-output-that-never-ends ()
   "`yes': its first and last lines kept, all counted, killed at the timeout."
