@@ -21,6 +21,9 @@ pub struct Matcher {
     read: Set,
     write: Set,
     deny: Set,
+    /// The patterns a read may match (the read ones, then the write ones not among them),
+    /// each once: what a refusal lists, made once.
+    readable: Vec<String>,
     /// Files and directories that hold rules (scope documents, profiles, the trust list):
     /// never written, whatever the scope says. Each as given and where it leads.
     protected: Vec<PathBuf>,
@@ -405,12 +408,10 @@ pub fn scope_document_message(what: &str, resolved: &Path, protected: &str) -> S
 
 impl Matcher {
     pub fn new(paths: &Paths, home: Option<&Path>, project_root: Option<&Path>) -> Result<Matcher, String> {
-        Ok(Matcher {
-            read: Set::new(&paths.read, home, project_root)?,
-            write: Set::new(&paths.write, home, project_root)?,
-            deny: Set::new(&paths.deny, home, project_root)?,
-            protected: Vec::new(),
-        })
+        let (read, write) = (Set::new(&paths.read, home, project_root)?, Set::new(&paths.write, home, project_root)?);
+        let known: std::collections::HashSet<&str> = read.patterns.iter().map(String::as_str).collect();
+        let readable = read.patterns.iter().chain(write.patterns.iter().filter(|p| !known.contains(p.as_str()))).cloned().collect();
+        Ok(Matcher { read, write, deny: Set::new(&paths.deny, home, project_root)?, readable, protected: Vec::new() })
     }
 
     /// This matcher with `paths` protected: a write to one of them, or to anything under
@@ -504,15 +505,7 @@ impl Matcher {
     pub fn patterns_for(&self, access: Access) -> Vec<String> {
         match access {
             Access::Write => self.write.patterns.clone(),
-            Access::Read => {
-                // One allocation of the list: a refusal under a large scope lists them all.
-                let mut v = Vec::with_capacity(self.read.patterns.len() + self.write.patterns.len());
-                v.extend(self.read.patterns.iter().cloned());
-                // Each once: a pattern both read and written is listed with the reads.
-                let read: std::collections::HashSet<&str> = self.read.patterns.iter().map(String::as_str).collect();
-                v.extend(self.write.patterns.iter().filter(|p| !read.contains(p.as_str())).cloned());
-                v
-            }
+            Access::Read => self.readable.clone(),
         }
     }
 }

@@ -80,14 +80,8 @@ pub(super) fn has_glob(t: &str) -> bool {
 /// itself (`[ -d dir ]`: the command `[`, the test builtin). Any `]` after it, quoted or not,
 /// keeps the word a glob.
 pub(super) fn makes_glob(t: &str, raw: &str) -> bool {
-    if t.contains(['*', '?']) || ["@(", "!(", "+("].iter().any(|p| t.contains(p)) {
-        return true;
-    }
-    match (t.contains('['), raw.find('[')) {
-        (false, _) => false,
-        (true, Some(at)) => raw[at..].contains(']'),
-        (true, None) => true,
-    }
+    let bracket_opens = raw.find('[').is_none_or(|at| raw[at..].contains(']'));
+    has_glob(t) && (bracket_opens || has_glob(&t.replace('[', "")))
 }
 
 /// Brace expansion of one word: `a{b,c}` → `ab`, `ac`. Quoted braces stay as they are.

@@ -65,28 +65,8 @@ impl<'a> Judge<'a> {
     /// The category entry matching a command, most specific first; on a tie the more
     /// restrictive category.
     pub(super) fn category_of(&self, name: &str, sub_words: &[&str]) -> Option<(Category, String)> {
-        if self.argv_allowed.as_deref() == Some(name) {
-            return Some((Category::ReadOnly, format!("tool_commands: {name}")));
-        }
-        let c = &self.ctx.scope.bash_tools.categories;
         let base = basename(name);
-        let mut best: Option<(usize, Category, String)> = None;
-        for (cat, list) in [(Category::ReadOnly, &c.read_only), (Category::SafeWrite, &c.safe_write), (Category::Dangerous, &c.dangerous)] {
-            for e in list {
-                let key = if cat == Category::Dangerous { base } else { name };
-                if entry_matches(e, key, sub_words) {
-                    let len = e.split_whitespace().count();
-                    let better = match &best {
-                        None => true,
-                        Some((l, bc, _)) => len > *l || (len == *l && cat > *bc),
-                    };
-                    if better {
-                        best = Some((len, cat, format!("{}: {e}", cat.as_str())));
-                    }
-                }
-            }
-        }
-        best.map(|(_, c, e)| (c, e))
+        self.category_by(name, sub_words, |head, cat| head == if cat == Category::Dangerous { base } else { name })
     }
 
     /// The category of a command run by its path (`./bin/x.sh`, `/opt/tool/bin/run`): an
@@ -98,9 +78,6 @@ impl<'a> Judge<'a> {
     /// different directories match nothing; entries without `/` never match a path, except
     /// dangerous ones, by the basename (which only ever refuses).
     pub(super) fn category_of_path(&self, name: &str, sub_words: &[&str], cwds: &[PathBuf]) -> Option<(Category, String)> {
-        if self.argv_allowed.as_deref() == Some(name) {
-            return Some((Category::ReadOnly, format!("tool_commands: {name}")));
-        }
         let mut targets = cwds.iter().map(|d| paths::resolve(&d.join(name)).target);
         let first = targets.next()?;
         let one_file = targets.all(|t| t == first);
@@ -117,17 +94,25 @@ impl<'a> Judge<'a> {
             };
             one_file && paths::resolve(&at).target == first
         };
-        let c = &self.ctx.scope.bash_tools.categories;
         let base = basename(name);
+        self.category_by(name, sub_words, |head, cat| if head.contains('/') { same_file(head) } else { cat == Category::Dangerous && head == base })
+    }
+
+    /// The entry whose first word `head_matches` (for its category) and whose other words
+    /// are the command's first subcommand words: the longest, and on a tie the more
+    /// restrictive category. A program `run_command`'s table allowed is read_only.
+    fn category_by(&self, name: &str, sub_words: &[&str], head_matches: impl Fn(&str, Category) -> bool) -> Option<(Category, String)> {
+        if self.argv_allowed.as_deref() == Some(name) {
+            return Some((Category::ReadOnly, format!("tool_commands: {name}")));
+        }
+        let c = &self.ctx.scope.bash_tools.categories;
         let mut best: Option<(usize, Category, String)> = None;
         for (cat, list) in [(Category::ReadOnly, &c.read_only), (Category::SafeWrite, &c.safe_write), (Category::Dangerous, &c.dangerous)] {
             for e in list {
                 let mut words = e.split_whitespace();
                 let Some(head) = words.next() else { continue };
-                let rest_matches = words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p));
-                let hit = rest_matches && if head.contains('/') { same_file(head) } else { cat == Category::Dangerous && head == base };
-                if hit {
-                    let len = e.split_whitespace().count();
+                let len = 1 + words.clone().count();
+                if words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p)) && head_matches(head, cat) {
                     if best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc)) {
                         best = Some((len, cat, format!("{}: {e}", cat.as_str())));
                     }

@@ -157,6 +157,34 @@ pub(super) fn awk_danger(program: &str) -> Option<&'static str> {
     None
 }
 
+/// find's words split into start points (`.` when none) and expression.
+pub(super) fn find_split(args: &[WordInfo]) -> (Vec<WordInfo>, &[WordInfo]) {
+    let mut i = 0;
+    while let Some(s) = args.get(i).and_then(WordInfo::exact) {
+        if matches!(s, "-H" | "-L" | "-P") || s.starts_with("-O") {
+            i += 1;
+        } else if s == "-D" {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    let mut starts = Vec::new();
+    while let Some(w) = args.get(i) {
+        match w.exact() {
+            Some(s) if s.starts_with('-') || s == "(" || s == "!" => break,
+            _ => {
+                starts.push(w.clone());
+                i += 1;
+            }
+        }
+    }
+    if starts.is_empty() {
+        starts.push(WordInfo::literal("."));
+    }
+    (starts, args.get(i..).unwrap_or(&[]))
+}
+
 impl<'a> Judge<'a> {
     pub(super) fn find(&mut self, args: &[WordInfo], cwds: &[PathBuf], via: &[String], label: &str) {
         const WITH_ARG: &[&str] = &[
@@ -173,31 +201,10 @@ impl<'a> Judge<'a> {
             "-ignore_readdir_race", "-noignore_readdir_race", "-a", "-o", "-and", "-or", "-not", "!", "(", ")", ",",
             "-d", "-nowarn", "-warn", "-L", "-H", "-P", "-delete",
         ];
-        let mut i = 0;
-        // Leading -H -L -P -D x -Ox.
-        while let Some(s) = args.get(i).and_then(WordInfo::exact) {
-            if matches!(s, "-H" | "-L" | "-P") || s.starts_with("-O") {
-                i += 1;
-            } else if s == "-D" {
-                i += 2;
-            } else {
-                break;
-            }
-        }
-        let mut starts = Vec::new();
-        while let Some(w) = args.get(i) {
-            match w.exact() {
-                Some(s) if s.starts_with('-') || s == "(" || s == "!" => break,
-                _ => {
-                    starts.push(w.clone());
-                    i += 1;
-                }
-            }
-        }
-        if starts.is_empty() {
-            starts.push(WordInfo::literal("."));
-        }
-        self.find_reads(args, &starts, &args[i.min(args.len())..], cwds, label);
+        // Leading -H -L -P -D x -Ox, then the start points (`.` when none), then the expression.
+        let (starts, expr) = find_split(args);
+        let mut i = args.len() - expr.len();
+        self.find_reads(args, &starts, expr, cwds, label);
         for s in &starts {
             self.path_effect(s, Access::Read, cwds, "start directory of find", false);
         }

@@ -18,6 +18,7 @@ use crate::policy::denied::{self, Limits, Reach};
 
 use super::scope::{glob_base, glob_expand};
 use super::*;
+use super::programs::find_split;
 
 /// The reason code of a refusal for a denied entry a recursive reader would reach.
 pub(super) const REACHES_DENIED: &str = "reaches_denied_path";
@@ -715,33 +716,6 @@ impl FindExpr {
     }
 }
 
-/// find's words split into start points (`.` when none) and expression.
-pub(super) fn find_split(args: &[WordInfo]) -> (Vec<WordInfo>, &[WordInfo]) {
-    let mut i = 0;
-    while let Some(s) = args.get(i).and_then(WordInfo::exact) {
-        if matches!(s, "-H" | "-L" | "-P") || s.starts_with("-O") {
-            i += 1;
-        } else if s == "-D" {
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    let mut starts = Vec::new();
-    while let Some(w) = args.get(i) {
-        match w.exact() {
-            Some(s) if s.starts_with('-') || s == "(" || s == "!" => break,
-            _ => {
-                starts.push(w.clone());
-                i += 1;
-            }
-        }
-    }
-    if starts.is_empty() {
-        starts.push(WordInfo::literal("."));
-    }
-    (starts, args.get(i..).unwrap_or(&[]))
-}
 
 /// The paths `git grep` searches: the pathspecs after `--`, or else the words after its
 /// pattern (revisions among them name no entry and are left to the git checks); magic
