@@ -479,6 +479,22 @@ pub fn load_scope(json: &str) -> Result<Value> {
     }))
 }
 
+/// Where the scope of a request defeats itself: a list of warnings, each with its code, the
+/// scope document and line of the entry, the message and what to write instead
+/// ([`crate::policy::lint`]). The sources are loaded but not applied: approval is not asked.
+pub fn lint_scope(json: &str) -> Result<Value> {
+    let req = Request::parse(json)?;
+    let home = req.home();
+    let root = req.project_root.as_ref().map(PathBuf::from);
+    let warnings = crate::policy::lint::lint_sources(&req.sources()?, home.as_deref(), root.as_deref())?;
+    Ok(Value::Array(
+        warnings
+            .into_iter()
+            .map(|w| json!({"code": w.code, "file": w.file, "line": w.line, "message": w.message, "suggestion": w.suggestion}))
+            .collect(),
+    ))
+}
+
 /// The last redactor made, and the secrets it hides.
 static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::output::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
 

@@ -392,6 +392,13 @@ fn load_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::load_scope(&text_arg(env, request)?))
 }
 
+/// The warnings on the scope of REQUEST: a list of plists (:code :file :line :message
+/// :suggestion), nil when there is none.
+#[defun]
+fn lint<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
+    reply(env, api::lint_scope(&text_arg(env, request)?))
+}
+
 /// The list_allowed_commands text for the scope of REQUEST.
 #[defun]
 fn list_commands<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
