@@ -21,7 +21,9 @@
 ;;       output, and nothing else.
 ;;
 ;; When SCOPE is empty the nearest scope.yml upward from DIR is used.
-;; Nothing is run.
+;; Nothing is run.  The warnings of `gptel-scope-lint' on the scope
+;; follow the decision on one command; with JSON lines they go to
+;; standard error, one line each.
 
 ;;; Code:
 
@@ -82,7 +84,11 @@
         (progn
           (gptel-scope-print-decision
            (gptel-scope-module-check-command (gptel-scope-cli--request command scope dir)))
-          (princ (format "scope:      %s\n" (or scope "none (no scope.yml above the directory)"))))
+          (princ (format "scope:      %s\n" (or scope "none (no scope.yml above the directory)")))
+          (when scope (gptel-scope-print-lint scope)))
+      (when scope
+        (dolist (w (condition-case nil (gptel-scope-lint-warnings scope) (gptel-scope-error nil)))
+          (message "%s" (gptel-scope-lint-format w))))
       (let (line)
         (while (setq line (gptel-scope-cli--read-line))
           (unless (string-empty-p (string-trim line))

@@ -17,6 +17,8 @@
 ;; its access and verdict, the warnings, the grants, the scope sources.
 ;; `gptel-scope-print-decision' prints the same for `make check'.
 ;;
+;; Both show the warnings of `gptel-scope-lint' on the scope.
+;;
 ;; `gptel-scope-init' writes a scope.yml in a directory from one of the
 ;; profiles of `gptel-scope-profile-directory', and approves it.
 
@@ -26,6 +28,7 @@
 (require 'gptel-scope-core)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-env)
+(require 'gptel-scope-lint)
 
 (defun gptel-scope-print-decision (decision)
   "Print the module's DECISION readably with `princ'."
@@ -72,6 +75,20 @@
       (dolist (g (plist-get decision :grants-used))
         (princ (format "  %s on %s (allow once)\n" (plist-get g :tool) (plist-get g :resource)))))))
 
+(defun gptel-scope-print-lint (&optional file buffer)
+  "Print the warnings on a scope with `princ', under a heading.
+The scope is the document FILE when given, else BUFFER's.  Print
+nothing when no scope applies or it does not load: what decides
+says so already."
+  (let ((warnings (condition-case nil
+                      (gptel-scope-lint-warnings file buffer)
+                    (gptel-scope-error :none))))
+    (unless (eq warnings :none)
+      (princ "scope warnings:\n")
+      (if warnings
+          (dolist (w warnings) (princ (format "  %s\n" (gptel-scope-lint-format w))))
+        (princ "  none\n")))))
+
 (defun gptel-scope--describe-source (source)
   "Return a description of the scope SOURCE, and whether it is approved."
   (cond ((plist-get source :file)
@@ -102,6 +119,7 @@ is asked for.  Nothing is run.  Return the decision plist."
                      (if (zerop (length sources))
                          "none (every tool answers no_scope_config)"
                        (mapconcat #'gptel-scope--describe-source sources ", "))))
+      (gptel-scope-print-lint nil buffer)
       (princ (format "timeout: %ss   output limit: %s characters\n"
                      (plist-get decision :timeout) (plist-get decision :max-output-chars)))
       (when grants
@@ -114,7 +132,8 @@ is asked for.  Nothing is run.  Return the decision plist."
 (defun gptel-scope-init (directory profile)
   "Write DIRECTORY/scope.yml from the scope profile PROFILE.
 PROFILE names a file of `gptel-scope-profile-directory' without its
-.yml.  The new document is approved (`gptel-scope-trust').
+.yml.  The new document is approved (`gptel-scope-trust'), and its
+warnings (`gptel-scope-lint') shown when it has any.
 Interactively, visit the new file.  Return its name."
   (interactive
    (list (read-directory-name "Write scope.yml in directory: ")
@@ -134,9 +153,16 @@ Interactively, visit the new file.  Return its name."
       (insert-file-contents source))
     ;; Written by the user's command: approved as written.
     (gptel-scope-trust target)
-    (when (called-interactively-p 'interactive)
-      (find-file target))
-    (message "Wrote %s" target)
+    (let ((warnings (gptel-scope-lint-warnings target)))
+      (when (called-interactively-p 'interactive)
+        (find-file target))
+      (when warnings
+        (gptel-scope-lint-show warnings target))
+      (message "Wrote %s%s" target
+               (if warnings
+                   (format " (%d scope warning%s: see %s)" (length warnings)
+                           (if (cdr warnings) "s" "") gptel-scope-lint-buffer)
+                 "")))
     target))
 
 (provide 'gptel-scope-explain)

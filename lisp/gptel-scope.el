@@ -49,6 +49,7 @@
 ;;   gptel-scope-pty      terminal sessions
 ;;   gptel-scope-expand   request_scope_expansion, allow-once
 ;;   gptel-scope-menu     its transient menu (loaded when first shown)
+;;   gptel-scope-lint     `gptel-scope-lint': where the scope defeats itself
 ;;   gptel-scope-explain  `gptel-scope-explain', `gptel-scope-init'
 ;;
 ;; and then registers the tools with gptel: at once when gptel is
@@ -70,6 +71,7 @@
 (require 'gptel-scope-pty)
 (require 'gptel-scope-sandbox)
 (require 'gptel-scope-expand)
+(require 'gptel-scope-lint)
 (require 'gptel-scope-explain)
 
 (defvar gptel-post-response-functions)
