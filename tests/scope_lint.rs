@@ -76,6 +76,13 @@ fn each_family_gives_its_warning_on_the_line_of_the_entry() {
                   "Add to paths.deny: \"**/.env\", \"~/.config/gcloud/**\", \"~/.azure/**\", \"~/.kube/**\", \"~/.docker/config.json\", \"~/.netrc\", \"~/.git-credentials\", \"~/.authinfo*\", \"~/.password-store/**\".")],
         ),
         (
+            "a read scope of the files right in the home directory",
+            "paths:\n  read: [\"${project_root}/**\", \"~/*\"]\n".to_string(),
+            vec![("secrets_not_denied", 2,
+                  "paths.read \"~/*\" covers your home directory, but paths.deny does not cover **/.env, ~/.netrc, ~/.git-credentials, ~/.authinfo*: the model can read the keys and credentials kept there.",
+                  "Add to paths.deny: \"**/.env\", \"~/.netrc\", \"~/.git-credentials\", \"~/.authinfo*\".")],
+        ),
+        (
             "deny patterns that cannot match: a variable not expanded, a glob that does not compile",
             format!("{project}  deny:\n    - \"$HOME/.ssh/**\"\n    - \"~/.gnupg/[\"\n"),
             vec![

@@ -297,12 +297,19 @@ impl Linter<'_> {
         let p = &self.scope.paths;
         let covering = p.read.iter().map(|x| ("read", x)).chain(p.write.iter().map(|x| ("write", x))).find(|(_, x)| {
             let one = Paths { read: vec![(*x).clone()], write: Vec::new(), deny: Vec::new() };
-            Matcher::new(&one, Some(home), self.root).is_ok_and(|one| matches!(one.check(&plain(home), Access::Read), PathVerdict::Allowed(_)))
+            // The directory itself, or the files right in it (`~/*`).
+            Matcher::new(&one, Some(home), self.root).is_ok_and(|one| {
+                [home.to_path_buf(), home.join(".profile")].iter().any(|p| matches!(one.check(&plain(p), Access::Read), PathVerdict::Allowed(_)))
+            })
         });
         let Some((list, pattern)) = covering else { return };
         let missing: Vec<&str> = SECRETS
             .iter()
-            .filter(|(_, probe)| matches!(m.check(&plain(&home.join(probe)), Access::Read), PathVerdict::Allowed(_)))
+            .filter(|(pat, probe)| {
+                // `**/.env` protects the project's own `.env` too.
+                let project = self.root.filter(|_| pat.starts_with("**/")).map(|r| r.join(probe.rsplit('/').next().unwrap_or(probe)));
+                std::iter::once(home.join(probe)).chain(project).any(|p| matches!(m.check(&plain(&p), Access::Read), PathVerdict::Allowed(_)))
+            })
             .map(|(pat, _)| *pat)
             .collect();
         if missing.is_empty() {
