@@ -5,15 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::config::{self, Source};
 use crate::scope::{Paths, Scope};
 use crate::{Result, ScopeError};
 
 /// One warning about a scope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LintWarning {
     /// What kind of self-defeat: `script_in_write_scope`, `interpreter_listed`,
     /// `secrets_not_denied`, `deny_never_matches`, `write_wider_than_read`, `duplicate_entry`.
@@ -106,7 +104,7 @@ pub fn lint(scope: &Scope, docs: &[Document], home: Option<&Path>, project_root:
     l.secrets(&mut out);
     l.write_wider(&mut out);
     let rank = |w: &LintWarning| docs.iter().rposition(|d| d.name == w.file).unwrap_or(0);
-    out.sort_by(|a, b| (rank(a), a.line).cmp(&(rank(b), b.line)));
+    out.sort_by_key(|w| (rank(w), w.line));
     out
 }
 
