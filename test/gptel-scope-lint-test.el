@@ -31,6 +31,11 @@ An interpreter on line 6, a writable script on line 7.")
           (format "%s:7: warning: bash_tools.categories.safe_write lists `./run.sh`, but %srun.sh is in the write scope (by \"%s**\"): the model can rewrite the script and then run it, which allows any command.  Fix: Move \"./run.sh\" to bash_tools.categories.dangerous, or move the script outside paths.write and list its new path."
                   doc dir dir))))
 
+(ert-deftest gptel-scope-test-lint-is-a-command-of-the-package ()
+  (should (featurep 'gptel-scope-lint))
+  (should (commandp 'gptel-scope-lint))
+  (should (fboundp 'gptel-scope-module-lint)))
+
 (ert-deftest gptel-scope-test-lint-shows-each-warning-on-its-line ()
   "The command's buffer holds one compiler-style line per warning; `next-error' visits it."
   (gptel-scope-test-with-project dir gptel-scope-lint-test--scope

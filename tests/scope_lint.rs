@@ -50,8 +50,8 @@ fn each_family_gives_its_warning_on_the_line_of_the_entry() {
                   "Move \"node scripts/report.js\" to bash_tools.categories.dangerous, or move the script outside paths.write and list its new path.")],
         ),
         (
-            "an interpreter (from the semantics' code options) and a shell",
-            format!("{project}bash_tools:\n  categories:\n    read_only:\n      - ls\n      - python3\n    safe_write: [bash]\n"),
+            "an interpreter alone or with a code option (from the semantics), a shell alone; not a longer entry",
+            format!("{project}bash_tools:\n  categories:\n    read_only:\n      - ls\n      - python3\n    safe_write: [bash, \"node -e\", \"python3 -m pytest\", \"bash -n\"]\n"),
             vec![
                 ("interpreter_listed", 8,
                  "bash_tools.categories.read_only lists `python3`, an interpreter: the model can run any code with it, which is full code execution whatever else the scope says.",
@@ -59,6 +59,9 @@ fn each_family_gives_its_warning_on_the_line_of_the_entry() {
                 ("interpreter_listed", 9,
                  "bash_tools.categories.safe_write lists `bash`, a shell: the model can run any code with it, which is full code execution whatever else the scope says.",
                  "Move \"bash\" to bash_tools.categories.dangerous, so that each call is asked for, or list only the exact subcommands you need."),
+                ("interpreter_listed", 9,
+                 "bash_tools.categories.safe_write lists `node -e`, an interpreter: the model can run any code with it, which is full code execution whatever else the scope says.",
+                 "Move \"node -e\" to bash_tools.categories.dangerous, so that each call is asked for, or list only the exact subcommands you need."),
             ],
         ),
         (

@@ -163,7 +163,7 @@ impl Linter<'_> {
                 let Some(first) = words.first() else { continue };
                 let base = first.rsplit('/').next().unwrap_or(first);
                 let keys = ["bash_tools", "categories", category];
-                if let Some(kind) = self.interpreter(base, words.get(1).copied()) {
+                if let Some(kind) = self.interpreter(base, &words[1..]) {
                     self.warn(
                         out,
                         "interpreter_listed",
@@ -196,19 +196,22 @@ impl Linter<'_> {
         }
     }
 
-    /// What the command `base` is when listing it allows any code (with `second`, the next
-    /// word of the entry, when it has one): a shell, or an interpreter with options whose
-    /// value is code.
-    fn interpreter(&self, base: &str, second: Option<&str>) -> Option<&'static str> {
+    /// What the command `base` is when listing it with the further words `rest` allows any
+    /// code: a shell alone (a script file it runs is not judged), or an interpreter alone or
+    /// with one of its options whose value is code (`node -e`). A longer entry (`python3 -m
+    /// pytest`) allows only what it names.
+    fn interpreter(&self, base: &str, rest: &[&str]) -> Option<&'static str> {
         if SHELLS.contains(&base) {
-            return second.is_none_or(|s| s == "-c").then_some("a shell");
+            return rest.is_empty().then_some("a shell");
         }
         let sem = self.scope.semantics.get(base).or_else(|| crate::scope::semantics::builtin().get(base))?;
-        let code: Vec<&String> = sem.code_options.iter().chain(&sem.code_file_options).collect();
-        if code.is_empty() {
-            return None;
-        }
-        second.is_none_or(|s| code.iter().any(|c| *c == s)).then_some("an interpreter")
+        let mut code = sem.code_options.iter().chain(&sem.code_file_options);
+        let any_code = match rest {
+            [] => code.next().is_some(),
+            [option] => code.any(|c| c == option),
+            _ => false,
+        };
+        any_code.then_some("an interpreter")
     }
 
     /// Where the command word `w` of an entry leads, and the write pattern covering it, when
