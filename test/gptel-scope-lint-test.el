@@ -114,5 +114,22 @@ An interpreter on line 6, a writable script on line 7.")
                                        (mapconcat (lambda (l) (concat "  " l "\n")) (gptel-scope-lint-test--lines dir) ""))
                                out)))))
 
+(ert-deftest gptel-scope-test-check-json-lines-puts-the-warnings-on-standard-error ()
+  (gptel-scope-test-with-project dir gptel-scope-lint-test--scope
+    (let ((input (make-temp-file "gptel-scope-in" nil ".jsonl" "{\"command\": \"ls\"}\n")))
+      (unwind-protect
+          (pcase-let ((`(,code ,out ,err)
+                       (gptel-scope-test--emacs
+                        (expand-file-name "lisp" gptel-scope-test-root)
+                        `((load "gptel-scope-cli")
+                          (setq command-line-args-left (list ,(expand-file-name "scope.yml" dir) ,dir ""))
+                          (gptel-scope-cli-check))
+                        input)))
+            (should (eq code 0))
+            (should (eq (plist-get (gptel-scope-test-parse (string-trim out)) :allowed) t))
+            (dolist (l (gptel-scope-lint-test--lines dir))
+              (should (member l (split-string err "\n")))))
+        (delete-file input)))))
+
 (provide 'gptel-scope-lint-test)
 ;;; gptel-scope-lint-test.el ends here
