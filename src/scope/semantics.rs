@@ -44,8 +44,22 @@ pub struct CommandSemantics {
     /// Options that, when present, mean the leading data operands are absent
     /// (`grep -e PAT`, `grep -f FILE`).
     pub data_operand_options: Vec<String>,
-    /// Options that take a value that is neither a path nor code.
+    /// Options that take a value that is neither a path nor code: attached (`-m1`,
+    /// `--max-count=1`) or the next word (`-m 1`).
     pub value_options: Vec<String>,
+    /// Options whose value is optional: given only attached to a short option (`-d5`) or
+    /// after `=` (`--color=auto`); the next word is an operand (`grep --color x FILE`).
+    pub optional_value_options: Vec<String>,
+    /// Long options that take no value, listed so that their abbreviations are not taken for
+    /// those of a longer option that does (`--count` beside `--context`).
+    pub flag_options: Vec<String>,
+    /// Options whose value is a list of paths that are read, by separator (`file -m
+    /// a:b`: `{-m: ":"}`); the whole value and each path are checked.
+    pub path_list_options: BTreeMap<String, String>,
+    /// Environment variables whose value names files the command reads (`MAGIC` for
+    /// `file`), a `:`-separated list: set on the command (`MAGIC=x file y`, `env MAGIC=x
+    /// file y`), each path is checked as a read.
+    pub read_env: Vec<String>,
     /// Options whose value is a path that is read.
     pub read_options: Vec<String>,
     /// Options whose value is a path that is written.

@@ -2,6 +2,7 @@
 //! `sed` (its script's `w`, `r` and `e` commands), `tar` (its mode) and `awk` (its program).
 
 use super::*;
+use super::argv;
 
 pub(super) enum SedEffect {
     Exec,
@@ -372,68 +373,44 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// tar: the mode letters (`-xzf`, old-style `xzf`, `--extract`) decide whether the
-    /// archive is written (create) or the directory is (extract).
+    /// tar: the mode (`-x`, `-c`, old-style `xzf`, `--extract`) decides whether the archive
+    /// named by `-f` is written (create) or read, and whether the directory is written
+    /// (extract). Old-style letters are read as options, each letter that takes a value taking
+    /// the next word in turn (`tar cfT a.tar list`).
     pub(super) fn tar(&mut self, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
-        let mut letters = String::new();
-        let mut longs = Vec::new();
-        for (k, a) in args.iter().enumerate() {
-            let Some(s) = a.exact() else { continue };
-            if let Some(l) = s.strip_prefix("--") {
-                longs.push(l.split('=').next().unwrap_or(l).to_string());
-            } else if let Some(l) = s.strip_prefix('-') {
-                letters.push_str(l);
-            } else if k == 0 && s.chars().all(|c| c.is_ascii_alphabetic()) {
-                letters.push_str(s); // old style: `tar xf a.tar`
+        let mut sem = sem.clone();
+        sem.value_options.extend(["-f".to_string(), "--file".to_string()]);
+        let mut words: Vec<WordInfo> = Vec::new();
+        let mut rest = args;
+        if let Some(first) = args.first().and_then(WordInfo::exact).filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic())) {
+            rest = &args[1..];
+            for c in first.chars() {
+                let name = format!("-{c}");
+                words.push(WordInfo::literal(&name));
+                if argv::arity(&sem, &name) == argv::Arity::Required {
+                    if let Some((v, more)) = rest.split_first() {
+                        words.push(v.clone());
+                        rest = more;
+                    }
+                }
             }
         }
-        let mode_letters: String = letters.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
-        let has = |c: char, long: &[&str]| mode_letters.contains(c) || longs.iter().any(|l| long.contains(&l.as_str()));
-        let extract = has('x', &["extract", "get"]);
-        let create = has('c', &["create"]) || has('r', &["append"]) || has('u', &["update"]) || has('A', &["catenate", "concatenate"]);
-        let mut sem = sem.clone();
+        words.extend(rest.iter().cloned());
+        let names: Vec<String> = argv::options(&sem, &words, false).into_iter().map(|o| o.name).collect();
+        let has = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+        let extract = has(&["-x", "--extract", "--get"]);
+        let create = has(&["-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate"]);
+        sem.value_options.retain(|o| o != "-f" && o != "--file");
         if create {
             sem.operands = OperandKind::Read;
+            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
+        } else {
+            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
         }
         if extract {
             sem.cwd_write = true;
         }
-        // The archive named by -f (or by old-style `f` with the next word).
-        let mut archive: Option<WordInfo> = None;
-        let old_style = args.first().and_then(WordInfo::exact).is_some_and(|s| !s.starts_with('-') && s.contains('f') && s.chars().all(|c| c.is_ascii_alphabetic()));
-        if old_style {
-            archive = args.get(1).cloned();
-        }
-        let mut rest: Vec<WordInfo> = args.to_vec();
-        if old_style {
-            rest.drain(..args.len().min(2));
-        }
-        if let Some(a) = &archive {
-            let access = if create { Access::Write } else { Access::Read };
-            self.path_effect(a, access, cwds, "archive of tar", access == Access::Write);
-        }
-        if create {
-            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
-        } else {
-            sem.write_options.retain(|o| o != "-f" && o != "--file");
-            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
-        }
-        let base = "tar";
-        // Bundled short options end with `f`: its value is the next word.
-        let mut fixed: Vec<WordInfo> = Vec::new();
-        let mut it = rest.iter().peekable();
-        while let Some(w) = it.next() {
-            match w.exact() {
-                Some(s) if s.starts_with('-') && !s.starts_with("--") && s.len() > 2 && s.ends_with('f') => {
-                    if let Some(v) = it.next() {
-                        let access = if create { Access::Write } else { Access::Read };
-                        self.path_effect(v, access, cwds, "archive of tar", access == Access::Write);
-                    }
-                }
-                _ => fixed.push(w.clone()),
-            }
-        }
-        self.effects(base, &sem, &fixed, cwds, cat, label);
+        self.effects("tar", &sem, &words, cwds, cat, label);
     }
 
     pub(super) fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
