@@ -91,6 +91,7 @@ impl<'a> Judge<'a> {
         let mut write_mode = false;
         let mut cwd_written = false;
         let mut data_opt = false;
+        let mut target_given = false;
         for item in argv::parse(&sem, rest, false) {
             let o = match item {
                 argv::Item::Operand { word, .. } => {
@@ -116,6 +117,7 @@ impl<'a> Judge<'a> {
                 argv::Item::Opt(o) => o,
             };
             let opt = o.name.as_str();
+            target_given |= sem.write_options.iter().any(|m| m == opt);
             if sem.write_mode_options.iter().any(|m| m == opt) {
                 write_mode = true;
             }
@@ -139,7 +141,12 @@ impl<'a> Judge<'a> {
         }
         let skip = if data_opt { 0 } else { sem.leading_data_operands };
         let files: Vec<&WordInfo> = operands.iter().skip(skip).copied().collect();
-        let kind = if write_mode { OperandKind::Write } else { sem.operands };
+        // With a target directory option (`cp -t DIR`), every operand is a source.
+        let kind = match sem.operands {
+            _ if write_mode => OperandKind::Write,
+            OperandKind::LastWrite if target_given => OperandKind::Read,
+            k => k,
+        };
         let n = files.len();
         for (k, f) in files.iter().enumerate() {
             let src = format!("operand of {base}");

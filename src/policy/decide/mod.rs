@@ -206,6 +206,32 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     j.finish()
 }
 
+/// The words of `args` that `program` reads as operands under the built-in semantics table,
+/// its options each given its value as the program parses it (after the subcommand, for a
+/// command that has them): what the option grammar leaves for the operand rules.
+pub fn operands(program: &str, args: &[String]) -> Vec<String> {
+    let words: Vec<WordInfo> = args.iter().map(|a| WordInfo::literal(a)).collect();
+    let mut sem = semantics::builtin().get(program).unwrap_or_else(|| semantics::empty());
+    let mut rest: &[WordInfo] = &words;
+    if sem.subcommands {
+        let items = argv::parse(sem, &words, true);
+        let sub = items.iter().find_map(|i| match i {
+            argv::Item::Operand { index, word } => Some((*index, word.shown().to_string())),
+            _ => None,
+        });
+        let Some((at, sub)) = sub else { return Vec::new() };
+        sem = sem.subcommand_semantics.get(&sub).unwrap_or_else(|| semantics::empty());
+        rest = &words[at + 1..];
+    }
+    argv::parse(sem, rest, false)
+        .into_iter()
+        .filter_map(|i| match i {
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => Some(word.shown().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 struct Judge<'a> {
     ctx: &'a Ctx<'a>,
     command: String,

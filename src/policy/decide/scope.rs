@@ -137,17 +137,10 @@ impl<'a> Judge<'a> {
         let hard_link = (base == "ln" && !short('s') && !long("--symbolic")) || (base == "cp" && (short('l') || long("--link")));
         let n = files.len();
         // `cp -t DIR FILE...`: each file lands in DIR under its own name.
-        let mut target_dir: Option<&str> = None;
-        for (k, w) in rest.iter().enumerate() {
-            match w.exact() {
-                Some("--") => break,
-                Some("-t") => target_dir = rest.get(k + 1).and_then(|v| v.value.as_deref()),
-                Some(s) if s.starts_with("--target-directory=") => target_dir = Some(&s["--target-directory=".len()..]),
-                Some(s) if s.starts_with("-t") && s.len() > 2 && matches!(base, "cp" | "mv" | "ln" | "install") => target_dir = Some(&s[2..]),
-                _ => {}
-            }
-        }
-        if let Some(dir) = target_dir.filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
+        // (its value as the program parses it: `-vtDIR`, `--target DIR`)
+        let sem = self.semantics(base).unwrap_or_else(|| semantics::empty());
+        let target_dir = super::argv::option_values(sem, &["-t", "--target-directory"], rest, false).into_iter().filter_map(|(_, v)| v).last();
+        if let Some(dir) = target_dir.as_deref().filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
             for d in cwds {
                 let into = d.join(dir);
                 for src in files.iter() {

@@ -1,0 +1,297 @@
+//! The option grammar of the semantics table (`src/policy/decide/argv.rs` over
+//! `data/semantics.yml`): for each command, which words of an argv the engine checks as paths
+//! read or written and which it takes for option values; then the same argvs run by the real
+//! programs, where they are installed, to see that every name a program tried to open or
+//! created is one the engine checked.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use gptel_scope::policy::decide;
+
+/// The commands of the table, all listed in the scope of [`checked`].
+const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc]\n    safe_write: [cp, mv, ln]\n  path_arguments: enforce\n";
+
+/// The paths the engine checks for `command` run in `dir`: (read, written), as written
+/// (`dir` itself shown as `.`).
+fn checked(dir: &Path, command: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let s = scope(&SCOPE.replace("@D", &dir.to_string_lossy()));
+    let d = decide_in(&s, dir, None, None, &[], command);
+    let mut read = BTreeSet::new();
+    let mut written = BTreeSet::new();
+    let shown = dir.to_string_lossy().into_owned();
+    for p in &d.paths {
+        let path = if p.path == shown { ".".to_string() } else { p.path.strip_prefix(&format!("{shown}/")).unwrap_or(&p.path).to_string() };
+        if p.access == "write" {
+            written.insert(path);
+        } else {
+            read.insert(path);
+        }
+    }
+    (read, written)
+}
+
+fn set(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// (argv, paths read, paths written; `F1/F2` is the entry `cp -t F1 F2` creates). The words that are neither are option values or data:
+/// a word taken for the value of an option that has none would be missing from the sets.
+const ROWS: &[(&str, &[&str], &[&str])] = &[
+    // grep: --color and --colour take a value only with `=`; -f in a bundle takes the rest or
+    // the next word; -e and -f mean no pattern operand.
+    ("grep --color root F1", &["F1"], &[]),
+    ("grep --colour root F1 F2", &["F1", "F2"], &[]),
+    ("grep --col root F1", &["F1"], &[]),
+    ("grep --color=always root F1", &["F1"], &[]),
+    ("grep -rf F1 F2", &["F1", "F2"], &[]),
+    ("grep -rfF1 F2", &["F1", "F2"], &[]),
+    ("grep -ie x F1", &["F1"], &[]),
+    ("grep -m1 x F1", &["F1"], &[]),
+    ("grep -A 2 x F1", &["F1"], &[]),
+    ("grep --exclude-from F1 x F2", &["F1", "F2"], &[]),
+    ("grep --exclude-f=F1 x F2", &["F1", "F2"], &[]),
+    ("grep x -- -f", &["-f"], &[]),
+    ("egrep --color -f F1 F2", &["F1", "F2"], &[]),
+    // ls: --color, --hyperlink, --classify take a value only with `=`; -I, -w, -T always.
+    ("ls --color F1", &["F1"], &[]),
+    ("ls --color=never F1", &["F1"], &[]),
+    ("ls --hyperlink F1 --classify F2", &["F1", "F2"], &[]),
+    ("ls -I x F1", &["F1"], &[]),
+    ("ls -lw80 F1", &["F1"], &[]),
+    // tar: the archive of -f read or written by the mode, in a bundle or old style.
+    ("tar -xfF1", &["F1"], &["."]),
+    ("tar -tvf F1", &["F1"], &[]),
+    ("tar -cf F1 F2", &["F2"], &["F1"]),
+    ("tar -czfF1 F2", &["F2"], &["F1"]),
+    ("tar cfT F1 F2", &["F2"], &["F1"]),
+    ("tar -tf F1 -T F2", &["F1", "F2"], &[]),
+    ("tar -cf F1 --index-file=F2 F3", &["F3"], &["F1", "F2"]),
+    // sort: -o and -T written, in a bundle too; --random-source read.
+    ("sort -oF1 F2", &["F2"], &["F1"]),
+    ("sort -ro F1 F2", &["F2"], &["F1"]),
+    ("sort -T F1 F2", &["F2"], &["F1"]),
+    ("sort -k2 -t, F1", &["F1"], &[]),
+    ("sort --random-source F1 F2", &["F1", "F2"], &[]),
+    ("sort --check F1", &["F1"], &[]),
+    // file: -m a list of magic files, attached in a bundle; -f a list of names.
+    ("file -bmF1 F2", &["F1", "F2"], &[]),
+    ("file -m F1:F2 F3", &["F1:F2", "F1", "F2", "F3"], &[]),
+    ("file --magic-file=F1 F2", &["F1", "F2"], &[]),
+    ("file -zf F1", &["F1"], &[]),
+    ("file -F : F1", &["F1"], &[]),
+    // diff: --unified, --context and --color take a value only with `=`; -U and -C always.
+    ("diff --unified F1 F2", &["F1", "F2"], &[]),
+    ("diff --context F1 F2", &["F1", "F2"], &[]),
+    ("diff --color F1 F2", &["F1", "F2"], &[]),
+    ("diff -U 3 F1 F2", &["F1", "F2"], &[]),
+    ("diff -U3 F1 F2", &["F1", "F2"], &[]),
+    ("diff -X F1 F2 F3", &["F1", "F2", "F3"], &[]),
+    ("diff --from-file=F1 F2", &["F1", "F2"], &[]),
+    // git log: operands are revisions and paths (judged by the git checks); --output is written.
+    ("git log --stat --output=F1", &[], &["F1"]),
+    ("git log -O F1", &["F1"], &[]),
+    // head and tail: -c and -n always take a value; tail's --follow only with `=`.
+    ("head -c1 F1 F2", &["F1", "F2"], &[]),
+    ("head -n 5 F1", &["F1"], &[]),
+    ("tail -qn1 F1", &["F1"], &[]),
+    ("tail --follow F1", &["F1"], &[]),
+    ("tail -s 1 F1", &["F1"], &[]),
+    // cp: --backup, --reflink and --preserve take a value only with `=`; -t and -S always.
+    ("cp --backup F1 F2", &["F1"], &["F2"]),
+    ("cp --reflink F1 F2", &["F1"], &["F2"]),
+    ("cp --preserve F1 F2", &["F1"], &["F2"]),
+    ("cp --backup=numbered F1 F2", &["F1"], &["F2"]),
+    ("cp -S .bak F1 F2", &["F1"], &["F2"]),
+    ("cp -t F1 F2 F3", &["F2", "F3"], &["F1", "F1/F2", "F1/F3"]),
+    ("cp -v --target-directory F1 F2", &["F2"], &["F1", "F1/F2"]),
+    ("cp -vtF1 F2", &["F2"], &["F1", "F1/F2"]),
+    ("mv --target F1 F2", &[], &["F1", "F1/F2", "F2"]),
+    // less: -o writes its log; -T reads tags.
+    ("less -oF1 F2", &["F2"], &["F1"]),
+    ("less -T F1 F2", &["F1", "F2"], &[]),
+];
+
+#[test]
+fn option_grammar_table_per_command() {
+    let tmp = TempDir::new("grammar");
+    let mut bad = Vec::new();
+    for (cmd, read, written) in ROWS {
+        let (r, w) = checked(tmp.path(), cmd);
+        if r != set(read) || w != set(written) {
+            bad.push(format!("{cmd}: read {r:?} written {w:?}, want read {read:?} written {written:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{} of {} rows differ:\n{}", bad.len(), ROWS.len(), bad.join("\n"));
+}
+
+/// (argv, the words the engine takes for operands): the same grammar without the scope.
+const OPERAND_ROWS: &[(&str, &[&str])] = &[
+    ("git log --stat F1", &["F1"]),
+    ("git log --abbrev F1", &["F1"]),
+    ("git log --decorate F1", &["F1"]),
+    ("git log --color F1", &["F1"]),
+    ("git log --pretty F1", &["F1"]),
+    ("git log -U 3 F1", &["3", "F1"]),
+    ("git log -U3 F1", &["F1"]),
+    ("git log -M F1", &["F1"]),
+    ("git log -n 3 F1", &["F1"]),
+    ("git log --author x F1", &["F1"]),
+    ("git log --format=%H F1", &["F1"]),
+    ("git show --stat F1", &["F1"]),
+    ("git diff --stat F1 F2", &["F1", "F2"]),
+    ("git diff --color-moved F1", &["F1"]),
+    ("git -C . log F2", &["F2"]),
+    ("git --git-dir=F1 log F2", &["F2"]),
+    ("grep --color root F1", &["root", "F1"]),
+    ("grep -rfF1 F2", &["F2"]),
+];
+
+#[test]
+fn operands_are_what_the_grammar_leaves() {
+    let mut bad = Vec::new();
+    for (cmd, want) in OPERAND_ROWS {
+        let words: Vec<String> = shell_words::split(cmd).unwrap();
+        let got = decide::operands(&words[0], &words[1..]);
+        if got != *want {
+            bad.push(format!("{cmd}: {got:?}, want {want:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The names `F1`, `F2`, ... in `text`.
+fn names_in(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'F' && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+            let mut j = i + 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > i + 1 && (j == b.len() || !b[j].is_ascii_alphanumeric()) {
+                out.insert(text[i..j].to_string());
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Runs `argv` in `dir` (standard input empty, killed after 2 s); returns the names it said it
+/// could not open, and the names it created.
+fn run(dir: &Path, argv: &[String]) -> Option<BTreeSet<String>> {
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("LC_ALL", "C")
+        .env_remove("POSIXLY_CORRECT")
+        .env_remove("MAGIC")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    while child.try_wait().ok()?.is_none() {
+        if start.elapsed() > Duration::from_secs(2) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().ok()?;
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let mut names = BTreeSet::new();
+    for line in text.lines() {
+        let l = line.to_ascii_lowercase();
+        if ["no such file", "cannot open", "cannot stat", "cannot access", "ambiguous argument", "magic file"].iter().any(|m| l.contains(m)) {
+            names.extend(names_in(line));
+        }
+    }
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if names_in(&n).contains(&n) {
+            names.insert(n);
+        }
+    }
+    Some(names)
+}
+
+/// Whether `program` is installed (on `PATH`).
+fn installed(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+/// Every name a real program said it could not open, or created, is one the engine checked
+/// (as a path, or for git as an operand the git checks see): the grammar never takes a word
+/// the program reads for an option's value.
+#[test]
+fn real_programs_open_only_what_the_engine_checks() {
+    let mut bad = Vec::new();
+    let mut ran = 0;
+    let mut skipped = BTreeSet::new();
+    let argvs = ROWS.iter().map(|(c, _, _)| *c).chain(OPERAND_ROWS.iter().map(|(c, _)| *c));
+    for cmd in argvs {
+        let words: Vec<String> = shell_words::split(cmd).unwrap();
+        if !installed(&words[0]) {
+            skipped.insert(words[0].clone());
+            continue;
+        }
+        let tmp = TempDir::new("grammar-run");
+        let git = words[0] == "git";
+        if git {
+            let ok = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+                .args(["init", "-q"])
+                .current_dir(tmp.path())
+                .env("HOME", tmp.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .is_ok_and(|s| s.success())
+                && Command::new("git")
+                    .args(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "t"])
+                    .current_dir(tmp.path())
+                    .env("HOME", tmp.path())
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .status()
+                    .is_ok_and(|s| s.success());
+            if !ok {
+                skipped.insert("git (no repository)".into());
+                continue;
+            }
+        }
+        let Some(opened) = run(tmp.path(), &words) else {
+            skipped.insert(words[0].clone());
+            continue;
+        };
+        ran += 1;
+        let seen: BTreeSet<String> = if git {
+            let (r, w) = checked(tmp.path(), cmd);
+            decide::operands(&words[0], &words[1..]).into_iter().chain(r).chain(w).collect()
+        } else {
+            let (r, w) = checked(tmp.path(), cmd);
+            r.union(&w).flat_map(|p| p.split(':').map(str::to_string).collect::<Vec<_>>()).collect()
+        };
+        let missed: Vec<&String> = opened.iter().filter(|n| !seen.contains(*n)).collect();
+        if !missed.is_empty() {
+            bad.push(format!("{cmd}: the program opened {missed:?}, the engine checked {seen:?}"));
+        }
+    }
+    if !skipped.is_empty() {
+        println!("not installed, skipped: {}", skipped.into_iter().collect::<Vec<_>>().join(", "));
+    }
+    println!("{ran} argvs run by the real programs");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
