@@ -295,3 +295,33 @@ fn real_programs_open_only_what_the_engine_checks() {
     println!("{ran} argvs run by the real programs");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Environment variables that name files a command reads (`MAGIC` for `file`): each path of
+/// a value set on the command line is checked as a read; a value the engine cannot see is
+/// refused. (command, allowed, reason of the refusal, paths read)
+#[test]
+fn files_named_by_the_environment_are_checked() {
+    let tmp = TempDir::new("grammar-env");
+    let rows: &[(&str, bool, Option<&str>, &[&str])] = &[
+        ("MAGIC=F1 file F2", true, None, &["F1", "F2"]),
+        ("MAGIC=F1:F2 file F3", true, None, &["F1:F2", "F1", "F2", "F3"]),
+        ("env MAGIC=F1 file F2", true, None, &["F1", "F2"]),
+        ("MAGIC=/etc/passwd file F2", false, Some("path_not_in_scope"), &["/etc/passwd", "F2"]),
+        ("MAGIC=F1:/etc/passwd file F2", false, Some("path_not_in_scope"), &["F1:/etc/passwd", "F1", "/etc/passwd", "F2"]),
+        ("MAGIC=$X file F2", false, Some("path_not_in_scope"), &["$X", "F2"]),
+        ("for MAGIC in /etc/passwd; do export MAGIC; file F2; done", false, Some("unsupported_construct"), &["F2"]),
+        // A word that looks like an assignment is taken for one wherever it stands: checked.
+        ("file MAGIC=F1", true, None, &["MAGIC=F1", "F1"]),
+        ("MAGIC=F1 ls F2", true, None, &["F2"]),
+    ];
+    let s = scope(&SCOPE.replace("@D", &tmp.path().to_string_lossy()));
+    let mut bad = Vec::new();
+    for (cmd, allowed, reason, read) in rows {
+        let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
+        let paths: BTreeSet<String> = d.paths.iter().map(|p| p.path.clone()).collect();
+        if d.allowed != *allowed || d.reason != *reason || paths != set(read) {
+            bad.push(format!("{cmd}: allowed {} reason {:?} read {paths:?} ({})", d.allowed, d.reason, d.message));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -84,6 +84,9 @@ impl<'a> Judge<'a> {
                 start += 1;
             }
         }
+        if !sem.read_env.is_empty() {
+            self.read_env(base, &sem, cwds, label);
+        }
         // A global option's value may be missing (`git -C`): `start` can pass the end.
         let rest = args.get(start..).unwrap_or(&[]);
         // Options.
@@ -174,6 +177,39 @@ impl<'a> Judge<'a> {
         }
         self.protected_reach(base, rest, &files, kind, sem.cwd_write || cwd_written, cwds, label);
         self.recursive_reads(base, sub_name, &sem, &args[..start.min(args.len())], rest, &files, kind, cwds, label);
+    }
+
+    /// The files a command reads through its environment (`MAGIC=a:b file x`, `env MAGIC=a
+    /// file x`): each path of each value the command line sets, checked as a read. A variable
+    /// the line names where the engine does not see it set (`read MAGIC`, `bash -c
+    /// 'MAGIC=a file x'`, a quoted name) is refused.
+    pub(super) fn read_env(&mut self, base: &str, sem: &CommandSemantics, cwds: &[PathBuf], label: &str) {
+        let Some(set) = self.env_set.clone() else { return };
+        for var in &sem.read_env {
+            let named = self
+                .command
+                .match_indices(var.as_str())
+                .filter(|(at, _)| {
+                    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                    !self.command[..*at].ends_with(ident) && !self.command[at + var.len()..].starts_with(ident)
+                })
+                .count();
+            let values: Vec<&WordInfo> = set.iter().filter(|(n, _)| n == var).map(|(_, v)| v).collect();
+            if named != values.len() {
+                self.violate(
+                    "unsupported_construct",
+                    format!("{base} reads the files that {var} names, and this command line names {var} where the engine cannot see the value it sets; set it only as `{var}=PATH {base} ...` with a literal path in scope, or run {base} without it."),
+                    Some(label.to_string()),
+                    var.clone(),
+                    "command",
+                    None,
+                );
+                continue;
+            }
+            for v in values {
+                self.path_list(v, ":", cwds, &format!("{var} of {base}"));
+            }
+        }
     }
 
     /// Judges one option as the program reads it ([`argv::parse`]): refused, or the paths its

@@ -177,6 +177,7 @@ pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
     let dir = paths::resolve(directory).target;
     let flat = shell::flatten(command, &dir, ctx.home);
     let mut j = Judge::new(ctx, command, &dir);
+    j.env_set = Some(env_set(&flat));
     j.flat(&flat, &[]);
     j.finish()
 }
@@ -252,6 +253,28 @@ struct Judge<'a> {
     stdin_redirected: bool,
     /// The start points of the `find` whose `-exec` command is being judged: what `{}` names.
     runtime_roots: Option<Vec<WordInfo>>,
+    /// The variables the command line sets where the engine sees it ([`env_set`]); `None` for
+    /// `run_command`, which sets none.
+    env_set: Option<Vec<(String, WordInfo)>>,
+}
+
+/// Every `NAME=value` of a flattened command line: assignments, and words that set a variable
+/// for the command they run or declare (`env NAME=v cmd`, `export NAME=v`).
+fn env_set(flat: &Flat) -> Vec<(String, WordInfo)> {
+    let mut out = Vec::new();
+    for c in &flat.commands {
+        for (name, value) in &c.assignments {
+            out.push((name.clone(), value.clone()));
+        }
+        for w in c.words.iter().skip(1) {
+            let Some((name, value)) = w.value.as_deref().and_then(|v| v.split_once('=')) else { continue };
+            if !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && !name.starts_with(|ch: char| ch.is_ascii_digit()) {
+                let value = if w.glob { WordInfo { raw: value.to_string(), value: None, glob: false } } else { WordInfo::literal(value) };
+                out.push((name.to_string(), value));
+            }
+        }
+    }
+    out
 }
 
 impl<'a> Judge<'a> {
@@ -272,6 +295,7 @@ impl<'a> Judge<'a> {
             stdin_from: None,
             stdin_redirected: false,
             runtime_roots: None,
+            env_set: None,
         }
     }
 
