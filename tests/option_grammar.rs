@@ -15,7 +15,7 @@ use common::*;
 use gptel_scope::policy::decide;
 
 /// The commands of the table, all listed in the scope of [`checked`].
-const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc]\n    safe_write: [cp, mv, ln]\n  path_arguments: enforce\n";
+const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk]\n    safe_write: [cp, mv, ln, sed]\n  path_arguments: enforce\n";
 
 /// The paths the engine checks for `command` run in `dir`: (read, written), as written
 /// (`dir` itself shown as `.`).
@@ -321,6 +321,45 @@ fn files_named_by_the_environment_are_checked() {
         let paths: BTreeSet<String> = d.paths.iter().map(|p| p.path.clone()).collect();
         if d.allowed != *allowed || d.reason != *reason || paths != set(read) {
             bad.push(format!("{cmd}: allowed {} reason {:?} read {paths:?} ({})", d.allowed, d.reason, d.message));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// sed and awk read their options with the same grammar (gawk's end at the program text);
+/// their handlers judge the script. (command, reason of the refusal, paths read, written)
+#[test]
+fn sed_and_awk_options_read_with_the_grammar() {
+    let tmp = TempDir::new("grammar-handlers");
+    let rows: &[(&str, Option<&str>, &[&str], &[&str])] = &[
+        ("sed --expr=p F1", None, &["F1"], &[]),
+        ("sed F1 -e p", None, &["F1"], &[]),
+        ("sed -nep F1", None, &["F1"], &[]),
+        ("sed -ni~ p F1", None, &[], &["F1"]),
+        ("sed --in-pl p F1", None, &[], &["F1"]),
+        ("sed -s -- p F1", None, &["F1"], &[]),
+        ("sed --expr=1ecat F1", Some("flag_not_allowed"), &["F1"], &[]),
+        ("sed --fi=F1 F2", Some("unsupported_construct"), &[], &[]),
+        ("sed -nfF1 F2", Some("unsupported_construct"), &[], &[]),
+        ("awk -F: {print} F1", None, &["F1"], &[]),
+        ("awk -vx=1 {print} F1 y=2", None, &["F1"], &[]),
+        ("awk -e {print} F1", None, &["F1"], &[]),
+        ("awk {print} -v F1", None, &["-v", "F1"], &[]),
+        ("awk -fF1 F2", Some("unsupported_construct"), &[], &[]),
+        ("awk -iinplace 1 F1", Some("unsupported_construct"), &[], &[]),
+        ("awk --incl inplace 1 F1", Some("unsupported_construct"), &[], &[]),
+        ("awk -oF1 1 F2", Some("unsupported_construct"), &[], &[]),
+        ("awk -e BEGIN{system(\"id\")} F1", Some("unsupported_construct"), &["F1"], &[]),
+    ];
+    let s = scope(&SCOPE.replace("@D", &tmp.path().to_string_lossy()));
+    let mut bad = Vec::new();
+    for (cmd, reason, read, written) in rows {
+        let words: Vec<String> = shell_words::split(cmd).unwrap();
+        let line = words.iter().map(|w| shell_words::quote(w).into_owned()).collect::<Vec<_>>().join(" ");
+        let d = decide_in(&s, tmp.path(), None, None, &[], &line);
+        let (r, w) = checked(tmp.path(), &line);
+        if d.reason != *reason || r != set(read) || w != set(written) {
+            bad.push(format!("{line}: reason {:?} read {r:?} written {w:?} ({})", d.reason, d.message));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));

@@ -286,72 +286,31 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn sed(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let sem = self.semantics("sed").unwrap_or_else(|| semantics::empty());
+        let items = argv::parse(sem, args, false);
         let mut scripts: Vec<WordInfo> = Vec::new();
         let mut files = Vec::new();
         let mut in_place = false;
-        let mut i = 0;
-        let mut opts_done = false;
-        while let Some(w) = args.get(i) {
-            let s = w.exact().unwrap_or("");
-            if !opts_done && s == "--" {
-                opts_done = true;
-            } else if !opts_done && s.starts_with("--") {
-                let (opt, val) = s.split_once('=').map_or((s, None), |(o, v)| (o, Some(v)));
-                match opt {
-                    "--expression" => match val {
-                        Some(v) => scripts.push(WordInfo::literal(v)),
-                        None => {
-                            if let Some(n) = args.get(i + 1) {
-                                scripts.push(n.clone());
-                            }
-                            i += 1;
-                        }
-                    },
-                    "--file" => {
-                        self.violate("unsupported_construct", "`sed --file` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
+        // With -e (anywhere: sed permutes its arguments), every operand is a file.
+        let mut script_given = items.iter().any(|i| matches!(i, argv::Item::Opt(o) if o.name == "-e" || o.name == "--expression"));
+        for item in items {
+            match item {
+                argv::Item::Opt(o) => match o.name.as_str() {
+                    "-e" | "--expression" => scripts.extend(o.value),
+                    "-f" | "--file" => {
+                        self.violate("unsupported_construct", format!("`sed {}` runs a script from a file that cannot be judged; pass the script with -e", o.name), Some(label.to_string()), "sed".into(), "command", None);
                         return;
                     }
-                    "--in-place" => in_place = true,
-                    "--line-length"
-                        if val.is_none() => {
-                            i += 1;
-                        }
+                    "-i" | "--in-place" => in_place = true,
                     _ => {}
+                },
+                argv::Item::End { .. } => {}
+                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } if !script_given => {
+                    scripts.push(word.clone());
+                    script_given = true;
                 }
-            } else if !opts_done && s.starts_with('-') && s.len() > 1 {
-                for (k, ch) in s[1..].char_indices() {
-                    match ch {
-                        'i' => {
-                            in_place = true;
-                            break; // the rest is a backup suffix
-                        }
-                        'e' | 'f' | 'l' => {
-                            let rest = &s[1 + k + 1..];
-                            let val = if rest.is_empty() {
-                                i += 1;
-                                args.get(i).cloned()
-                            } else {
-                                Some(WordInfo::literal(rest))
-                            };
-                            if ch == 'e' {
-                                if let Some(v) = val {
-                                    scripts.push(v);
-                                }
-                            } else if ch == 'f' {
-                                self.violate("unsupported_construct", "`sed -f` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
-                                return;
-                            }
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-            } else if scripts.is_empty() && files.is_empty() && !args[..i].iter().any(|a| matches!(a.exact(), Some(x) if x.starts_with("-e") || x.starts_with("--expression"))) {
-                scripts.push(w.clone());
-            } else {
-                files.push(w.clone());
+                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => files.push(word.clone()),
             }
-            i += 1;
         }
         for sc in &scripts {
             match sc.exact() {
@@ -414,30 +373,37 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
-        let mut i = 0;
-        let mut program: Option<WordInfo> = None;
-        while let Some(w) = args.get(i) {
-            let s = w.exact().unwrap_or("");
-            if program.is_none() && (matches!(s, "-f" | "-E" | "-i" | "-l") || ["--file", "--exec", "--include", "--load"].iter().any(|o| s.starts_with(o))) {
-                self.violate("unsupported_construct", format!("`awk {s}` runs a program or extension from a file that cannot be judged (gawk's `-i inplace` also rewrites files); pass the program inline"), Some(label.to_string()), "awk".into(), "command", None);
-                return;
+        /// Options that run a program or extension from a file, edit files in place (`-i
+        /// inplace`), or write or read files of their own (profile, dump, debugger).
+        const REFUSED: &[&str] = &["-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-o", "--pretty-print", "-p", "--profile", "-d", "--dump-variables", "-D", "--debug"];
+        let sem = self.semantics("awk").unwrap_or_else(|| semantics::empty());
+        // awk's options end at the program text.
+        let items = argv::parse(sem, args, true);
+        let mut sources: Vec<WordInfo> = Vec::new();
+        let mut operands_from = args.len();
+        for item in &items {
+            match item {
+                argv::Item::Opt(o) if REFUSED.contains(&o.name.as_str()) || o.candidates.iter().any(|c| REFUSED.contains(&c.as_str())) => {
+                    self.violate("unsupported_construct", format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline", o.name), Some(label.to_string()), "awk".into(), "command", None);
+                    return;
+                }
+                argv::Item::Opt(o) if o.name == "-e" || o.name == "--source" => sources.extend(o.value.clone()),
+                argv::Item::Opt(_) => {}
+                argv::Item::End { index } => operands_from = index + 1,
+                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => operands_from = *index,
             }
-            if program.is_none() && (s == "-v" || s == "-F") {
-                i += 2;
-                continue;
-            }
-            if program.is_none() && s.starts_with('-') && s.len() > 1 {
-                i += 1;
-                continue;
-            }
-            if program.is_none() {
-                program = Some(w.clone());
-            } else if !s.contains('=') {
+        }
+        let mut operands = args.get(operands_from..).unwrap_or(&[]).iter();
+        let mut programs = sources;
+        if programs.is_empty() {
+            programs.extend(operands.next().cloned());
+        }
+        for w in operands {
+            if !w.exact().is_some_and(|s| s.contains('=')) {
                 self.path_effect(w, Access::Read, cwds, "operand of awk", false);
             }
-            i += 1;
         }
-        if let Some(p) = program {
+        for p in programs {
             match p.exact() {
                 Some(text) => {
                     if let Some(why) = awk_danger(text) {
