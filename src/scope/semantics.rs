@@ -195,7 +195,7 @@ mod tests {
             assert!(t[cmd].follow_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }
         assert!(t["zip"].follows_links && t["zip"].no_follow_options.iter().any(|o| o == "-y"));
-        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f")] {
+        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f"), ("file", "--files-from"), ("du", "--files0-from"), ("md5sum", "-c"), ("sha256sum", "--check")] {
             assert!(t[cmd].names_from_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }
     }
