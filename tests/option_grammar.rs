@@ -326,12 +326,15 @@ fn files_named_by_the_environment_are_checked() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// (command, reason of the refusal, paths read, paths written)
+type HandlerRow = (&'static str, Option<&'static str>, &'static [&'static str], &'static [&'static str]);
+
 /// sed and awk read their options with the same grammar (gawk's end at the program text);
 /// their handlers judge the script. (command, reason of the refusal, paths read, written)
 #[test]
 fn sed_and_awk_options_read_with_the_grammar() {
     let tmp = TempDir::new("grammar-handlers");
-    let rows: &[(&str, Option<&str>, &[&str], &[&str])] = &[
+    let rows: &[HandlerRow] = &[
         ("sed --expr=p F1", None, &["F1"], &[]),
         ("sed F1 -e p", None, &["F1"], &[]),
         ("sed -nep F1", None, &["F1"], &[]),

@@ -139,7 +139,7 @@ impl<'a> Judge<'a> {
         // `cp -t DIR FILE...`: each file lands in DIR under its own name.
         // (its value as the program parses it: `-vtDIR`, `--target DIR`)
         let sem = self.semantics(base).unwrap_or_else(|| semantics::empty());
-        let target_dir = super::argv::option_values(sem, &["-t", "--target-directory"], rest, false).into_iter().filter_map(|(_, v)| v).last();
+        let target_dir = super::argv::option_values(sem, &["-t", "--target-directory"], rest, false).into_iter().filter_map(|(_, v)| v).next_back();
         if let Some(dir) = target_dir.as_deref().filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
             for d in cwds {
                 let into = d.join(dir);
