@@ -15,7 +15,7 @@ use common::*;
 use gptel_scope::policy::decide;
 
 /// The commands of the table, all listed in the scope of [`checked`].
-const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk]\n    safe_write: [cp, mv, ln, sed]\n  path_arguments: enforce\n";
+const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk, man]\n    safe_write: [cp, mv, ln, sed]\n  path_arguments: enforce\n";
 
 /// The paths the engine checks for `command` run in `dir`: (read, written), as written
 /// (`dir` itself shown as `.`).
@@ -313,6 +313,11 @@ fn files_named_by_the_environment_are_checked() {
         // A word that looks like an assignment is taken for one wherever it stands: checked.
         ("file MAGIC=F1", true, None, &["MAGIC=F1", "F1"]),
         ("MAGIC=F1 ls F2", true, None, &["F2"]),
+        ("MANPATH=F1:/etc man ls", false, Some("path_not_in_scope"), &["F1:/etc", "F1", "/etc"]),
+        // Variables that make a command run programs or take options of their own.
+        ("MANOPT=--pager=sh man ls", false, Some("denied"), &[]),
+        ("env TAPE=F1 tar -t", false, Some("denied"), &[]),
+        ("TAPE=F1; export TAPE; tar -t", false, Some("denied"), &[]),
     ];
     let s = scope(&SCOPE.replace("@D", &tmp.path().to_string_lossy()));
     let mut bad = Vec::new();

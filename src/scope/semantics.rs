@@ -60,6 +60,10 @@ pub struct CommandSemantics {
     /// `file`), a `:`-separated list: set on the command (`MAGIC=x file y`, `env MAGIC=x
     /// file y`), each path is checked as a read.
     pub read_env: Vec<String>,
+    /// Environment variables that make the command run programs or take options or files of
+    /// their choosing (`MANOPT` for `man`, `RSYNC_RSH`, `CURL_HOME`): a command line that
+    /// names one is refused.
+    pub deny_env: Vec<String>,
     /// Options whose value is a path that is read.
     pub read_options: Vec<String>,
     /// Options whose value is a path that is written.

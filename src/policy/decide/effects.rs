@@ -84,7 +84,7 @@ impl<'a> Judge<'a> {
                 start += 1;
             }
         }
-        if !sem.read_env.is_empty() {
+        if !(sem.read_env.is_empty() && sem.deny_env.is_empty()) {
             self.read_env(base, &sem, cwds, label);
         }
         // A global option's value may be missing (`git -C`): `start` can pass the end.
@@ -182,18 +182,32 @@ impl<'a> Judge<'a> {
     /// The files a command reads through its environment (`MAGIC=a:b file x`, `env MAGIC=a
     /// file x`): each path of each value the command line sets, checked as a read. A variable
     /// the line names where the engine does not see it set (`read MAGIC`, `bash -c
-    /// 'MAGIC=a file x'`, a quoted name) is refused.
+    /// 'MAGIC=a file x'`, a quoted name) is refused, and so is any mention of a variable
+    /// that makes the command run programs (`deny_env`).
     pub(super) fn read_env(&mut self, base: &str, sem: &CommandSemantics, cwds: &[PathBuf], label: &str) {
         let Some(set) = self.env_set.clone() else { return };
-        for var in &sem.read_env {
-            let named = self
-                .command
-                .match_indices(var.as_str())
+        let command = self.command.clone();
+        let named = |var: &str| {
+            command
+                .match_indices(var)
                 .filter(|(at, _)| {
                     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-                    !self.command[..*at].ends_with(ident) && !self.command[at + var.len()..].starts_with(ident)
+                    !command[..*at].ends_with(ident) && !command[at + var.len()..].starts_with(ident)
                 })
-                .count();
+                .count()
+        };
+        for var in sem.deny_env.iter().filter(|v| named(v) > 0) {
+            self.violate(
+                "denied",
+                format!("setting {var} can make {base} run other programs or read other files; it is not allowed. Run {base} without it."),
+                Some(label.to_string()),
+                var.clone(),
+                "command",
+                None,
+            );
+        }
+        for var in &sem.read_env {
+            let named = named(var);
             let values: Vec<&WordInfo> = set.iter().filter(|(n, _)| n == var).map(|(_, v)| v).collect();
             if named != values.len() {
                 self.violate(
