@@ -181,6 +181,20 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
             out.push(Item::Opt(Opt { name, candidates, value, given, index }));
             continue;
         }
+        // A multi-letter option of one dash with its value attached (`-TTcmd`).
+        if !text.starts_with("--") {
+            let mut longest: Option<&str> = None;
+            for o in listed(sem) {
+                if o.len() > 2 && !o.starts_with("--") && text.len() > o.len() && text.starts_with(o) && longest.is_none_or(|l| o.len() > l.len()) {
+                    longest = Some(o);
+                }
+            }
+            if let Some(o) = longest {
+                let value = Some(cut(w, &text[o.len()..]));
+                out.push(Item::Opt(Opt { name: o.to_string(), candidates: Vec::new(), value, given: Given::Attached, index }));
+                continue;
+            }
+        }
         // A cluster of short options, char by char.
         let letters = &text[1..];
         for (k, c) in letters.char_indices() {
@@ -308,6 +322,7 @@ mod tests {
             (&tar, &["-b20fA"], &["-b+20fA"]),
             (&go, &["-run", "X", "-exec", "y"], &["-run=X", "-exec", "@y"]),
             (&go, &["-run=X", "-e"], &["-run:=X", "-e"]),
+            (&go, &["-execprog", "x"], &["-exec+prog", "@x"]),
         ];
         for (s, args, want) in rows {
             assert_eq!(shown(s, args, false), *want, "{args:?}");
