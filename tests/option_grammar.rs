@@ -15,7 +15,7 @@ use common::*;
 use gptel_scope::policy::decide;
 
 /// The commands of the table, all listed in the scope of [`checked`].
-const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk, man]\n    safe_write: [cp, mv, ln, sed]\n  path_arguments: enforce\n";
+const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk, man, column, od, jq]\n    safe_write: [cp, mv, ln, sed, uniq, tee, mkdir, split]\n  path_arguments: enforce\n";
 
 /// The paths the engine checks for `command` run in `dir`: (read, written), as written
 /// (`dir` itself shown as `.`).
@@ -112,6 +112,30 @@ const ROWS: &[(&str, &[&str], &[&str])] = &[
     ("cp -v --target-directory F1 F2", &["F2"], &["F1", "F1/F2"]),
     ("cp -vtF1 F2", &["F2"], &["F1", "F1/F2"]),
     ("mv --target F1 F2", &[], &["F1", "F1/F2", "F2"]),
+    // column: -t and -d are flags; -s and -c take a value.
+    ("column -t F1", &["F1"], &[]),
+    ("column -s, -t F1", &["F1"], &[]),
+    ("column -dt F1", &["F1"], &[]),
+    // uniq: --group and --all-repeated take a value only with `=`.
+    ("uniq --group F1 F2", &["F1"], &["F2"]),
+    ("uniq --all-repeated=separate F1", &["F1"], &[]),
+    // od: -w takes its value attached only.
+    ("od -w F1", &["F1"], &[]),
+    ("od -w8 -An F1", &["F1"], &[]),
+    // jq: --tab is a flag; --arg and --rawfile take a name and then a value.
+    ("jq --tab . F1", &["F1"], &[]),
+    ("jq --rawfile n F1 . F2", &["F1", "F2"], &[]),
+    ("jq --arg n v . F1", &["F1"], &[]),
+    // mkdir and tee: --context and --output-error take a value only with `=`.
+    ("mkdir --context F1", &[], &["F1"]),
+    ("tee --output-error F1", &[], &["F1"]),
+    // split: -d is a flag; it writes in its directory.
+    ("split -d F1", &["F1"], &["."]),
+    ("split -l 10 F1 F2", &["F1", "F2"], &["."]),
+    // man: -M a list of paths; an operand that looks like a path is read (`man ../x` formats
+    // the file; one naming nothing that exists and no `..` is left to man's own search).
+    ("man -M F1:F2 ls", &["F1:F2", "F1", "F2"], &[]),
+    ("man ../F1", &["../F1"], &[]),
     // less: -o writes its log; -T reads tags.
     ("less -oF1 F2", &["F2"], &["F1"]),
     ("less -T F1 F2", &["F1", "F2"], &[]),
@@ -279,10 +303,10 @@ fn real_programs_open_only_what_the_engine_checks() {
         ran += 1;
         let seen: BTreeSet<String> = if git {
             let (r, w) = checked(tmp.path(), cmd);
-            decide::operands(&words[0], &words[1..]).into_iter().chain(r).chain(w).collect()
+            decide::operands(&words[0], &words[1..]).into_iter().chain(r).chain(w).flat_map(|p| names_in(&p)).collect()
         } else {
             let (r, w) = checked(tmp.path(), cmd);
-            r.union(&w).flat_map(|p| p.split(':').map(str::to_string).collect::<Vec<_>>()).collect()
+            r.union(&w).flat_map(|p| names_in(p)).collect()
         };
         let missed: Vec<&String> = opened.iter().filter(|n| !seen.contains(*n)).collect();
         if !missed.is_empty() {

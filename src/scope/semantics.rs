@@ -50,6 +50,10 @@ pub struct CommandSemantics {
     /// Options whose value is optional: given only attached to a short option (`-d5`) or
     /// after `=` (`--color=auto`); the next word is an operand (`grep --color x FILE`).
     pub optional_value_options: Vec<String>,
+    /// Options that take two words, a name and then its value (`jq --arg NAME VALUE`,
+    /// `--slurpfile NAME FILE`); the value is the second, a path read when the option is
+    /// also among the read options.
+    pub pair_options: Vec<String>,
     /// Long options that take no value, listed so that their abbreviations are not taken for
     /// those of a longer option that does (`--count` beside `--context`).
     pub flag_options: Vec<String>,

@@ -17,6 +17,8 @@ pub(crate) enum Arity {
     /// A value only when attached (`-dvalue`) or given with `=` (`--color=auto`): the next
     /// word is an operand.
     Optional,
+    /// Two words, a name and its value (`jq --arg NAME VALUE`).
+    Pair,
 }
 
 /// How an option's value was given.
@@ -81,6 +83,7 @@ fn listed(sem: &CommandSemantics) -> impl Iterator<Item = &str> {
         &sem.names_from_options,
         &sem.no_follow_options,
         &sem.flag_options,
+        &sem.pair_options,
     ];
     lists
         .into_iter()
@@ -91,6 +94,9 @@ fn listed(sem: &CommandSemantics) -> impl Iterator<Item = &str> {
 
 /// What an option named as listed takes.
 pub(crate) fn arity(sem: &CommandSemantics, name: &str) -> Arity {
+    if sem.pair_options.iter().any(|o| o == name) {
+        return Arity::Pair;
+    }
     let required = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.code_options, &sem.code_file_options];
     if required.iter().any(|l| l.iter().any(|o| o == name)) || sem.path_list_options.contains_key(name) {
         Arity::Required
@@ -176,6 +182,11 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
                     i += 1;
                     (v, Given::Separate)
                 }
+                (None, Arity::Pair) => {
+                    let v = words.get(i + 1).cloned();
+                    i += 2;
+                    (v, Given::Separate)
+                }
                 (None, _) => (None, Given::None),
             };
             out.push(Item::Opt(Opt { name, candidates, value, given, index }));
@@ -207,7 +218,7 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
                     out.push(Item::Opt(Opt { name, candidates: Vec::new(), value, given, index }));
                     break;
                 }
-                Arity::Required => {
+                Arity::Required | Arity::Pair => {
                     let (value, given) = if rest.is_empty() {
                         let v = words.get(i).cloned();
                         i += 1;
@@ -301,6 +312,7 @@ mod tests {
         let grep = sem("{value_options: [-e, --regexp, -m, --max-count], optional_value_options: [--color, --colour], read_options: [-f, --file, --exclude-from], flag_options: [--count]}");
         let tar = sem("{read_options: [-f, --file, -T], value_options: [-b]}");
         let go = sem("{value_options: [-run], deny_options: [-exec]}");
+        let jq = sem("{pair_options: [--arg, --rawfile], read_options: [--rawfile]}");
         let rows: &[(&CommandSemantics, &[&str], &[&str])] = &[
             (&grep, &["--color", "root", "/etc/passwd"], &["--color", "@root", "@/etc/passwd"]),
             (&grep, &["--color=auto", "x"], &["--color:=auto", "@x"]),
@@ -323,6 +335,8 @@ mod tests {
             (&go, &["-run", "X", "-exec", "y"], &["-run=X", "-exec", "@y"]),
             (&go, &["-run=X", "-e"], &["-run:=X", "-e"]),
             (&go, &["-execprog", "x"], &["-exec+prog", "@x"]),
+            (&jq, &["--rawfile", "n", "F1", ".", "F2"], &["--rawfile=F1", "@.", "@F2"]),
+            (&jq, &["--arg", "n", "v", "."], &["--arg=v", "@."]),
         ];
         for (s, args, want) in rows {
             assert_eq!(shown(s, args, false), *want, "{args:?}");
