@@ -136,6 +136,10 @@ const ROWS: &[(&str, &[&str], &[&str])] = &[
     // the file; one naming nothing that exists and no `..` is left to man's own search).
     ("man -M F1:F2 ls", &["F1:F2", "F1", "F2"], &[]),
     ("man ../F1", &["../F1"], &[]),
+    // ln: -S takes a suffix (attached in `-Ss`): the link is a hard one, its target written too
+    // when it is a scope document (see the scope_documents tests); -s makes it symbolic.
+    ("ln -Ss F1 F2", &["F1"], &["F2"]),
+    ("ln --sym F1 F2", &["F1"], &["F2"]),
     // less: -o writes its log; -T reads tags.
     ("less -oF1 F2", &["F2"], &["F1"]),
     ("less -T F1 F2", &["F1", "F2"], &[]),
