@@ -10,7 +10,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 602;
+const N_EXTRA: usize = 605;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
@@ -59,6 +59,7 @@ family! {
     extra_files_named_by_the_environment => "XRENV-",
     extra_run_time_name_lists => "XNAMES-",
     extra_writes_through_option_values => "XOPTW-",
+    extra_wrapper_options => "XOPTX-",
 }
 
 /// Every row has the five columns, a known expectation, a source, and a unique id.

@@ -400,3 +400,36 @@ fn sed_and_awk_options_read_with_the_grammar() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Wrappers (`time`, `timeout`, `nice`, `stdbuf`) read their options with the grammar: the
+/// file `time -o` writes is found in a bundle or attached, and the wrapped command is the
+/// word after the options. (command, allowed, paths written)
+#[test]
+fn wrapper_options_read_with_the_grammar() {
+    let tmp = TempDir::new("grammar-wrappers");
+    let scope_text = format!(
+        "paths:\n  read: [\"{d}/**\"]\n  write: []\nbash_tools:\n  categories:\n    read_only: [ls, time, timeout, nice, stdbuf]\n  path_arguments: enforce\n",
+        d = tmp.path().display()
+    );
+    let s = scope(&scope_text);
+    let rows: &[(&str, bool, &[&str])] = &[
+        ("\\time -o F1 ls", false, &["F1"]),
+        ("\\time -ao/tmp/F1 ls", false, &["/tmp/F1"]),
+        ("\\time -aoF1 ls", false, &["F1"]),
+        ("\\time --out=F1 ls", false, &["F1"]),
+        ("\\time -p ls", true, &[]),
+        ("timeout --sig KILL 5 ls", true, &[]),
+        ("timeout -sKILL 5 ls", true, &[]),
+        ("nice -n5 ls", true, &[]),
+        ("stdbuf -oL ls", true, &[]),
+    ];
+    let mut bad = Vec::new();
+    for (cmd, allowed, written) in rows {
+        let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
+        let w: BTreeSet<String> = d.paths.iter().filter(|p| p.access == "write").map(|p| p.path.clone()).collect();
+        if d.allowed != *allowed || w != set(written) {
+            bad.push(format!("{cmd}: allowed {} written {w:?} ({})", d.allowed, d.message));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

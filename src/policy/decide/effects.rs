@@ -24,36 +24,25 @@ pub(super) fn has_path_options(sem: &CommandSemantics) -> bool {
 }
 
 impl<'a> Judge<'a> {
-    /// Skips a wrapper's options; calls `on_value` for options that take a value.
+    /// Skips a wrapper's options, read as its getopt reads them (`time -ao FILE`, `timeout
+    /// --sig KILL`); calls `on_value` for options that take a value, by their listed name.
+    /// Returns the index of the first word after them: the first operand, or the first word
+    /// built at run time where an option may stand (the wrapper's command may start there).
     pub(super) fn skip_options(&mut self, args: &[WordInfo], value_opts: &[&str], mut on_value: impl FnMut(&mut Self, &str, &WordInfo)) -> usize {
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            let Some(s) = a.exact() else { break };
-            if s == "--" {
-                return i + 1;
-            }
-            if !s.starts_with('-') || s == "-" {
-                break;
-            }
-            if let Some((opt, _)) = s.split_once('=') {
-                if value_opts.contains(&opt) {
-                    let v = WordInfo::literal(&s[opt.len() + 1..]);
-                    on_value(self, opt, &v);
+        let sem = CommandSemantics { value_options: value_opts.iter().map(|o| o.to_string()).collect(), ..Default::default() };
+        for item in argv::parse(&sem, args, true) {
+            match item {
+                argv::Item::Opt(o) if args.get(o.index).and_then(WordInfo::exact).is_none() => return o.index,
+                argv::Item::Opt(o) => {
+                    if let Some(v) = &o.value {
+                        on_value(self, &o.name, v);
+                    }
                 }
-                i += 1;
-                continue;
+                argv::Item::End { index } => return index + 1,
+                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => return index,
             }
-            if value_opts.contains(&s) {
-                if let Some(v) = args.get(i + 1) {
-                    on_value(self, s, v);
-                }
-                i += 2;
-                continue;
-            }
-            // `nice -10`: a number option.
-            i += 1;
         }
-        i
+        args.len()
     }
 
     /// Effects from the semantics table: options and operands that read, write or run.
