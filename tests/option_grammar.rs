@@ -15,7 +15,7 @@ use common::*;
 use gptel_scope::policy::decide;
 
 /// The commands of the table, all listed in the scope of [`checked`].
-const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk, man, column, od, jq]\n    safe_write: [cp, mv, ln, sed, uniq, tee, mkdir, split]\n  path_arguments: enforce\n";
+const SCOPE: &str = "paths:\n  read: [\"@D/**\"]\n  write: [\"@D/**\"]\nbash_tools:\n  categories:\n    read_only: [grep, egrep, ls, tar, sort, file, diff, \"git log\", \"git show\", \"git diff\", head, tail, less, du, wc, awk, man, column, od, jq, cut, paste, nl, base64, stat, tac, comm, join, cmp, strings, xxd, sha256sum, hexdump]\n    safe_write: [cp, mv, ln, sed, uniq, tee, mkdir, split, touch, truncate]\n  path_arguments: enforce\n";
 
 /// The paths the engine checks for `command` run in `dir`: (read, written), as written
 /// (`dir` itself shown as `.`).
@@ -140,6 +140,32 @@ const ROWS: &[(&str, &[&str], &[&str])] = &[
     // when it is a scope document (see the scope_documents tests); -s makes it symbolic.
     ("ln -Ss F1 F2", &["F1"], &["F2"]),
     ("ln --sym F1 F2", &["F1"], &["F2"]),
+    // Coreutils and friends whose short options take values in a bundle.
+    ("wc -lc F1 F2", &["F1", "F2"], &[]),
+    ("wc --files0-from=F1", &["F1"], &[]),
+    ("du -d 1 F1", &["F1"], &[]),
+    ("du --time F1", &["F1"], &[]),
+    ("du -X F1 F2", &["F1", "F2"], &[]),
+    ("cut -d: -f1 F1", &["F1"], &[]),
+    ("cut -c 1-3 F1", &["F1"], &[]),
+    ("paste -sd, F1 F2", &["F1", "F2"], &[]),
+    ("nl -ba -v 3 F1", &["F1"], &[]),
+    ("base64 -dw0 F1", &["F1"], &[]),
+    ("base64 -w 0 F1", &["F1"], &[]),
+    ("stat -c %s F1", &["F1"], &[]),
+    ("tac -s x F1", &["F1"], &[]),
+    ("comm -12 F1 F2", &["F1", "F2"], &[]),
+    ("join -t, -1 2 F1 F2", &["F1", "F2"], &[]),
+    ("cmp -n 4 F1 F2", &["F1", "F2"], &[]),
+    ("strings -n 8 F1", &["F1"], &[]),
+    ("xxd -l 16 F1", &["F1"], &[]),
+    ("xxd -c8 F1 F2", &["F1"], &["F2"]),
+    ("sha256sum -b F1", &["F1"], &[]),
+    ("hexdump -Cn 16 F1", &["F1"], &[]),
+    ("touch -r F1 F2", &["F1"], &["F2"]),
+    ("touch -cd 2020-01-01 F1", &[], &["F1"]),
+    ("truncate -s 0 F1", &[], &["F1"]),
+    ("truncate -r F1 F2", &["F1"], &["F2"]),
     // less: -o writes its log; -T reads tags.
     ("less -oF1 F2", &["F2"], &["F1"]),
     ("less -T F1 F2", &["F1", "F2"], &[]),
