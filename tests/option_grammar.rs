@@ -383,6 +383,12 @@ fn files_named_by_the_environment_are_checked() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let messages = |cmd: &str| decide_in(&s, tmp.path(), None, None, &[], cmd).violations.into_iter().map(|v| v.message).collect::<Vec<_>>();
+    assert_eq!(
+        messages("for MAGIC in /etc/passwd; do export MAGIC; file F2; done"),
+        ["file reads the files that MAGIC names, and this command line names MAGIC where the engine cannot see the value it sets; set it only as `MAGIC=PATH file ...` with a literal path in scope, or run file without it."]
+    );
+    assert_eq!(messages("env TAPE=F1 tar -t"), ["setting TAPE can make tar run other programs or read other files; it is not allowed. Run tar without it."]);
 }
 
 /// (command, reason of the refusal, paths read, paths written)
@@ -425,6 +431,13 @@ fn sed_and_awk_options_read_with_the_grammar() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let d = decide_in(&s, tmp.path(), None, None, &[], "sed -nfF1 F2");
+    assert_eq!(d.violations.iter().map(|v| v.message.as_str()).collect::<Vec<_>>(), ["`sed -f` runs a script from a file that cannot be judged; pass the script with -e instead."]);
+    let d = decide_in(&s, tmp.path(), None, None, &[], "awk --incl inplace 1 F1");
+    assert_eq!(
+        d.violations.iter().map(|v| v.message.as_str()).collect::<Vec<_>>(),
+        ["`awk --include` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline instead."]
+    );
 }
 
 /// Wrappers (`time`, `timeout`, `nice`, `stdbuf`) read their options with the grammar: the

@@ -298,7 +298,7 @@ impl<'a> Judge<'a> {
                 argv::Item::Opt(o) => match o.name.as_str() {
                     "-e" | "--expression" => scripts.extend(o.value),
                     "-f" | "--file" => {
-                        self.violate("unsupported_construct", format!("`sed {}` runs a script from a file that cannot be judged; pass the script with -e", o.name), Some(label.to_string()), "sed".into(), "command", None);
+                        self.violate("unsupported_construct", format!("`sed {}` runs a script from a file that cannot be judged; pass the script with -e instead.", o.name), Some(label.to_string()), "sed".into(), "command", None);
                         return;
                     }
                     "-i" | "--in-place" => in_place = true,
@@ -384,7 +384,7 @@ impl<'a> Judge<'a> {
         for item in &items {
             match item {
                 argv::Item::Opt(o) if REFUSED.contains(&o.name.as_str()) || o.candidates.iter().any(|c| REFUSED.contains(&c.as_str())) => {
-                    self.violate("unsupported_construct", format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline", o.name), Some(label.to_string()), "awk".into(), "command", None);
+                    self.violate("unsupported_construct", format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline instead.", o.name), Some(label.to_string()), "awk".into(), "command", None);
                     return;
                 }
                 argv::Item::Opt(o) if o.name == "-e" || o.name == "--source" => sources.extend(o.value.clone()),
