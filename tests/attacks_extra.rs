@@ -10,7 +10,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 556;
+const N_EXTRA: usize = 607;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
@@ -53,6 +53,13 @@ family! {
     extra_recursive_readers => "XTREE-",
     extra_scope_documents => "XSCOPE-",
     extra_shell_state => "STATE-",
+    extra_optional_values => "XOPTV-",
+    extra_bundled_short_options => "XBUND-",
+    extra_path_lists => "XPLIST-",
+    extra_files_named_by_the_environment => "XRENV-",
+    extra_run_time_name_lists => "XNAMES-",
+    extra_writes_through_option_values => "XOPTW-",
+    extra_wrapper_options => "XOPTX-",
 }
 
 /// Every row has the five columns, a known expectation, a source, and a unique id.

@@ -44,8 +44,30 @@ pub struct CommandSemantics {
     /// Options that, when present, mean the leading data operands are absent
     /// (`grep -e PAT`, `grep -f FILE`).
     pub data_operand_options: Vec<String>,
-    /// Options that take a value that is neither a path nor code.
+    /// Options that take a value that is neither a path nor code: attached (`-m1`,
+    /// `--max-count=1`) or the next word (`-m 1`).
     pub value_options: Vec<String>,
+    /// Options whose value is optional: given only attached to a short option (`-d5`) or
+    /// after `=` (`--color=auto`); the next word is an operand (`grep --color x FILE`).
+    pub optional_value_options: Vec<String>,
+    /// Options that take two words, a name and then its value (`jq --arg NAME VALUE`,
+    /// `--slurpfile NAME FILE`); the value is the second, a path read when the option is
+    /// also among the read options.
+    pub pair_options: Vec<String>,
+    /// Long options that take no value, listed so that their abbreviations are not taken for
+    /// those of a longer option that does (`--count` beside `--context`).
+    pub flag_options: Vec<String>,
+    /// Options whose value is a list of paths that are read, by separator (`file -m
+    /// a:b`: `{-m: ":"}`); the whole value and each path are checked.
+    pub path_list_options: BTreeMap<String, String>,
+    /// Environment variables whose value names files the command reads (`MAGIC` for
+    /// `file`), a `:`-separated list: set on the command (`MAGIC=x file y`, `env MAGIC=x
+    /// file y`), each path is checked as a read.
+    pub read_env: Vec<String>,
+    /// Environment variables that make the command run programs or take options or files of
+    /// their choosing (`MANOPT` for `man`, `RSYNC_RSH`, `CURL_HOME`): a command line that
+    /// names one is refused.
+    pub deny_env: Vec<String>,
     /// Options whose value is a path that is read.
     pub read_options: Vec<String>,
     /// Options whose value is a path that is written.
@@ -181,7 +203,7 @@ mod tests {
             assert!(t[cmd].follow_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }
         assert!(t["zip"].follows_links && t["zip"].no_follow_options.iter().any(|o| o == "-y"));
-        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f")] {
+        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f"), ("file", "--files-from"), ("du", "--files0-from"), ("md5sum", "-c"), ("sha256sum", "--check")] {
             assert!(t[cmd].names_from_options.iter().any(|o| o == opt), "{cmd} {opt}");
         }
     }

@@ -2,12 +2,7 @@
 //! semantics table (`data/semantics.yml`, overridable in the scope).
 
 use super::*;
-
-/// Whether an option list names `opt`, also as an unambiguous GNU abbreviation of a long
-/// option (`--compress-prog` for `--compress-program`).
-pub(super) fn has_opt(list: &[String], opt: &str) -> bool {
-    list.iter().any(|o| o == opt || (opt.starts_with("--") && opt.len() >= 4 && o.starts_with(opt)))
-}
+use super::argv;
 
 /// Whether a word built at run time could expand to an option (`-x`, `--x=...`): it does
 /// not start with a literal character other than `-`.
@@ -29,36 +24,25 @@ pub(super) fn has_path_options(sem: &CommandSemantics) -> bool {
 }
 
 impl<'a> Judge<'a> {
-    /// Skips a wrapper's options; calls `on_value` for options that take a value.
+    /// Skips a wrapper's options, read as its getopt reads them (`time -ao FILE`, `timeout
+    /// --sig KILL`); calls `on_value` for options that take a value, by their listed name.
+    /// Returns the index of the first word after them: the first operand, or the first word
+    /// built at run time where an option may stand (the wrapper's command may start there).
     pub(super) fn skip_options(&mut self, args: &[WordInfo], value_opts: &[&str], mut on_value: impl FnMut(&mut Self, &str, &WordInfo)) -> usize {
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            let Some(s) = a.exact() else { break };
-            if s == "--" {
-                return i + 1;
-            }
-            if !s.starts_with('-') || s == "-" {
-                break;
-            }
-            if let Some((opt, _)) = s.split_once('=') {
-                if value_opts.contains(&opt) {
-                    let v = WordInfo::literal(&s[opt.len() + 1..]);
-                    on_value(self, opt, &v);
+        let sem = CommandSemantics { value_options: value_opts.iter().map(|o| o.to_string()).collect(), ..Default::default() };
+        for item in argv::parse(&sem, args, true) {
+            match item {
+                argv::Item::Opt(o) if args.get(o.index).and_then(WordInfo::exact).is_none() => return o.index,
+                argv::Item::Opt(o) => {
+                    if let Some(v) = &o.value {
+                        on_value(self, &o.name, v);
+                    }
                 }
-                i += 1;
-                continue;
+                argv::Item::End { index } => return index + 1,
+                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => return index,
             }
-            if value_opts.contains(&s) {
-                if let Some(v) = args.get(i + 1) {
-                    on_value(self, s, v);
-                }
-                i += 2;
-                continue;
-            }
-            // `nice -10`: a number option.
-            i += 1;
         }
-        i
+        args.len()
     }
 
     /// Effects from the semantics table: options and operands that read, write or run.
@@ -67,18 +51,16 @@ impl<'a> Judge<'a> {
         let mut start = 0;
         let mut sub_name: Option<&str> = None;
         if sem.subcommands {
-            // Global options first.
-            let mut i = 0;
-            while let Some(w) = args.get(i) {
-                let s = w.display();
-                if !s.starts_with('-') || s == "-" {
-                    break;
+            // Global options first, up to the subcommand.
+            start = args.len();
+            for item in argv::parse(&sem, args, true) {
+                match item {
+                    argv::Item::Opt(o) => self.option(base, &sem, &o, cwds, cat, label),
+                    argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => start = index,
+                    argv::Item::End { index } => start = index + 1,
                 }
-                let step = self.option(base, &sem, args, i, cwds, cat, label);
-                i += step;
             }
-            start = i;
-            if let Some(sub) = args.get(i).and_then(WordInfo::exact) {
+            if let Some(sub) = args.get(start).and_then(WordInfo::exact) {
                 sub_name = Some(sub);
                 if let Some(s) = sem.subcommand_semantics.get(sub) {
                     let mut merged = s.clone();
@@ -88,8 +70,11 @@ impl<'a> Judge<'a> {
                     let deny = sem.deny_options.clone();
                     sem = Cow::Owned(CommandSemantics { deny_options: deny, ..Default::default() });
                 }
-                start = i + 1;
+                start += 1;
             }
+        }
+        if !(sem.read_env.is_empty() && sem.deny_env.is_empty()) {
+            self.read_env(base, &sem, cwds, label);
         }
         // A global option's value may be missing (`git -C`): `start` can pass the end.
         let rest = args.get(start..).unwrap_or(&[]);
@@ -98,20 +83,15 @@ impl<'a> Judge<'a> {
         let mut write_mode = false;
         let mut cwd_written = false;
         let mut data_opt = false;
-        let mut i = 0;
-        let mut opts_done = false;
-        while let Some(w) = rest.get(i) {
-            let s = w.display();
-            if !opts_done && s == "--" {
-                opts_done = true;
-                i += 1;
-                continue;
-            }
-            if !opts_done && w.value.is_none() && may_be_option(&w.raw) && has_path_options(&sem) {
-                if w.raw.starts_with('-') {
-                    // `--output=$HOME/x`: the option is known, its value is not.
-                    i += self.option(base, &sem, rest, i, cwds, cat, label);
-                } else {
+        let mut target_given = false;
+        for item in argv::parse(&sem, rest, false) {
+            let o = match item {
+                argv::Item::Operand { word, .. } => {
+                    operands.push(word);
+                    continue;
+                }
+                argv::Item::End { .. } => continue,
+                argv::Item::RunTime { word: w, .. } if has_path_options(&sem) => {
                     self.violate(
                         "dynamic_command",
                         format!("`{}` is built at run time and could be an option of {base} that reads, writes or runs programs; write it literally", w.raw),
@@ -120,30 +100,30 @@ impl<'a> Judge<'a> {
                         "command",
                         None,
                     );
-                    i += 1;
+                    continue;
                 }
-                continue;
+                argv::Item::RunTime { word, .. } => {
+                    operands.push(word);
+                    continue;
+                }
+                argv::Item::Opt(o) => o,
+            };
+            let opt = o.name.as_str();
+            target_given |= sem.write_options.iter().any(|m| m == opt);
+            if sem.write_mode_options.iter().any(|m| m == opt) {
+                write_mode = true;
             }
-            if !opts_done && s.starts_with('-') && s != "-" && w.value.is_some() {
-                let (opt, _) = s.split_once('=').unwrap_or((&s, ""));
-                if has_opt(&sem.write_mode_options, opt) {
-                    write_mode = true;
-                }
-                if has_opt(&sem.data_operand_options, opt) || (!s.starts_with("--") && sem.data_operand_options.iter().any(|o| o.len() == 2 && s.get(..2) == Some(o))) {
-                    data_opt = true;
-                }
-                if has_opt(&sem.cwd_write_options, opt) {
-                    cwd_written = true;
-                    for d in cwds {
-                        let dw = WordInfo::literal(&d.to_string_lossy());
-                        self.path_effect(&dw, Access::Write, cwds, &format!("option {opt} of {base} (writes in the directory)"), true);
-                    }
-                }
-                i += self.option(base, &sem, rest, i, cwds, cat, label);
-                continue;
+            if sem.data_operand_options.iter().any(|m| m == opt) {
+                data_opt = true;
             }
-            operands.push(w);
-            i += 1;
+            if sem.cwd_write_options.iter().any(|m| m == opt) {
+                cwd_written = true;
+                for d in cwds {
+                    let dw = WordInfo::literal(&d.to_string_lossy());
+                    self.path_effect(&dw, Access::Write, cwds, &format!("option {opt} of {base} (writes in the directory)"), true);
+                }
+            }
+            self.option(base, &sem, &o, cwds, cat, label);
         }
         if sem.cwd_write {
             for d in cwds {
@@ -153,7 +133,12 @@ impl<'a> Judge<'a> {
         }
         let skip = if data_opt { 0 } else { sem.leading_data_operands };
         let files: Vec<&WordInfo> = operands.iter().skip(skip).copied().collect();
-        let kind = if write_mode { OperandKind::Write } else { sem.operands };
+        // With a target directory option (`cp -t DIR`), every operand is a source.
+        let kind = match sem.operands {
+            _ if write_mode => OperandKind::Write,
+            OperandKind::LastWrite if target_given => OperandKind::Read,
+            k => k,
+        };
         let n = files.len();
         for (k, f) in files.iter().enumerate() {
             let src = format!("operand of {base}");
@@ -183,31 +168,59 @@ impl<'a> Judge<'a> {
         self.recursive_reads(base, sub_name, &sem, &args[..start.min(args.len())], rest, &files, kind, cwds, label);
     }
 
-    /// Handles the option at `args[i]`; returns how many words it used.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn option(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], i: usize, cwds: &[PathBuf], cat: Category, label: &str) -> usize {
-        let Some(w) = args.get(i) else { return 1 };
-        let s = w.display();
-        let (opt, inline) = match s.split_once('=') {
-            Some((o, v)) if s.starts_with("--") => (o.to_string(), Some(v.to_string())),
-            _ => (s.clone(), None),
+    /// The files a command reads through its environment (`MAGIC=a:b file x`, `env MAGIC=a
+    /// file x`): each path of each value the command line sets, checked as a read. A variable
+    /// the line names where the engine does not see it set (`read MAGIC`, `bash -c
+    /// 'MAGIC=a file x'`, a quoted name) is refused, and so is any mention of a variable
+    /// that makes the command run programs (`deny_env`).
+    pub(super) fn read_env(&mut self, base: &str, sem: &CommandSemantics, cwds: &[PathBuf], label: &str) {
+        let Some(set) = self.env_set.clone() else { return };
+        let command = self.command.clone();
+        let named = |var: &str| {
+            command
+                .match_indices(var)
+                .filter(|(at, _)| {
+                    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                    !command[..*at].ends_with(ident) && !command[at + var.len()..].starts_with(ident)
+                })
+                .count()
         };
-        // Short options with an attached value: `-ofile`, `-C/dir`, `-ccore.pager=x`.
-        let (opt, inline) = if inline.is_none() && !opt.starts_with("--") && opt.len() > 2 && opt.is_char_boundary(2) {
-            let head = &opt[..2];
-            let all = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.deny_options, &sem.directory_options, &sem.global_value_options, &sem.code_options, &sem.code_file_options];
-            if all.iter().any(|l| l.iter().any(|o| o == head)) {
-                (head.to_string(), Some(opt[2..].to_string()))
-            } else {
-                (opt, None)
+        for var in sem.deny_env.iter().filter(|v| named(v) > 0) {
+            self.violate(
+                "denied",
+                format!("setting {var} can make {base} run other programs or read other files; it is not allowed. Run {base} without it."),
+                Some(label.to_string()),
+                var.clone(),
+                "command",
+                None,
+            );
+        }
+        for var in &sem.read_env {
+            let named = named(var);
+            let values: Vec<&WordInfo> = set.iter().filter(|(n, _)| n == var).map(|(_, v)| v).collect();
+            if named != values.len() {
+                self.violate(
+                    "unsupported_construct",
+                    format!("{base} reads the files that {var} names, and this command line names {var} where the engine cannot see the value it sets; set it only as `{var}=PATH {base} ...` with a literal path in scope, or run {base} without it."),
+                    Some(label.to_string()),
+                    var.clone(),
+                    "command",
+                    None,
+                );
+                continue;
             }
-        } else {
-            (opt, inline)
-        };
-        let exact_known = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.write_mode_options, &sem.cwd_write_options, &sem.data_operand_options, &sem.code_options, &sem.code_file_options]
-            .iter()
-            .any(|l| l.iter().any(|o| o == &opt));
-        if sem.deny_options.iter().any(|o| o == &opt) || (!exact_known && has_opt(&sem.deny_options, &opt)) {
+            for v in values {
+                self.path_list(v, ":", cwds, &format!("{var} of {base}"));
+            }
+        }
+    }
+
+    /// Judges one option as the program reads it ([`argv::parse`]): refused, or the paths its
+    /// value names.
+    pub(super) fn option(&mut self, base: &str, sem: &CommandSemantics, o: &argv::Opt, cwds: &[PathBuf], cat: Category, label: &str) {
+        let opt = o.name.as_str();
+        // An ambiguous abbreviation is refused when it could stand for a refused option.
+        if sem.deny_options.iter().any(|d| d == opt || o.candidates.contains(d)) {
             self.violate(
                 "flag_not_allowed",
                 format!("`{base} {opt}` can run other programs or read what the scope does not allow; it is not allowed. Run the command without it (the user may allow it with a `semantics:` entry for {base} in the scope; request_scope_expansion cannot)."),
@@ -217,51 +230,49 @@ impl<'a> Judge<'a> {
                 None,
             );
         }
-        // Whether the option consumes the next word as its value.
-        let takes = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.code_options, &sem.code_file_options]
-            .iter()
-            .any(|l| has_opt(l, &opt));
-        let value = match &inline {
-            // A word built at run time gives a value built at run time.
-            Some(v) if w.value.is_none() => Some(WordInfo { raw: v.clone(), value: None, glob: false }),
-            Some(v) => Some(WordInfo::literal(v)),
-            None if takes => args.get(i + 1).cloned(),
-            None => None,
-        };
-        let used = if inline.is_none() && takes { 2 } else { 1 };
-        // An option listed as it is typed among the value options is one, not the abbreviation
-        // of a longer option that reads a file (`grep --exclude` beside `--exclude-from`).
-        let plain_value = sem.value_options.iter().any(|o| o == &opt);
-        let code = has_opt(&sem.code_options, &opt) || has_opt(&sem.code_file_options, &opt);
-        if code && !(exact_known && sem.deny_options.iter().any(|o| o == &opt)) {
+        let listed = |l: &[String]| l.iter().any(|x| x == opt);
+        if listed(&sem.code_options) || listed(&sem.code_file_options) {
             // The scope lists the interpreter: what it runs is its business, said aloud.
             self.warn(format!(
                 "`{base} {opt}` runs code the engine does not judge: listing `{base}` in the scope allows whatever that code does"
             ));
         }
-        if let Some(v) = value.as_ref().filter(|_| !plain_value) {
-            if has_opt(&sem.code_file_options, &opt) {
-                self.path_effect(v, Access::Read, cwds, &format!("file of code of {base} {opt}"), false);
-            } else if has_opt(&sem.read_options, &opt) {
-                self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
-            } else if has_opt(&sem.write_options, &opt) {
-                self.path_effect(v, Access::Write, cwds, &format!("option {opt} of {base}"), true);
-            } else if has_opt(&sem.directory_options, &opt) {
-                match v.exact() {
-                    Some(d) => {
-                        let mut dirs = Vec::new();
-                        for c in cwds {
-                            dirs.push(c.join(d));
-                        }
-                        for d in dirs {
-                            self.directory_check(&d, cat.access(), label);
-                        }
+        let Some(v) = o.value.as_ref() else { return };
+        if listed(&sem.code_file_options) {
+            self.path_effect(v, Access::Read, cwds, &format!("file of code of {base} {opt}"), false);
+        } else if listed(&sem.read_options) {
+            self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
+        } else if listed(&sem.write_options) {
+            self.path_effect(v, Access::Write, cwds, &format!("option {opt} of {base}"), true);
+        } else if let Some(sep) = sem.path_list_options.get(opt) {
+            self.path_list(v, sep, cwds, &format!("option {opt} of {base}"));
+        } else if listed(&sem.directory_options) {
+            match v.exact() {
+                Some(d) => {
+                    let mut dirs = Vec::new();
+                    for c in cwds {
+                        dirs.push(c.join(d));
                     }
-                    None => self.violate("path_not_in_scope", format!("the directory given to `{base} {opt}` is built at run time; write it literally"), Some(label.to_string()), v.raw.clone(), "path", Some(cat.access())),
+                    for d in dirs {
+                        self.directory_check(&d, cat.access(), label);
+                    }
                 }
+                None => self.violate("path_not_in_scope", format!("the directory given to `{base} {opt}` is built at run time; write it literally"), Some(label.to_string()), v.raw.clone(), "path", Some(cat.access())),
             }
         }
-        used
+    }
+
+    /// A value that is a list of paths read (`file -m a:b`, `MAGIC=a:b`): the whole value and
+    /// each path in it.
+    pub(super) fn path_list(&mut self, v: &WordInfo, sep: &str, cwds: &[PathBuf], src: &str) {
+        self.path_effect(v, Access::Read, cwds, src, false);
+        let Some(text) = v.exact() else { return };
+        if sep.is_empty() || !text.contains(sep) {
+            return;
+        }
+        for part in text.split(sep).filter(|p| !p.is_empty()) {
+            self.path_effect(&WordInfo::literal(part), Access::Read, cwds, src, false);
+        }
     }
 
     /// An operand of unknown meaning: checked as a read when it looks like a path.
@@ -281,19 +292,5 @@ impl<'a> Judge<'a> {
         if looks {
             self.path_effect(&WordInfo::literal(candidate), Access::Read, cwds, src, false);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn option_abbreviations_match_long_options_only() {
-        let l = vec!["--compress-program".to_string(), "-o".to_string()];
-        assert!(has_opt(&l, "--compress-prog"));
-        assert!(has_opt(&l, "-o"));
-        assert!(!has_opt(&l, "--c"), "too short to be an abbreviation");
-        assert!(!has_opt(&l, "-c"));
     }
 }

@@ -2,6 +2,7 @@
 //! am, ...) and the pathspecs that name denied paths.
 
 use super::*;
+use super::argv;
 
 /// The commands git itself has (`git help -a`, git 2.47), and `lfs`: any other word where git
 /// expects its command runs an alias from git's configuration (the repository's own
@@ -108,14 +109,17 @@ impl<'a> Judge<'a> {
     /// `git apply` and `git am` write the files a patch names, which the command line does not
     /// show: refused where a scope document lies in what they may write (`git apply`: the
     /// working directory and below, as git ignores paths outside it from a subdirectory;
-    /// `git am`: the whole work tree). `git apply` that writes no file (`--cached`, `--check`,
-    /// `--stat`, `--numstat`, `--summary`) is not a write of the work tree.
+    /// `git am`: the whole work tree). `git apply` that writes no file (`--cached`, or
+    /// `--check`, `--stat`, `--numstat`, `--summary` without `--apply`), its options read with
+    /// the grammar (`--ind` is `--index`), is not a write of the work tree.
     pub(super) fn git_patch_writes(&mut self, sub: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
-        let flags: Vec<&str> = args[at + 1..].iter().filter_map(WordInfo::exact).take_while(|s| *s != "--").collect();
+        let sem = self.semantics("git").and_then(|g| g.subcommand_semantics.get("apply")).unwrap_or_else(|| semantics::empty());
+        let given: Vec<String> = argv::options(sem, &args[at + 1..], false).into_iter().map(|o| o.name).collect();
+        let has = |names: &[&str]| given.iter().any(|g| names.contains(&g.as_str()));
         let index_only = sub == "apply"
-            && flags.iter().any(|f| matches!(*f, "--cached" | "--check" | "--stat" | "--numstat" | "--summary"))
-            && !flags.contains(&"--index");
+            && !has(&["--index"])
+            && (has(&["--cached"]) || (has(&["--check", "--stat", "--numstat", "--summary"]) && !has(&["--apply"])));
         if index_only {
             return;
         }

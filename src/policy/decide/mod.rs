@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 2-3 name | `name.rs` | each simple command's name, wrappers looked through, privilege, shells |
 //! | 4 categorize | `categorize.rs` | the scope list it is in, the per-command rules |
-//! | 5 effects | `effects.rs`, `programs.rs`, `git.rs`, `git_store.rs`, `readers.rs` | the paths its options and operands read, write or run; the trees and the git objects it reads whole |
+//! | 5 effects | `argv.rs`, `effects.rs`, `programs.rs`, `git.rs`, `git_store.rs`, `readers.rs` | its words read as the program reads them (getopt); the paths its options and operands read, write or run; the trees and the git objects it reads whole |
 //! | 6 scope | `scope.rs` | directories and paths against the scope; protected scope documents |
 //! | 7 grants | `grants.rs` | allow-once grants, and the decision with its evidence |
 //!
@@ -23,6 +23,7 @@ use crate::scope::{Platform, Scope};
 use crate::scope::semantics::{self, CommandSemantics, OperandKind};
 use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
 
+mod argv;
 mod categorize;
 mod effects;
 mod git;
@@ -176,6 +177,7 @@ pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
     let dir = paths::resolve(directory).target;
     let flat = shell::flatten(command, &dir, ctx.home);
     let mut j = Judge::new(ctx, command, &dir);
+    j.env_set = Some(env_set(&flat));
     j.flat(&flat, &[]);
     j.finish()
 }
@@ -205,6 +207,32 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     j.finish()
 }
 
+/// The words of `args` that `program` reads as operands under the built-in semantics table,
+/// its options each given its value as the program parses it (after the subcommand, for a
+/// command that has them): what the option grammar leaves for the operand rules.
+pub fn operands(program: &str, args: &[String]) -> Vec<String> {
+    let words: Vec<WordInfo> = args.iter().map(|a| WordInfo::literal(a)).collect();
+    let mut sem = semantics::builtin().get(program).unwrap_or_else(|| semantics::empty());
+    let mut rest: &[WordInfo] = &words;
+    if sem.subcommands {
+        let items = argv::parse(sem, &words, true);
+        let sub = items.iter().find_map(|i| match i {
+            argv::Item::Operand { index, word } => Some((*index, word.shown().to_string())),
+            _ => None,
+        });
+        let Some((at, sub)) = sub else { return Vec::new() };
+        sem = sem.subcommand_semantics.get(&sub).unwrap_or_else(|| semantics::empty());
+        rest = &words[at + 1..];
+    }
+    argv::parse(sem, rest, false)
+        .into_iter()
+        .filter_map(|i| match i {
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => Some(word.shown().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 struct Judge<'a> {
     ctx: &'a Ctx<'a>,
     command: String,
@@ -225,6 +253,28 @@ struct Judge<'a> {
     stdin_redirected: bool,
     /// The start points of the `find` whose `-exec` command is being judged: what `{}` names.
     runtime_roots: Option<Vec<WordInfo>>,
+    /// The variables the command line sets where the engine sees it ([`env_set`]); `None` for
+    /// `run_command`, which sets none.
+    env_set: Option<Vec<(String, WordInfo)>>,
+}
+
+/// Every `NAME=value` of a flattened command line: assignments, and words that set a variable
+/// for the command they run or declare (`env NAME=v cmd`, `export NAME=v`).
+fn env_set(flat: &Flat) -> Vec<(String, WordInfo)> {
+    let mut out = Vec::new();
+    for c in &flat.commands {
+        for (name, value) in &c.assignments {
+            out.push((name.clone(), value.clone()));
+        }
+        for w in c.words.iter().skip(1) {
+            let Some((name, value)) = w.value.as_deref().and_then(|v| v.split_once('=')) else { continue };
+            if !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && !name.starts_with(|ch: char| ch.is_ascii_digit()) {
+                let value = if w.glob { WordInfo { raw: value.to_string(), value: None, glob: false } } else { WordInfo::literal(value) };
+                out.push((name.to_string(), value));
+            }
+        }
+    }
+    out
 }
 
 impl<'a> Judge<'a> {
@@ -245,6 +295,7 @@ impl<'a> Judge<'a> {
             stdin_from: None,
             stdin_redirected: false,
             runtime_roots: None,
+            env_set: None,
         }
     }
 

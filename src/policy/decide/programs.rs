@@ -2,6 +2,7 @@
 //! `sed` (its script's `w`, `r` and `e` commands), `tar` (its mode) and `awk` (its program).
 
 use super::*;
+use super::argv;
 
 pub(super) enum SedEffect {
     Exec,
@@ -285,72 +286,31 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn sed(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+        let sem = self.semantics("sed").unwrap_or_else(|| semantics::empty());
+        let items = argv::parse(sem, args, false);
         let mut scripts: Vec<WordInfo> = Vec::new();
         let mut files = Vec::new();
         let mut in_place = false;
-        let mut i = 0;
-        let mut opts_done = false;
-        while let Some(w) = args.get(i) {
-            let s = w.exact().unwrap_or("");
-            if !opts_done && s == "--" {
-                opts_done = true;
-            } else if !opts_done && s.starts_with("--") {
-                let (opt, val) = s.split_once('=').map_or((s, None), |(o, v)| (o, Some(v)));
-                match opt {
-                    "--expression" => match val {
-                        Some(v) => scripts.push(WordInfo::literal(v)),
-                        None => {
-                            if let Some(n) = args.get(i + 1) {
-                                scripts.push(n.clone());
-                            }
-                            i += 1;
-                        }
-                    },
-                    "--file" => {
-                        self.violate("unsupported_construct", "`sed --file` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
+        // With -e (anywhere: sed permutes its arguments), every operand is a file.
+        let mut script_given = items.iter().any(|i| matches!(i, argv::Item::Opt(o) if o.name == "-e" || o.name == "--expression"));
+        for item in items {
+            match item {
+                argv::Item::Opt(o) => match o.name.as_str() {
+                    "-e" | "--expression" => scripts.extend(o.value),
+                    "-f" | "--file" => {
+                        self.violate("unsupported_construct", format!("`sed {}` runs a script from a file that cannot be judged; pass the script with -e instead.", o.name), Some(label.to_string()), "sed".into(), "command", None);
                         return;
                     }
-                    "--in-place" => in_place = true,
-                    "--line-length"
-                        if val.is_none() => {
-                            i += 1;
-                        }
+                    "-i" | "--in-place" => in_place = true,
                     _ => {}
+                },
+                argv::Item::End { .. } => {}
+                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } if !script_given => {
+                    scripts.push(word.clone());
+                    script_given = true;
                 }
-            } else if !opts_done && s.starts_with('-') && s.len() > 1 {
-                for (k, ch) in s[1..].char_indices() {
-                    match ch {
-                        'i' => {
-                            in_place = true;
-                            break; // the rest is a backup suffix
-                        }
-                        'e' | 'f' | 'l' => {
-                            let rest = &s[1 + k + 1..];
-                            let val = if rest.is_empty() {
-                                i += 1;
-                                args.get(i).cloned()
-                            } else {
-                                Some(WordInfo::literal(rest))
-                            };
-                            if ch == 'e' {
-                                if let Some(v) = val {
-                                    scripts.push(v);
-                                }
-                            } else if ch == 'f' {
-                                self.violate("unsupported_construct", "`sed -f` runs a script from a file that cannot be judged; pass the script with -e".into(), Some(label.to_string()), "sed".into(), "command", None);
-                                return;
-                            }
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-            } else if scripts.is_empty() && files.is_empty() && !args[..i].iter().any(|a| matches!(a.exact(), Some(x) if x.starts_with("-e") || x.starts_with("--expression"))) {
-                scripts.push(w.clone());
-            } else {
-                files.push(w.clone());
+                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => files.push(word.clone()),
             }
-            i += 1;
         }
         for sc in &scripts {
             match sc.exact() {
@@ -372,95 +332,78 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// tar: the mode letters (`-xzf`, old-style `xzf`, `--extract`) decide whether the
-    /// archive is written (create) or the directory is (extract).
+    /// tar: the mode (`-x`, `-c`, old-style `xzf`, `--extract`) decides whether the archive
+    /// named by `-f` is written (create) or read, and whether the directory is written
+    /// (extract). Old-style letters are read as options, each letter that takes a value taking
+    /// the next word in turn (`tar cfT a.tar list`).
     pub(super) fn tar(&mut self, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
-        let mut letters = String::new();
-        let mut longs = Vec::new();
-        for (k, a) in args.iter().enumerate() {
-            let Some(s) = a.exact() else { continue };
-            if let Some(l) = s.strip_prefix("--") {
-                longs.push(l.split('=').next().unwrap_or(l).to_string());
-            } else if let Some(l) = s.strip_prefix('-') {
-                letters.push_str(l);
-            } else if k == 0 && s.chars().all(|c| c.is_ascii_alphabetic()) {
-                letters.push_str(s); // old style: `tar xf a.tar`
+        let mut sem = sem.clone();
+        sem.value_options.extend(["-f".to_string(), "--file".to_string()]);
+        let mut words: Vec<WordInfo> = Vec::new();
+        let mut rest = args;
+        if let Some(first) = args.first().and_then(WordInfo::exact).filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic())) {
+            rest = &args[1..];
+            for c in first.chars() {
+                let name = format!("-{c}");
+                words.push(WordInfo::literal(&name));
+                if argv::arity(&sem, &name) == argv::Arity::Required {
+                    if let Some((v, more)) = rest.split_first() {
+                        words.push(v.clone());
+                        rest = more;
+                    }
+                }
             }
         }
-        let mode_letters: String = letters.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
-        let has = |c: char, long: &[&str]| mode_letters.contains(c) || longs.iter().any(|l| long.contains(&l.as_str()));
-        let extract = has('x', &["extract", "get"]);
-        let create = has('c', &["create"]) || has('r', &["append"]) || has('u', &["update"]) || has('A', &["catenate", "concatenate"]);
-        let mut sem = sem.clone();
+        words.extend(rest.iter().cloned());
+        let names: Vec<String> = argv::options(&sem, &words, false).into_iter().map(|o| o.name).collect();
+        let has = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+        let extract = has(&["-x", "--extract", "--get"]);
+        let create = has(&["-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate"]);
+        sem.value_options.retain(|o| o != "-f" && o != "--file");
         if create {
             sem.operands = OperandKind::Read;
+            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
+        } else {
+            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
         }
         if extract {
             sem.cwd_write = true;
         }
-        // The archive named by -f (or by old-style `f` with the next word).
-        let mut archive: Option<WordInfo> = None;
-        let old_style = args.first().and_then(WordInfo::exact).is_some_and(|s| !s.starts_with('-') && s.contains('f') && s.chars().all(|c| c.is_ascii_alphabetic()));
-        if old_style {
-            archive = args.get(1).cloned();
-        }
-        let mut rest: Vec<WordInfo> = args.to_vec();
-        if old_style {
-            rest.drain(..args.len().min(2));
-        }
-        if let Some(a) = &archive {
-            let access = if create { Access::Write } else { Access::Read };
-            self.path_effect(a, access, cwds, "archive of tar", access == Access::Write);
-        }
-        if create {
-            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
-        } else {
-            sem.write_options.retain(|o| o != "-f" && o != "--file");
-            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
-        }
-        let base = "tar";
-        // Bundled short options end with `f`: its value is the next word.
-        let mut fixed: Vec<WordInfo> = Vec::new();
-        let mut it = rest.iter().peekable();
-        while let Some(w) = it.next() {
-            match w.exact() {
-                Some(s) if s.starts_with('-') && !s.starts_with("--") && s.len() > 2 && s.ends_with('f') => {
-                    if let Some(v) = it.next() {
-                        let access = if create { Access::Write } else { Access::Read };
-                        self.path_effect(v, access, cwds, "archive of tar", access == Access::Write);
-                    }
-                }
-                _ => fixed.push(w.clone()),
-            }
-        }
-        self.effects(base, &sem, &fixed, cwds, cat, label);
+        self.effects("tar", &sem, &words, cwds, cat, label);
     }
 
     pub(super) fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
-        let mut i = 0;
-        let mut program: Option<WordInfo> = None;
-        while let Some(w) = args.get(i) {
-            let s = w.exact().unwrap_or("");
-            if program.is_none() && (matches!(s, "-f" | "-E" | "-i" | "-l") || ["--file", "--exec", "--include", "--load"].iter().any(|o| s.starts_with(o))) {
-                self.violate("unsupported_construct", format!("`awk {s}` runs a program or extension from a file that cannot be judged (gawk's `-i inplace` also rewrites files); pass the program inline"), Some(label.to_string()), "awk".into(), "command", None);
-                return;
+        /// Options that run a program or extension from a file, edit files in place (`-i
+        /// inplace`), or write or read files of their own (profile, dump, debugger).
+        const REFUSED: &[&str] = &["-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-o", "--pretty-print", "-p", "--profile", "-d", "--dump-variables", "-D", "--debug"];
+        let sem = self.semantics("awk").unwrap_or_else(|| semantics::empty());
+        // awk's options end at the program text.
+        let items = argv::parse(sem, args, true);
+        let mut sources: Vec<WordInfo> = Vec::new();
+        let mut operands_from = args.len();
+        for item in &items {
+            match item {
+                argv::Item::Opt(o) if REFUSED.contains(&o.name.as_str()) || o.candidates.iter().any(|c| REFUSED.contains(&c.as_str())) => {
+                    self.violate("unsupported_construct", format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline instead.", o.name), Some(label.to_string()), "awk".into(), "command", None);
+                    return;
+                }
+                argv::Item::Opt(o) if o.name == "-e" || o.name == "--source" => sources.extend(o.value.clone()),
+                argv::Item::Opt(_) => {}
+                argv::Item::End { index } => operands_from = index + 1,
+                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => operands_from = *index,
             }
-            if program.is_none() && (s == "-v" || s == "-F") {
-                i += 2;
-                continue;
-            }
-            if program.is_none() && s.starts_with('-') && s.len() > 1 {
-                i += 1;
-                continue;
-            }
-            if program.is_none() {
-                program = Some(w.clone());
-            } else if !s.contains('=') {
+        }
+        let mut operands = args.get(operands_from..).unwrap_or(&[]).iter();
+        let mut programs = sources;
+        if programs.is_empty() {
+            programs.extend(operands.next().cloned());
+        }
+        for w in operands {
+            if !w.exact().is_some_and(|s| s.contains('=')) {
                 self.path_effect(w, Access::Read, cwds, "operand of awk", false);
             }
-            i += 1;
         }
-        if let Some(p) = program {
+        for p in programs {
             match p.exact() {
                 Some(text) => {
                     if let Some(why) = awk_danger(text) {

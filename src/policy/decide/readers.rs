@@ -18,6 +18,7 @@ use crate::policy::denied::{self, Limits, Reach};
 
 use super::scope::{glob_base, glob_expand};
 use super::*;
+use super::argv;
 use super::programs::find_split;
 
 /// The reason code of a refusal for a denied entry a recursive reader would reach.
@@ -725,30 +726,13 @@ fn git_grep_paths(sem: &CommandSemantics, rest: &[WordInfo]) -> Vec<WordInfo> {
     let mut after = Vec::new();
     let mut pattern_given = false;
     let mut dd = false;
-    let mut i = 0;
-    while let Some(w) = rest.get(i) {
-        i += 1;
-        let s = w.value.as_deref().unwrap_or("");
-        if dd {
-            after.push(w.clone());
-            continue;
+    for item in argv::parse(sem, rest, false) {
+        match item {
+            argv::Item::Opt(o) => pattern_given |= matches!(o.name.as_str(), "-e" | "-f" | "--regexp" | "--file"),
+            argv::Item::End { .. } => dd = true,
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } if dd => after.push(word.clone()),
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => before.push(word.clone()),
         }
-        if s == "--" {
-            dd = true;
-            continue;
-        }
-        if s.starts_with('-') && s.len() > 1 {
-            let opt = s.split_once('=').map_or(s, |(o, _)| o);
-            if matches!(opt, "-e" | "-f" | "--regexp" | "--file") || s.starts_with("-e") && !s.starts_with("--") {
-                pattern_given = true;
-            }
-            let takes = sem.value_options.iter().chain(&sem.read_options).any(|o| o == opt);
-            if takes && !s.contains('=') {
-                i += 1;
-            }
-            continue;
-        }
-        before.push(w.clone());
     }
     let paths = if dd {
         after
@@ -856,146 +840,16 @@ pub(super) fn exclusion_hint(tool: Tool, label: &str, e: &Entry) -> String {
     }
 }
 
-/// Whether the options in `args` (up to `--`) include one of `list`: `-r` alone or in a
-/// bundle of short options (`-rn`; a bundle ends at an option that takes a value, per
-/// `value_opts`), `--recursive` or its abbreviation, and `OPT=VALUE` entries for an option
-/// with that value (`-d recurse`, `-drecurse`, `--directories=recurse`). `leading`: only
-/// before the first operand (where the answer lets a check be skipped: after an operand, an
-/// option of a GNU tool is a file name when `POSIXLY_CORRECT` is set).
-pub(super) fn has_option(list: &[String], value_opts: &[String], args: &[WordInfo], leading: bool) -> bool {
-    let plain: Vec<&str> = list.iter().filter(|o| !o.contains('=')).map(String::as_str).collect();
-    let valued: Vec<(&str, &str)> = list.iter().filter_map(|o| o.split_once('=')).collect();
-    let long_match = |o: &str, typed: &str| o == typed || (typed.len() >= 4 && o.starts_with(typed));
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        i += 1;
-        let Some(s) = w.exact() else {
-            if leading {
-                break;
-            }
-            continue;
-        };
-        if s == "--" || (leading && (s == "-" || !s.starts_with('-'))) {
-            break;
-        }
-        if let Some(long) = s.strip_prefix("--") {
-            let (name, value) = match long.split_once('=') {
-                Some((n, v)) => (format!("--{n}"), Some(v.to_string())),
-                None => (s.to_string(), None),
-            };
-            if plain.iter().any(|o| o.starts_with("--") && long_match(o, &name)) {
-                return true;
-            }
-            for (o, want) in &valued {
-                if o.starts_with("--") && long_match(o, &name) {
-                    let v = value.clone().or_else(|| args.get(i).and_then(WordInfo::exact).map(str::to_string));
-                    if v.as_deref() == Some(*want) {
-                        return true;
-                    }
-                }
-            }
-            if value.is_none() && value_opts.iter().any(|o| o.starts_with("--") && long_match(o, &name)) {
-                i += 1;
-            }
-            continue;
-        }
-        let Some(letters) = s.strip_prefix('-') else { continue };
-        let chars: Vec<char> = letters.chars().collect();
-        for (k, c) in chars.iter().enumerate() {
-            let opt = format!("-{c}");
-            if plain.contains(&opt.as_str()) {
-                return true;
-            }
-            if value_opts.contains(&opt) || valued.iter().any(|(o, _)| *o == opt) {
-                let rest: String = chars[k + 1..].iter().collect();
-                let separate = rest.is_empty();
-                let v = if separate { args.get(i).and_then(WordInfo::exact).map(str::to_string) } else { Some(rest) };
-                if valued.iter().any(|(o, want)| *o == opt && v.as_deref() == Some(*want)) {
-                    return true;
-                }
-                if separate {
-                    i += 1;
-                }
-                break;
-            }
-        }
-    }
-    false
-}
-
-/// The values of options named in `names` (`--exclude=X`, `--exclude X`, `-gX`, `-g X`), in
-/// order, each with the option's name as listed; a value built at run time is `None`.
-/// `leading`: only the options before the first operand count (GNU grep takes the words
-/// after it for operands when `POSIXLY_CORRECT` is set, which the engine cannot rule out).
-pub(super) fn option_values(names: &[&str], value_opts: &[String], args: &[WordInfo], leading: bool) -> Vec<(String, Option<String>)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        i += 1;
-        let Some(s) = w.value.as_deref() else {
-            if leading {
-                break;
-            }
-            continue;
-        };
-        if leading && (s == "-" || !s.starts_with('-')) {
-            break;
-        }
-        if s == "--" {
-            break;
-        }
-        if let Some(long) = s.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (format!("--{n}"), Some(v)),
-                None => (s.to_string(), None),
-            };
-            let listed = names.iter().find(|o| o.starts_with("--") && (**o == name || (name.len() >= 4 && o.starts_with(name.as_str()))));
-            let takes = value_opts.iter().any(|o| *o == name || (name.len() >= 4 && o.starts_with(name.as_str())));
-            let value = match inline {
-                Some(v) => w.exact().map(|_| v.to_string()),
-                None if takes || listed.is_some() => {
-                    i += 1;
-                    args.get(i - 1).and_then(WordInfo::exact).map(str::to_string)
-                }
-                None => continue,
-            };
-            if let Some(o) = listed {
-                out.push((o.to_string(), value));
-            }
-            continue;
-        }
-        let Some(letters) = s.strip_prefix('-') else { continue };
-        let chars: Vec<char> = letters.chars().collect();
-        for (k, c) in chars.iter().enumerate() {
-            let opt = format!("-{c}");
-            if value_opts.contains(&opt) || names.contains(&opt.as_str()) {
-                let rest: String = chars[k + 1..].iter().collect();
-                let value = if rest.is_empty() {
-                    i += 1;
-                    args.get(i - 1).and_then(WordInfo::exact).map(str::to_string)
-                } else {
-                    w.exact().map(|_| rest)
-                };
-                if names.contains(&opt.as_str()) {
-                    out.push((opt, value));
-                }
-                break;
-            }
-        }
-    }
-    out
-}
-
 /// The skips of a tool from its options; `None` when one of them is built at run time (the
 /// engine cannot tell what it excludes: nothing is credited).
-pub(super) fn skips_of(tool: Tool, value_opts: &[String], args: &[WordInfo]) -> Skips {
+pub(super) fn skips_of(tool: Tool, sem: &CommandSemantics, args: &[WordInfo]) -> Skips {
     match tool {
         Tool::Grep => {
             // The options after the first operand are options when grep permutes its
             // arguments (the usual case) and file names when POSIXLY_CORRECT is set: an entry
             // is skipped only if it is skipped either way.
             let grep = |leading: bool| {
-                let vals = option_values(&["--include", "--exclude", "--exclude-dir"], value_opts, args, leading);
+                let vals = argv::option_values(sem, &["--include", "--exclude", "--exclude-dir"], args, leading);
                 if vals.iter().any(|(_, v)| v.is_none()) {
                     return Skips::Nothing;
                 }
@@ -1019,7 +873,7 @@ pub(super) fn skips_of(tool: Tool, value_opts: &[String], args: &[WordInfo]) -> 
             }
         }
         Tool::Rg => {
-            let vals = option_values(&["-g", "--glob", "--iglob"], value_opts, args, false);
+            let vals = argv::option_values(sem, &["-g", "--glob", "--iglob"], args, false);
             let mut globs = Vec::new();
             for (o, v) in vals {
                 let Some(v) = v else { return Skips::Nothing };
@@ -1066,13 +920,13 @@ impl Judge<'_> {
     pub(super) fn recursive_reads(&mut self, base: &str, sub: Option<&str>, sem: &CommandSemantics, globals: &[WordInfo], rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwds: &[PathBuf], label: &str) {
         // Names read from a file (`tar -T list`, `wc --files0-from=list`): any entry under the
         // directory, through any link.
-        if has_option(&sem.names_from_options, &sem.value_options, rest, false) && matches!(kind, OperandKind::Read | OperandKind::LastWrite | OperandKind::FirstWrite) {
+        if argv::has_option(sem, &sem.names_from_options, rest, false) && matches!(kind, OperandKind::Read | OperandKind::LastWrite | OperandKind::FirstWrite) {
             self.tree_read(Tool::Listed, &Skips::Nothing, &[WordInfo::literal(".")], cwds, label, Links { files: true, dirs: true });
         }
-        if !(sem.recursive || has_option(&sem.recursive_options, &sem.value_options, rest, false)) {
+        if !(sem.recursive || argv::has_option(sem, &sem.recursive_options, rest, false)) {
             return;
         }
-        if has_option(&sem.names_only_options, &sem.value_options, rest, true) {
+        if argv::has_option(sem, &sem.names_only_options, rest, true) {
             return;
         }
         let tool = match (base, sub) {
@@ -1085,7 +939,7 @@ impl Judge<'_> {
         let mut roots: Vec<WordInfo> = match kind {
             OperandKind::Read => files.iter().map(|w| (*w).clone()).collect(),
             // With a target directory option (`cp -t DIR`), every operand is a source.
-            OperandKind::LastWrite if has_option(&sem.write_options, &sem.value_options, rest, false) => files.iter().map(|w| (*w).clone()).collect(),
+            OperandKind::LastWrite if argv::has_option(sem, &sem.write_options, rest, false) => files.iter().map(|w| (*w).clone()).collect(),
             OperandKind::LastWrite if n > 1 => files[..n - 1].iter().map(|w| (*w).clone()).collect(),
             OperandKind::FirstWrite if n > 1 => files[1..].iter().map(|w| (*w).clone()).collect(),
             OperandKind::Data if tool == Tool::GitGrep => git_grep_paths(sem, rest),
@@ -1109,7 +963,7 @@ impl Judge<'_> {
         // `tar -C dir`: the operands after it are relative to dir; the roots are taken from
         // each directory it names, and from the working directory.
         if base == "tar" {
-            let named = option_values(&["-C", "--directory"], &sem.directory_options, rest, false);
+            let named = argv::option_values(sem, &["-C", "--directory"], rest, false);
             let mut more = Vec::new();
             for (_, v) in named {
                 let Some(d) = v else { return };
@@ -1127,8 +981,8 @@ impl Judge<'_> {
                 }
             }
         }
-        let skips = skips_of(tool, &sem.value_options, rest);
-        let follows = (sem.follows_links && !has_option(&sem.no_follow_options, &sem.value_options, rest, true)) || has_option(&sem.follow_options, &sem.value_options, rest, false);
+        let skips = skips_of(tool, sem, rest);
+        let follows = (sem.follows_links && !argv::has_option(sem, &sem.no_follow_options, rest, true)) || argv::has_option(sem, &sem.follow_options, rest, false);
         let links = Links { files: follows, dirs: follows };
         self.tree_read(tool, &skips, &roots, &dirs, label, links);
     }
@@ -1185,7 +1039,7 @@ impl Judge<'_> {
             if let Some(sem) = sem {
                 let lists: Vec<String> = ["-l", "-L", "--files-with-matches", "--files-without-match"].iter().map(|s| s.to_string()).collect();
                 let label_opt = vec!["--label".to_string()];
-                if has_option(&lists, &sem.value_options, opts, true) && !has_option(&label_opt, &sem.value_options, opts, false) {
+                if argv::has_option(sem, &lists, opts, true) && !argv::has_option(sem, &label_opt, opts, false) {
                     return;
                 }
             }
@@ -1453,9 +1307,6 @@ mod tests {
         shell_words::split(s).unwrap().iter().map(|w| WordInfo::literal(w)).collect()
     }
 
-    fn grep_value_opts() -> Vec<String> {
-        semantics::builtin()["grep"].value_options.clone()
-    }
 
     #[test]
     fn recursive_options_table() {
@@ -1478,14 +1329,14 @@ mod tests {
             ("-A3r x", false),
             ("KEY . -r", true),
         ] {
-            assert_eq!(has_option(&grep.recursive_options, &grep.value_options, &words(args), false), want, "grep {args}");
+            assert_eq!(argv::has_option(grep, &grep.recursive_options, &words(args), false), want, "grep {args}");
         }
     }
 
     #[test]
     fn grep_skips_table() {
         let cwd = Path::new("/w");
-        let skips = |args: &str| skips_of(Tool::Grep, &grep_value_opts(), &words(args));
+        let skips = |args: &str| skips_of(Tool::Grep, &semantics::builtin()["grep"], &words(args));
         // (options, root, rel, kind, covered): checked against GNU grep 3.8 on a real tree.
         for (args, root, rel, kind, want) in [
             ("-r K .", ".", ".env", Kind::File, false),
@@ -1546,7 +1397,7 @@ mod tests {
             ("K src -g '!.env'", "src", ".env", Kind::File, true),
         ] {
             let e = Entry { root, rel: Path::new(rel), kind, cwd };
-            assert_eq!(skips_of(Tool::Rg, &rg.value_options, &words(args)).covers(&e), want, "rg {args}: {rel}");
+            assert_eq!(skips_of(Tool::Rg, rg, &words(args)).covers(&e), want, "rg {args}: {rel}");
         }
     }
 
@@ -1567,7 +1418,7 @@ mod tests {
             ("K -- src ':!src/.env'", "src", ".env", true),
         ] {
             let e = Entry { root, rel: Path::new(rel), kind: Kind::File, cwd };
-            assert_eq!(skips_of(Tool::GitGrep, &[], &words(args)).covers(&e), want, "git grep {args}: {rel}");
+            assert_eq!(skips_of(Tool::GitGrep, semantics::empty(), &words(args)).covers(&e), want, "git grep {args}: {rel}");
         }
     }
 

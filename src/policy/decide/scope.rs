@@ -131,23 +131,15 @@ impl<'a> Judge<'a> {
     /// holding one (`tar x`, `unzip`, `wget`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn protected_reach(&mut self, base: &str, rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwd_write: bool, cwds: &[PathBuf], label: &str) {
-        let flags: Vec<&str> = rest.iter().filter_map(WordInfo::exact).take_while(|s| *s != "--").filter(|s| s.starts_with('-') && *s != "-").collect();
-        let short = |c: char| flags.iter().any(|f| !f.starts_with("--") && f[1..].contains(c));
-        let long = |l: &str| flags.iter().any(|f| *f == l || f.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
-        let hard_link = (base == "ln" && !short('s') && !long("--symbolic")) || (base == "cp" && (short('l') || long("--link")));
+        // The options as the program parses them (`ln -Ss` is a suffix `s`, not `-s`).
+        let sem = self.semantics(base).unwrap_or_else(|| semantics::empty());
+        let given: Vec<String> = super::argv::options(sem, rest, false).into_iter().map(|o| o.name).collect();
+        let has = |names: &[&str]| given.iter().any(|g| names.contains(&g.as_str()));
+        let hard_link = (base == "ln" && !has(&["-s", "--symbolic"])) || (base == "cp" && has(&["-l", "--link"]));
         let n = files.len();
-        // `cp -t DIR FILE...`: each file lands in DIR under its own name.
-        let mut target_dir: Option<&str> = None;
-        for (k, w) in rest.iter().enumerate() {
-            match w.exact() {
-                Some("--") => break,
-                Some("-t") => target_dir = rest.get(k + 1).and_then(|v| v.value.as_deref()),
-                Some(s) if s.starts_with("--target-directory=") => target_dir = Some(&s["--target-directory=".len()..]),
-                Some(s) if s.starts_with("-t") && s.len() > 2 && matches!(base, "cp" | "mv" | "ln" | "install") => target_dir = Some(&s[2..]),
-                _ => {}
-            }
-        }
-        if let Some(dir) = target_dir.filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
+        // `cp -t DIR FILE...`: each file lands in DIR under its own name (`-vtDIR`, `--target DIR`).
+        let target_dir = super::argv::option_values(sem, &["-t", "--target-directory"], rest, false).into_iter().filter_map(|(_, v)| v).next_back();
+        if let Some(dir) = target_dir.as_deref().filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
             for d in cwds {
                 let into = d.join(dir);
                 for src in files.iter() {
