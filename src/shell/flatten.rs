@@ -6,7 +6,17 @@ use super::*;
 
 /// Parses `command` and flattens it, starting in `cwd`.
 pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()], pipe_in: None, last_simple: None };
+    let out = flatten_program(command, cwd, home, true);
+    if out.1.is_empty() || loop_values_hold(&out.0, &out.1) {
+        return out.0;
+    }
+    flatten_program(command, cwd, home, false).0
+}
+
+/// [`flatten`], binding the variables of loops over known values when `bind` (with the names
+/// bound).
+fn flatten_program(command: &str, cwd: &Path, home: Option<&Path>, bind: bool) -> (Flat, Vec<String>) {
+    let mut f = Flattener::new(home, 0, vec![cwd.to_path_buf()], bind);
     match parse_program(command) {
         Ok(program) => {
             let state: Cwds = Some(Rc::from([cwd.to_path_buf()]));
@@ -23,16 +33,24 @@ pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
             *m = format!("the command does not parse as bash.{hint}");
         }
     }
-    f.out
+    (f.out, f.bound_names)
 }
 
 /// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
 pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), pipe_in: None, last_simple: None };
+    let out = flatten_script_with(script, cwds, home, depth, true);
+    if out.1.is_empty() || loop_values_hold(&out.0, &out.1) {
+        return out.0;
+    }
+    flatten_script_with(script, cwds, home, depth, false).0
+}
+
+fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize, bind: bool) -> (Flat, Vec<String>) {
+    let mut f = Flattener::new(home, depth, cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), bind);
     let cwds: Cwds = cwds.map(Rc::from);
     if depth > MAX_DEPTH {
         f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
-        return f.out;
+        return (f.out, f.bound_names);
     }
     match parse_program(script) {
         Ok(program) => {
@@ -40,7 +58,43 @@ pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path
         }
         Err(p) => f.out.problems.push(p),
     }
-    f.out
+    (f.out, f.bound_names)
+}
+
+/// Most values a loop over globs may be judged with.
+pub(super) const MAX_LOOP_VALUES: usize = 1000;
+
+/// Builtins that can set a variable by a name the engine does not see, or run text that
+/// does (`read d`, `declare -n r=d`, `eval`, `source`, a trap run between commands).
+const SETS_VARIABLES: &[&str] = &[
+    "read", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local", "export", "readonly", "let",
+    "unset", "eval", "source", ".", "trap", "enable", "printf",
+];
+
+/// Variables bash changes by itself between the commands of a loop body.
+const CHANGED_BY_BASH: &[&str] = &["_", "LINES", "COLUMNS", "REPLY", "OPTARG", "OPTIND", "MAPFILE", "PWD", "OLDPWD"];
+
+/// Whether the values a loop bound its variables to (`names`) hold in every command: no
+/// command line that binds a loop variable also sets it another way (an assignment, an
+/// arithmetic or `${d:=x}` assignment, another `for` of that name) or runs a builtin that
+/// could ([`SETS_VARIABLES`], also under `command` and `builtin`). When one does, the line
+/// is flattened again without the bindings, and the variable is a value built at run time.
+fn loop_values_hold(flat: &Flat, names: &[String]) -> bool {
+    let named = |n: &str| names.iter().any(|b| b == n.split('[').next().unwrap_or(n));
+    flat.commands.iter().all(|c| {
+        let mut words = c.words.iter().map(|w| w.value.as_deref());
+        let mut sets = false;
+        while let Some(w) = words.next() {
+            match w {
+                Some("command" | "builtin") => continue,
+                Some(w) if w.starts_with('-') => continue,
+                Some(w) => sets = SETS_VARIABLES.contains(&w),
+                None => sets = false,
+            }
+            break;
+        }
+        !sets && !c.assignments.iter().any(|(n, _)| named(n))
+    }) && !flat.assigned.iter().any(|n| named(n) && !names.contains(n))
 }
 
 /// Working directories after a command, when it succeeded and when it failed.
@@ -82,9 +136,33 @@ pub(super) struct Flattener {
     pipe_in: Option<Rc<SimpleCmd>>,
     /// The simple command pushed last.
     last_simple: Option<Rc<SimpleCmd>>,
+    /// Whether loops over known values bind their variable.
+    bind: bool,
+    /// The loop variables in force, innermost last: a value, or `None` when the loop's
+    /// values are built at run time (hiding an outer loop's value).
+    bindings: Vec<(String, Option<String>)>,
+    /// Every loop variable bound to values.
+    bound_names: Vec<String>,
+    /// Names set outside assignment words other than by a loop bound to values.
+    assigned_elsewhere: Vec<String>,
 }
 
 impl Flattener {
+    fn new(home: Option<&Path>, depth: usize, seen_dirs: Vec<PathBuf>, bind: bool) -> Self {
+        Flattener {
+            home: home.map(Path::to_path_buf),
+            out: Flat::default(),
+            depth,
+            seen_dirs,
+            pipe_in: None,
+            last_simple: None,
+            bind,
+            bindings: Vec::new(),
+            bound_names: Vec::new(),
+            assigned_elsewhere: Vec::new(),
+        }
+    }
+
     fn problem(&mut self, p: Problem) {
         if !self.out.problems.contains(&p) {
             self.out.problems.push(p);
@@ -248,14 +326,46 @@ impl Flattener {
                 same(&cwds)
             }
             ast::CompoundCommand::ForClause(f) => {
-                self.assigned(&f.variable_name);
+                let mut words = Vec::new();
                 if let Some(values) = &f.values {
                     for w in values {
-                        self.word(&w.value, &cwds, ctx);
+                        self.word_into(&w.value, &cwds, ctx, &mut words);
                     }
                 }
-                let body = self.loop_body(&f.body.list, cwds, ctx);
-                same(&body)
+                let name = &f.variable_name;
+                let values = match &f.values {
+                    Some(_) if self.bind && !CHANGED_BY_BASH.contains(&name.as_str()) => self.loop_values(&words, &cwds),
+                    _ => None,
+                };
+                let Some(values) = values else {
+                    self.assigned(name);
+                    self.bindings.push((name.clone(), None));
+                    let body = self.loop_body(&f.body.list, cwds, ctx);
+                    self.bindings.pop();
+                    return same(&body);
+                };
+                for list in [&mut self.out.assigned, &mut self.bound_names] {
+                    if !list.contains(name) {
+                        list.push(name.clone());
+                    }
+                }
+                // Each value from every directory the body may start in, until no pass adds
+                // a directory (a `cd "$d"` in the body moves the next pass).
+                let mut entry = cwds;
+                loop {
+                    let mut after = entry.clone();
+                    for v in &values {
+                        self.bindings.push((name.clone(), Some(v.clone())));
+                        let post = self.quiet(|fl| fl.compound_list(&f.body.list, entry.clone(), ctx));
+                        self.bindings.pop();
+                        after = union(&after, &post);
+                    }
+                    if after == entry {
+                        break;
+                    }
+                    entry = after;
+                }
+                same(&entry)
             }
             ast::CompoundCommand::CaseClause(c) => {
                 self.word(&c.value.value, &cwds, ctx);
@@ -550,6 +660,75 @@ impl Flattener {
         if !self.out.assigned.iter().any(|n| n == name) {
             self.out.assigned.push(name.to_string());
         }
+        if !self.assigned_elsewhere.iter().any(|n| n == name) {
+            self.assigned_elsewhere.push(name.to_string());
+        }
+    }
+
+    /// The values a `for` loop's words (`words`, after brace expansion) give its variable,
+    /// known before it runs: literal words, and literal globs expanded as bash would in
+    /// every directory the loop may start in ([`loop_glob`]). `None` when a word is built at
+    /// run time, or is a glob mixed with quoted text, or the directory is unknown; a problem
+    /// (and `None`) when a glob lists too many entries or a value could be read as an option.
+    fn loop_values(&mut self, words: &[WordInfo], cwds: &Cwds) -> Option<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        for w in words {
+            let v = w.value.as_ref()?;
+            if !w.glob {
+                out.push(v.clone());
+                continue;
+            }
+            // Quoted glob characters beside unquoted ones, braces and escapes would need a
+            // pattern of their own; a pattern that bash 5.1 expands through `..` is refused.
+            if w.raw.contains(['\\', '\'', '"', '{', '}']) || glob_reaches_parent(v) {
+                return None;
+            }
+            let mut found: Vec<String> = Vec::new();
+            for d in cwds.as_deref()? {
+                match loop_glob(d, v) {
+                    Ok(hits) => {
+                        for h in hits {
+                            if !found.contains(&h) {
+                                found.push(h);
+                            }
+                        }
+                    }
+                    Err(GlobRefusal::Unknown) => return None,
+                    Err(GlobRefusal::TooMany) => return self.too_many_loop_values(&w.raw),
+                }
+            }
+            if found.is_empty() {
+                // No match: bash leaves the pattern as it is.
+                found.push(v.clone());
+            }
+            if let Some(o) = found.iter().find(|h| h.starts_with('-')) {
+                self.problem(Problem::Unsupported(format!(
+                    "the loop over `{}` gives the value `{o}`, which a command would read as an option; write the pattern as `./{}` so that every value starts with `./`",
+                    w.raw, w.raw
+                )));
+                return None;
+            }
+            out.extend(found);
+            if out.len() > MAX_LOOP_VALUES {
+                return self.too_many_loop_values(&w.raw);
+            }
+        }
+        Some(out)
+    }
+
+    fn too_many_loop_values<T>(&mut self, raw: &str) -> Option<T> {
+        self.problem(Problem::Unsupported(format!(
+            "the loop over `{raw}` gives more than {MAX_LOOP_VALUES} values, too many to judge; narrow the glob, or run the command on fewer files at a time"
+        )));
+        None
+    }
+
+    /// The value a loop gave the variable that `expr` names plainly (`$d`, `${d}`).
+    fn bound_value(&self, expr: &brush_parser::word::ParameterExpr) -> Option<&str> {
+        let brush_parser::word::ParameterExpr::Parameter { parameter: brush_parser::word::Parameter::Named(n), indirect: false } = expr else {
+            return None;
+        };
+        self.bindings.iter().rev().find(|(b, _)| b == n).and_then(|(_, v)| v.as_deref())
     }
 
     fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
@@ -708,6 +887,14 @@ impl Flattener {
                     _ => acc.dynamic = true,
                 },
                 WordPiece::ParameterExpansion(expr) => {
+                    // A loop variable bound to a value: inside double quotes, that value;
+                    // unquoted, only a value that splitting and globbing leave as it is.
+                    if let Some(v) = self.bound_value(expr) {
+                        if quoted || !(v.is_empty() || v.contains([' ', '\t', '\n']) || has_glob(v)) {
+                            acc.text.push_str(v);
+                            continue;
+                        }
+                    }
                     acc.dynamic = true;
                     if let brush_parser::word::ParameterExpr::AssignDefaultValues {
                         parameter:

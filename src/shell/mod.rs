@@ -22,7 +22,7 @@ mod words;
 pub use flatten::{flatten, flatten_script};
 use guard::*;
 pub use guard::{arithmetic_assignments, glob_reaches_parent};
-pub use words::{brace_expand, holds_substitution_text, resolve_dir};
+pub use words::{brace_expand, holds_substitution_text, resolve_dir, wildcard_match, ComponentGlob};
 use words::*;
 
 /// Lexical normalization of a path is the file-system layer's ([`crate::resolve`]).

@@ -1,0 +1,126 @@
+//! Loops over literal globs and literal words, judged with each value the loop gives its
+//! variable (the glob expanded as bash would, in a real tree); operands built at run time
+//! refused with one reason code whichever command they belong to; and the files `source`,
+//! `.`, a shell and an interpreter run, matched by the file they name and read in the scope.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// `None` for allowed, else the reason and the exact message.
+type Expected = Option<(&'static str, String)>;
+
+fn run_time(raw: &str, what: &str) -> String {
+    format!("`{raw}` ({what}) is built at run time (a variable, substitution or glob the engine cannot expand), so it cannot be checked before the command runs; write it literally, or expand it first (list the files with a separate command, then name them).")
+}
+
+fn outside(v: &str, source: &str, target: &Path, allowed: &str) -> String {
+    format!(
+        "`{v}` ({source}) needs read access to {}, outside the scope (allowed: {allowed}). Use a path inside the scope (relative paths are checked best), or call request_scope_expansion with tool_name \"run_bash_command\", resource \"{}\" and your reason.",
+        target.display(),
+        target.display()
+    )
+}
+
+/// `project/` (the scope) beside `outside/`:
+///
+/// ```text
+/// project/config/{a,b}/*.org, config/.hidden/z.org
+/// project/mixed/in/, mixed/out -> ../../outside
+/// project/hid/in/, hid/.out -> ../../outside
+/// project/files/-rf, files/a.txt
+/// project/many/ (1,001 files)
+/// outside/secret.txt
+/// ```
+fn tree() -> TempDir {
+    let tmp = TempDir::new("loops");
+    let p = tmp.path().join("project");
+    for d in ["config/a", "config/b", "config/.hidden", "mixed/in", "hid/in", "files", "many"] {
+        std::fs::create_dir_all(p.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    std::fs::write(tmp.path().join("outside/secret.txt"), "s\n").unwrap();
+    for f in ["config/a/x.org", "config/b/y.org", "config/.hidden/z.org", "files/-rf", "files/a.txt"] {
+        std::fs::write(p.join(f), "x\n").unwrap();
+    }
+    for i in 0..1001 {
+        std::fs::write(p.join(format!("many/f{i}")), "").unwrap();
+    }
+    std::os::unix::fs::symlink("../../outside", p.join("mixed/out")).unwrap();
+    std::os::unix::fs::symlink("../../outside", p.join("hid/.out")).unwrap();
+    tmp
+}
+
+fn loop_scope(root: &Path) -> gptel_scope::scope::Scope {
+    scope(&format!(
+        "paths:\n  read: [\"{p}/**\"]\n  write: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, find, echo, read]\n    safe_write: [cp, touch]\n  path_arguments: enforce\n",
+        p = root.join("project").display()
+    ))
+}
+
+fn check(rows: Vec<(&str, &str, Expected)>, s: &gptel_scope::scope::Scope, dir: &Path, project_root: Option<&Path>) {
+    let mut failures = Vec::new();
+    for (id, cmd, want) in rows {
+        let d = decide_in(s, dir, None, project_root, &[], cmd);
+        let got = if d.allowed { None } else { Some((d.reason.unwrap_or("?"), d.message.clone())) };
+        let want = want.map(|(r, m)| (r, m));
+        if got.as_ref().map(|(r, m)| (*r, m.as_str())) != want.as_ref().map(|(r, m)| (*r, m.as_str())) {
+            failures.push(format!("{id} `{cmd}`\n   want {want:?}\n   got  {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
+    let tmp = tree();
+    let root = tmp.path();
+    let project = root.join("project");
+    let s = loop_scope(root);
+    let allowed = format!("{}/**", project.display());
+    let secret = root.join("outside/secret.txt");
+    let deny = |r: &'static str, m: String| Some((r, m));
+    let rows: Vec<(&str, &str, Expected)> = vec![
+        ("LOOP-01", "for d in config/*/; do find \"$d\" -name '*.org'; done", None),
+        ("LOOP-02", "for d in config/*/; do (cd \"$d\" && ls); done", None),
+        // Without a subshell, each pass starts where the last one went: unknown after a few.
+        ("LOOP-02b", "for d in config/*/; do cd \"$d\" && ls; done", deny("unsupported_construct", "`cd config/a/` runs after a `cd` to a directory that cannot be known before running; use a literal directory. Also refused: unsupported_construct (ls); unsupported_construct (cd config/b/).".into())),
+        ("LOOP-03", "for f in config/a/*.org config/b/*.org; do cat \"$f\"; done", None),
+        ("LOOP-04", "for f in files/a.txt files/-rf; do cat \"$f\"; done", None),
+        // A symlink among the matches leads out of the scope.
+        ("LOOP-05", "for d in mixed/*/; do cat \"$d\"secret.txt; done", deny("path_not_in_scope", outside("mixed/out/secret.txt", "operand of cat", &secret, &allowed))),
+        // Hidden entries match only a component that starts with `.`.
+        ("LOOP-06", "for d in hid/*/; do cat \"$d\"secret.txt; done", None),
+        ("LOOP-07", "for d in hid/.o*/; do cat \"$d\"secret.txt; done", deny("path_not_in_scope", outside("hid/.out/secret.txt", "operand of cat", &secret, &allowed))),
+        ("LOOP-08", "for d in config/.h*/; do cat \"$d\"z.org; done", None),
+        // No match: the pattern itself, as bash leaves it; unquoted, it is a glob again.
+        ("LOOP-09", "for f in nothing/*.org; do cat \"$f\"; done", None),
+        ("LOOP-10", "for f in nothing/*.org; do cat $f; done", deny("run_time_operand", run_time("$f", "operand of cat"))),
+        // Literal words bind too; each is judged.
+        ("LOOP-11", "for f in files/a.txt ../outside/secret.txt; do cat \"$f\"; done", deny("path_not_in_scope", outside("../outside/secret.txt", "operand of cat", &secret, &allowed))),
+        // Values bash would not give the variable are not assumed.
+        ("LOOP-12", "for f in $(ls config); do find \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "start directory of find"))),
+        ("LOOP-13", "for f in files/a.txt; do f=../outside/secret.txt; cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-14", "for f in files/a.txt; do read f; cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-15", "for f in files/a.txt; do :; done; cat \"$f\"", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-16", "for f in many/*; do cat \"$f\"; done", deny("unsupported_construct", "the loop over `many/*` gives more than 1000 values, too many to judge; narrow the glob, or run the command on fewer files at a time. Also refused: run_time_operand (\"$f\").".into())),
+        ("LOOP-17", "for f in config/*/\"x\"*; do cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        // One reason code for an operand built at run time, whichever command has it.
+        ("RUNTIME-01", "cp $x files/", deny("run_time_operand", run_time("$x", "a word of cp that could be an option reading, writing or running programs"))),
+        ("RUNTIME-02", "cat \"$x\"", deny("run_time_operand", run_time("\"$x\"", "operand of cat"))),
+    ];
+    check(rows, &s, &project, Some(&project));
+    // In `files/`, `*` gives `-rf`: refused; `./*` gives `./-rf`, an operand.
+    let files = project.join("files");
+    check(
+        vec![
+            ("LOOP-20", "for f in *; do cat \"$f\"; done", deny("unsupported_construct", "the loop over `*` gives the value `-rf`, which a command would read as an option; write the pattern as `./*` so that every value starts with `./`. Also refused: run_time_operand (\"$f\").".into())),
+            ("LOOP-21", "for f in ./*; do cat \"$f\"; done", None),
+        ],
+        &s,
+        &files,
+        Some(&project),
+    );
+}
