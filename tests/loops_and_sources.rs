@@ -106,7 +106,14 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         ("LOOP-14", "for f in files/a.txt; do read f; cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
         ("LOOP-15", "for f in files/a.txt; do :; done; cat \"$f\"", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
         ("LOOP-16", "for f in many/*; do cat \"$f\"; done", deny("unsupported_construct", "the loop over `many/*` gives more than 1000 values, too many to judge; narrow the glob, or run the command on fewer files at a time. Also refused: run_time_operand (\"$f\").".into())),
-        ("LOOP-17", "for f in config/*/\"x\"*; do cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-17", "for f in config/*/'*'.org; do cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-18", "for f in files/a.txt; do for f in $(ls); do :; done; cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-19", "for f in files/a.txt; do (( f = 1 )); cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        ("LOOP-22", "for f in files/a.txt; do command read f; cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
+        // Nested loops: the inner pattern is built from the outer value.
+        ("LOOP-23", "for d in config/*/; do for f in \"$d\"*.org; do cat \"$f\"; done; done", None),
+        ("LOOP-24", "for d in mixed/*/; do for f in \"$d\"*.txt; do cat \"$f\"; done; done", deny("path_not_in_scope", outside("mixed/out/secret.txt", "operand of cat", &secret, &allowed))),
+        ("LOOP-25", "for d in config/\"a\"*/; do cat \"$d\"x.org; done", None),
         // One reason code for an operand built at run time, whichever command has it.
         ("RUNTIME-01", "cp $x files/", deny("run_time_operand", run_time("$x", "a word of cp that could be an option reading, writing or running programs"))),
         ("RUNTIME-02", "cat \"$x\"", deny("run_time_operand", run_time("\"$x\"", "operand of cat"))),

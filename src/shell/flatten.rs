@@ -6,16 +6,16 @@ use super::*;
 
 /// Parses `command` and flattens it, starting in `cwd`.
 pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
-    let out = flatten_program(command, cwd, home, true);
-    if out.1.is_empty() || loop_values_hold(&out.0, &out.1) {
-        return out.0;
+    let (flat, bound) = flatten_program(command, cwd, home, true);
+    if loop_values_hold(&flat, &bound) {
+        return flat;
     }
     flatten_program(command, cwd, home, false).0
 }
 
 /// [`flatten`], binding the variables of loops over known values when `bind` (with the names
 /// bound).
-fn flatten_program(command: &str, cwd: &Path, home: Option<&Path>, bind: bool) -> (Flat, Vec<String>) {
+fn flatten_program(command: &str, cwd: &Path, home: Option<&Path>, bind: bool) -> (Flat, Bound) {
     let mut f = Flattener::new(home, 0, vec![cwd.to_path_buf()], bind);
     match parse_program(command) {
         Ok(program) => {
@@ -33,24 +33,25 @@ fn flatten_program(command: &str, cwd: &Path, home: Option<&Path>, bind: bool) -
             *m = format!("the command does not parse as bash.{hint}");
         }
     }
-    (f.out, f.bound_names)
+    let bound = Bound { names: f.bound_names, elsewhere: f.assigned_elsewhere };
+    (f.out, bound)
 }
 
 /// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
 pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
-    let out = flatten_script_with(script, cwds, home, depth, true);
-    if out.1.is_empty() || loop_values_hold(&out.0, &out.1) {
-        return out.0;
+    let (flat, bound) = flatten_script_with(script, cwds, home, depth, true);
+    if loop_values_hold(&flat, &bound) {
+        return flat;
     }
     flatten_script_with(script, cwds, home, depth, false).0
 }
 
-fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize, bind: bool) -> (Flat, Vec<String>) {
+fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize, bind: bool) -> (Flat, Bound) {
     let mut f = Flattener::new(home, depth, cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), bind);
     let cwds: Cwds = cwds.map(Rc::from);
     if depth > MAX_DEPTH {
         f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
-        return (f.out, f.bound_names);
+        return (f.out, Bound::default());
     }
     match parse_program(script) {
         Ok(program) => {
@@ -58,7 +59,16 @@ fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Pat
         }
         Err(p) => f.out.problems.push(p),
     }
-    (f.out, f.bound_names)
+    let bound = Bound { names: f.bound_names, elsewhere: f.assigned_elsewhere };
+    (f.out, bound)
+}
+
+/// The variables loops bound to values, and the names set outside assignment words other
+/// than by those loops.
+#[derive(Default)]
+struct Bound {
+    names: Vec<String>,
+    elsewhere: Vec<String>,
 }
 
 /// Most values a loop over globs may be judged with.
@@ -68,7 +78,7 @@ pub(super) const MAX_LOOP_VALUES: usize = 1000;
 /// does (`read d`, `declare -n r=d`, `eval`, `source`, a trap run between commands).
 const SETS_VARIABLES: &[&str] = &[
     "read", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local", "export", "readonly", "let",
-    "unset", "eval", "source", ".", "trap", "enable", "printf",
+    "unset", "eval", "source", ".", "trap", "enable", "printf", "compgen",
 ];
 
 /// Variables bash changes by itself between the commands of a loop body.
@@ -79,14 +89,17 @@ const CHANGED_BY_BASH: &[&str] = &["_", "LINES", "COLUMNS", "REPLY", "OPTARG", "
 /// arithmetic or `${d:=x}` assignment, another `for` of that name) or runs a builtin that
 /// could ([`SETS_VARIABLES`], also under `command` and `builtin`). When one does, the line
 /// is flattened again without the bindings, and the variable is a value built at run time.
-fn loop_values_hold(flat: &Flat, names: &[String]) -> bool {
-    let named = |n: &str| names.iter().any(|b| b == n.split('[').next().unwrap_or(n));
+fn loop_values_hold(flat: &Flat, bound: &Bound) -> bool {
+    if bound.names.is_empty() {
+        return true;
+    }
+    let named = |n: &str| bound.names.iter().any(|b| b == n.split('[').next().unwrap_or(n));
     flat.commands.iter().all(|c| {
-        let mut words = c.words.iter().map(|w| w.value.as_deref());
+        let words = c.words.iter().map(|w| w.value.as_deref());
         let mut sets = false;
-        while let Some(w) = words.next() {
+        for w in words {
             match w {
-                Some("command" | "builtin") => continue,
+                Some("command" | "builtin" | "time") => continue,
                 Some(w) if w.starts_with('-') => continue,
                 Some(w) => sets = SETS_VARIABLES.contains(&w),
                 None => sets = false,
@@ -94,7 +107,7 @@ fn loop_values_hold(flat: &Flat, names: &[String]) -> bool {
             break;
         }
         !sets && !c.assignments.iter().any(|(n, _)| named(n))
-    }) && !flat.assigned.iter().any(|n| named(n) && !names.contains(n))
+    }) && !bound.elsewhere.iter().any(|n| named(n))
 }
 
 /// Working directories after a command, when it succeeded and when it failed.
@@ -678,9 +691,10 @@ impl Flattener {
                 out.push(v.clone());
                 continue;
             }
-            // Quoted glob characters beside unquoted ones, braces and escapes would need a
-            // pattern of their own; a pattern that bash 5.1 expands through `..` is refused.
-            if w.raw.contains(['\\', '\'', '"', '{', '}']) || glob_reaches_parent(v) {
+            // Glob characters that are quoted (or come from a quoted variable) beside unquoted
+            // ones, and braces, would need a pattern of their own; a pattern that bash 5.1
+            // expands through `..` is not expanded.
+            if v.contains(['{', '}', '\\']) || self.quoted_glob(&w.raw) || glob_reaches_parent(v) {
                 return None;
             }
             let mut found: Vec<String> = Vec::new();
@@ -721,6 +735,29 @@ impl Flattener {
             "the loop over `{raw}` gives more than {MAX_LOOP_VALUES} values, too many to judge; narrow the glob, or run the command on fewer files at a time"
         )));
         None
+    }
+
+    /// Whether the word `raw` holds glob characters or backslashes that are quoted, escaped,
+    /// or come from a loop variable's value (so they match themselves); also when it does not
+    /// parse.
+    fn quoted_glob(&self, raw: &str) -> bool {
+        fn special(t: &str) -> bool {
+            t.contains(['*', '?', '[', ']', '\\'])
+        }
+        fn walk(f: &Flattener, pieces: &[WordPieceWithSource], quoted: bool) -> bool {
+            pieces.iter().any(|p| match &p.piece {
+                WordPiece::Text(t) => quoted && special(t),
+                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) | WordPiece::EscapeSequence(t) => special(t),
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, inner, true),
+                WordPiece::ParameterExpansion(expr) => f.bound_value(expr).is_none_or(special),
+                WordPiece::TildeExpansion(_) => f.home.as_ref().is_none_or(|h| special(&h.to_string_lossy())),
+                _ => true,
+            })
+        }
+        match brush_parser::word::parse(raw, &options()) {
+            Ok(pieces) => walk(self, &pieces, false),
+            Err(_) => true,
+        }
     }
 
     /// The value a loop gave the variable that `expr` names plainly (`$d`, `${d}`).
