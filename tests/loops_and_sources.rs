@@ -131,3 +131,74 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         Some(&project),
     );
 }
+
+/// `project/` (the scope, and the project root) beside `outside/`:
+///
+/// ```text
+/// project/bin/env.sh, bin/run.sh, bin/link.sh -> ../../outside/evil.sh, scripts/x.py
+/// project/sub/bin/, sub/scripts/x.py
+/// outside/evil.sh, outside/evil.py
+/// ```
+fn scripts_tree() -> TempDir {
+    let tmp = TempDir::new("sources");
+    let p = tmp.path().join("project");
+    for d in ["bin", "scripts", "sub/bin", "sub/scripts"] {
+        std::fs::create_dir_all(p.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    for f in ["project/bin/env.sh", "project/bin/run.sh", "project/scripts/x.py", "project/sub/scripts/x.py", "outside/evil.sh", "outside/evil.py"] {
+        std::fs::write(tmp.path().join(f), "true\n").unwrap();
+    }
+    std::os::unix::fs::symlink("../../outside/evil.sh", p.join("bin/link.sh")).unwrap();
+    tmp
+}
+
+#[test]
+fn listed_scripts_match_by_the_file_they_name() {
+    let tmp = scripts_tree();
+    let project = tmp.path().join("project");
+    let s = scope(&format!(
+        "paths:\n  read: [\"{p}/**\"]\n  write: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [cat, \"source ./bin/env.sh\", \"python scripts/x.py\", \"bash ./bin/run.sh\"]\n    safe_write: [printf]\n",
+        p = project.display()
+    ));
+    let deny = |r: &'static str, m: String| Some((r, m));
+    let rows: Vec<(&str, &str, Expected)> = vec![
+        ("SRC-01", "source ./bin/env.sh", None),
+        ("SRC-02", ". ./bin/env.sh", None),
+        ("SRC-03", "source bin/env.sh", None),
+        // The command writes a file of the same name elsewhere, then sources it.
+        ("SRC-04", "cd sub && printf 'x' > bin/env.sh && source ./bin/env.sh", deny("unsupported_construct", "`source` runs text that cannot be judged before it runs; run the commands directly instead, or ask the user to list the file (`source ./bin/env.sh`) in the scope".into())),
+        ("SRC-05", "source env.sh", deny("unsupported_construct", "`source env.sh` looks the file up in PATH before the current directory; write its path with a slash (`source ./env.sh`).".into())),
+        ("SRC-06", "source \"$f\"", deny("run_time_operand", run_time("\"$f\"", "the file source runs"))),
+        ("SCRIPT-01", "python scripts/x.py", None),
+        ("SCRIPT-02", "cd sub && python scripts/x.py", deny("command_not_allowed", "`python scripts/x.py` is not in any category of the scope (read_only, safe_write, dangerous). Use an allowed command (list_allowed_commands shows them), or call request_scope_expansion with tool_name \"run_bash_command\", resource \"python scripts/x.py\" and your reason.".into())),
+        ("SCRIPT-03", "bash ./bin/run.sh", None),
+        ("SCRIPT-04", "cd sub && bash ./bin/run.sh", deny("unsupported_construct", "`bash ./bin/run.sh` runs a script file or standard input that cannot be judged before it runs; run its commands directly, or `bash -c 'COMMANDS'`".into())),
+    ];
+    check(rows, &s, &project, Some(&project));
+}
+
+#[test]
+fn files_that_source_shells_and_interpreters_run_are_read_in_the_scope() {
+    let tmp = scripts_tree();
+    let project = tmp.path().join("project");
+    let evil_sh = tmp.path().join("outside/evil.sh");
+    let evil_py = tmp.path().join("outside/evil.py");
+    let allowed = format!("{}/**", project.display());
+    let s = scope(&format!(
+        "paths:\n  read: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [cat, python, bash]\n  allow_constructs: [source]\n",
+        p = project.display()
+    ));
+    let deny = |r: &'static str, m: String| Some((r, m));
+    let rows: Vec<(&str, &str, Expected)> = vec![
+        ("SRCB-01", "source ./bin/env.sh", None),
+        ("SRCB-02", "source ../outside/evil.sh", deny("path_not_in_scope", outside("../outside/evil.sh", "file source runs", &evil_sh, &allowed))),
+        ("SRCB-03", ". bin/link.sh", deny("path_not_in_scope", outside("bin/link.sh", "file . runs", &evil_sh, &allowed))),
+        ("SRCB-04", "python ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "script python runs", &evil_py, &allowed))),
+        // After `-c`, the operand is an argument, not a script (still a path the scope checks).
+        ("SRCB-05", "python -c 'print(1)' ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "operand of python", &evil_py, &allowed))),
+        ("SRCB-06", "bash bin/link.sh", deny("path_not_in_scope", outside("bin/link.sh", "script bash runs", &evil_sh, &allowed))),
+        ("SRCB-07", "python scripts/x.py && bash -e bin/run.sh", None),
+    ];
+    check(rows, &s, &project, Some(&project));
+}

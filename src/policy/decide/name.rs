@@ -442,6 +442,9 @@ impl<'a> Judge<'a> {
                 "." => "source",
                 b => b,
             };
+            if key == "source" {
+                return self.source(base, args, cwds, label, ev);
+            }
             if !bt.allow_constructs.iter().any(|c| c == key) {
                 self.violate(
                     "unsupported_construct",
@@ -577,7 +580,7 @@ impl<'a> Judge<'a> {
             "env" => return self.env(words, cwds, via, context, label, ev),
             "xargs" => return self.xargs(words, cwds, via, context, label),
             "find" => {
-                if let Some((cat, entry)) = self.category_of(name, &sub_words) {
+                if let Some((cat, entry)) = self.category_of(name, &sub_words, cwds) {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(entry);
                     self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
@@ -702,7 +705,7 @@ impl<'a> Judge<'a> {
             }
             return;
         }
-        let Some((cat, entry)) = self.category_of(name, &sub_words) else {
+        let Some((cat, entry)) = self.category_of(name, &sub_words, cwds) else {
             self.not_allowed(name, &sub_words, label, ev);
             return;
         };
@@ -782,7 +785,7 @@ impl<'a> Judge<'a> {
         }
         if i >= args.len() {
             // Bare `env` prints the environment: a command of its own.
-            match self.category_of("env", &[]) {
+            match self.category_of("env", &[], cwds) {
                 Some((cat, e)) => {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(e);
@@ -930,13 +933,18 @@ impl<'a> Judge<'a> {
             }
             break;
         }
-        let listed = self.category_of(name, &[]);
+        // `bash FILE`: an entry naming the script matches the file it names.
+        let script_file = args.get(i).filter(|_| !script_flag);
+        let listed = self.category_of(name, &script_file.map(WordInfo::shown).into_iter().collect::<Vec<_>>(), cwds);
         if !script_flag {
             if let Some((cat, e)) = listed {
                 ev.category = Some(cat.as_str().into());
                 ev.rule = Some(e);
                 self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
-                self.categorized(cat, name, args.get(i..).unwrap_or(&[]), cwds, label);
+                if let Some(f) = script_file {
+                    self.path_effect(f, Access::Read, cwds, &format!("script {name} runs"), true);
+                }
+                self.categorized(cat, name, args.get(i + 1..).unwrap_or(&[]), cwds, label);
                 return;
             }
             self.violate(
@@ -976,6 +984,75 @@ impl<'a> Judge<'a> {
         }
         let text = text.to_string();
         self.script(&text, cwds, via, &format!("{name} -c"));
+    }
+
+    /// `source FILE` and `. FILE` run the file's text in this shell, text the engine does not
+    /// judge. They run when the scope lists that file (`source ./bin/env.sh`, matched by the
+    /// file it names from the directories the command runs in, not by its spelling) or allows
+    /// the construct (`allow_constructs: [source]`); either way the file must be readable in
+    /// the scope, and written with a `/` (a bare name is looked up in `PATH` first).
+    fn source(&mut self, base: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str, ev: &mut CommandEvidence) {
+        let file = match args.first().and_then(WordInfo::exact) {
+            Some("--") => args.get(1),
+            _ => args.first(),
+        };
+        let Some(file) = file else {
+            // bash refuses it: "filename argument required".
+            self.directory_scope(Category::Builtin, cwds, label);
+            return;
+        };
+        let Some(path) = file.exact() else {
+            self.violate(
+                "run_time_operand",
+                scope::run_time_message(&file.raw, &format!("the file {base} runs")),
+                Some(label.to_string()),
+                file.raw.clone(),
+                "command",
+                None,
+            );
+            return;
+        };
+        if !path.contains('/') {
+            self.violate(
+                "unsupported_construct",
+                format!("`{base} {path}` looks the file up in PATH before the current directory; write its path with a slash (`{base} ./{path}`)."),
+                Some(label.to_string()),
+                base.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let listed = self.category_of(base, &[path], cwds).or_else(|| self.category_of(if base == "." { "source" } else { "." }, &[path], cwds));
+        match listed {
+            Some((cat, entry)) => {
+                ev.category = Some(cat.as_str().into());
+                ev.rule = Some(entry);
+                self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
+                if cat == Category::Dangerous {
+                    self.dangerous(&format!("{base} {path}"), label);
+                }
+                self.directory_scope(cat, cwds, label);
+            }
+            None if self.ctx.scope.bash_tools.allow_constructs.iter().any(|c| c == "source") => {
+                ev.category = Some("read_only".into());
+                ev.rule = Some("allow_constructs: source".into());
+                self.directory_scope(Category::ReadOnly, cwds, label);
+            }
+            None => {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead, or ask the user to list the file (`{base} {path}`) in the scope"),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+        }
+        self.warn(format!("`{label}` runs the text of {path} in the shell, which the engine does not judge"));
+        self.path_effect(file, Access::Read, cwds, &format!("file {base} runs"), true);
     }
 
     pub(super) fn script(&mut self, text: &str, cwds: &[PathBuf], via: &[String], wrapper: &str) {
