@@ -65,7 +65,6 @@ fn check(rows: Vec<(&str, &str, Expected)>, s: &gptel_scope::scope::Scope, dir: 
     for (id, cmd, want) in rows {
         let d = decide_in(s, dir, None, project_root, &[], cmd);
         let got = if d.allowed { None } else { Some((d.reason.unwrap_or("?"), d.message.clone())) };
-        let want = want.map(|(r, m)| (r, m));
         if got.as_ref().map(|(r, m)| (*r, m.as_str())) != want.as_ref().map(|(r, m)| (*r, m.as_str())) {
             failures.push(format!("{id} `{cmd}`\n   want {want:?}\n   got  {got:?}"));
         }

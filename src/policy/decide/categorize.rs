@@ -134,10 +134,11 @@ impl<'a> Judge<'a> {
                 let mut words = e.split_whitespace();
                 let Some(head) = words.next() else { continue };
                 let len = 1 + words.clone().count();
-                if head_matches(head, cat) && words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| word_matches(p, w))) {
-                    if best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc)) {
-                        best = Some((len, cat, format!("{}: {e}", cat.as_str())));
-                    }
+                if head_matches(head, cat)
+                    && words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| word_matches(p, w)))
+                    && best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc))
+                {
+                    best = Some((len, cat, format!("{}: {e}", cat.as_str())));
                 }
             }
         }
