@@ -74,6 +74,10 @@ struct Bound {
 /// Most values a loop over globs may be judged with.
 pub(super) const MAX_LOOP_VALUES: usize = 1000;
 
+/// Most walks of loop bodies with a bound value in one command line (nested loops multiply
+/// their values, and a body that changes directory is walked again from each place).
+const MAX_LOOP_WALKS: usize = 4 * MAX_LOOP_VALUES;
+
 /// Builtins that can set a variable by a name the engine does not see, or run text that
 /// does (`read d`, `declare -n r=d`, `eval`, `source`, a trap run between commands).
 const SETS_VARIABLES: &[&str] = &[
@@ -158,6 +162,8 @@ pub(super) struct Flattener {
     bound_names: Vec<String>,
     /// Names set outside assignment words other than by a loop bound to values.
     assigned_elsewhere: Vec<String>,
+    /// Walks of loop bodies with a bound value so far.
+    loop_walks: usize,
 }
 
 impl Flattener {
@@ -173,6 +179,7 @@ impl Flattener {
             bindings: Vec::new(),
             bound_names: Vec::new(),
             assigned_elsewhere: Vec::new(),
+            loop_walks: 0,
         }
     }
 
@@ -347,7 +354,7 @@ impl Flattener {
                 }
                 let name = &f.variable_name;
                 let values = match &f.values {
-                    Some(_) if self.bind && !CHANGED_BY_BASH.contains(&name.as_str()) => self.loop_values(&words, &cwds),
+                    Some(_) if self.bind && self.loop_walks < MAX_LOOP_WALKS && !CHANGED_BY_BASH.contains(&name.as_str()) => self.loop_values(&words, &cwds),
                     _ => None,
                 };
                 let Some(values) = values else {
@@ -368,6 +375,13 @@ impl Flattener {
                 loop {
                     let mut after = entry.clone();
                     for v in &values {
+                        self.loop_walks += 1;
+                        if self.loop_walks > MAX_LOOP_WALKS {
+                            self.problem(Problem::Unsupported(format!(
+                                "the loops of this command would be judged more than {MAX_LOOP_WALKS} times (once per value, nested loops multiplying); narrow their globs, or run them as separate commands"
+                            )));
+                            return same(&None);
+                        }
                         self.bindings.push((name.clone(), Some(v.clone())));
                         let post = self.quiet(|fl| fl.compound_list(&f.body.list, entry.clone(), ctx));
                         self.bindings.pop();
