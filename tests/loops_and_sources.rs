@@ -202,4 +202,17 @@ fn files_that_source_shells_and_interpreters_run_are_read_in_the_scope() {
         ("SRCB-07", "python scripts/x.py && bash -e bin/run.sh", None),
     ];
     check(rows, &s, &project, Some(&project));
+    // Where read operands only warn, the files of code an interpreter runs are still checked.
+    let warn = scope(&format!(
+        "paths:\n  read: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [cat, python, emacs]\n  path_arguments: warn\n",
+        p = project.display()
+    ));
+    let evil_el = tmp.path().join("outside/evil.el");
+    let rows: Vec<(&str, &str, Expected)> = vec![
+        ("SRCW-01", "cat ../outside/evil.py", None),
+        ("SRCW-02", "python ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "script python runs", &evil_py, &allowed))),
+        ("SRCW-03", "emacs --batch -l ../outside/evil.el", deny("path_not_in_scope", outside("../outside/evil.el", "file of code of emacs -l", &evil_el, &allowed))),
+        ("SRCW-04", "emacs --batch ../outside/evil.py", None),
+    ];
+    check(rows, &warn, &project, Some(&project));
 }

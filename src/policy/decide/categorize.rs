@@ -145,11 +145,15 @@ impl<'a> Judge<'a> {
         best.map(|(_, c, e)| (c, e))
     }
 
-    /// The script an interpreter runs (`python scripts/x.py`, `node app.js`): its first
-    /// operand, unless an option gave it code to run instead (`python -c`, `perl -e`);
-    /// checked as a read the scope must allow.
+    /// The files of code an interpreter runs, read paths the scope must allow whatever
+    /// `path_arguments` says: its script, the first operand of one whose operands are not
+    /// files it reads (`python scripts/x.py`, `node app.js`; none after an option that gives
+    /// it code, `python -c`, `perl -e`), and the values of its options naming files of code
+    /// (`emacs -l`, checked by the effects when `path_arguments` enforces).
     fn interpreter_script(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf]) {
+        let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
         let mut i = 0;
+        let mut script = sem.operands == OperandKind::Unknown;
         while let Some(w) = args.get(i) {
             let Some(s) = w.exact() else { return };
             if s == "--" {
@@ -161,13 +165,23 @@ impl<'a> Judge<'a> {
             }
             let opt = s.split_once('=').map_or(s, |(o, _)| o);
             if sem.code_options.iter().any(|o| o == opt || (o.len() == 2 && s.starts_with(o.as_str()))) {
-                return;
+                script = false;
             }
+            let code_file = sem.code_file_options.iter().any(|o| o == opt);
             let takes = [&sem.value_options, &sem.code_file_options, &sem.read_options, &sem.write_options].iter().any(|l| l.iter().any(|o| o == s));
+            if code_file && !enforced {
+                let value = match s.split_once('=') {
+                    Some((_, v)) => Some(WordInfo::literal(v)),
+                    None => args.get(i + 1).cloned(),
+                };
+                if let Some(v) = value {
+                    self.path_effect(&v, Access::Read, cwds, &format!("file of code of {base} {opt}"), true);
+                }
+            }
             i += if takes { 2 } else { 1 };
         }
-        if let Some(script) = args.get(i).filter(|w| w.exact() != Some("-")) {
-            self.path_effect(script, Access::Read, cwds, &format!("script {base} runs"), true);
+        if let Some(f) = args.get(i).filter(|w| script && w.exact() != Some("-")) {
+            self.path_effect(f, Access::Read, cwds, &format!("script {base} runs"), true);
         }
     }
 
