@@ -105,6 +105,9 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         ("LOOP-14", "for f in files/a.txt; do read f; cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
         ("LOOP-15", "for f in files/a.txt; do :; done; cat \"$f\"", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
         ("LOOP-16", "for f in many/*; do cat \"$f\"; done", deny("unsupported_construct", "the loop over `many/*` gives more than 1000 values, too many to judge; narrow the glob, or run the command on fewer files at a time. Also refused: run_time_operand (\"$f\").".into())),
+        // The glob is expanded before the line runs: what runs before the loop must not write.
+        ("LOOP-27", "touch config/c; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", "a command before the loop over `config/*/` may create or remove files, which would change what the glob matches when the loop runs; run that command first, on its own, then the loop".into())),
+        ("LOOP-28", "for f in config/*/*.org; do cp \"$f\" files/; done; touch files/done", None),
         // Nested loops multiply: bounded.
         ("LOOP-26", "for a in many/f1*; do for b in many/f1*; do for c in many/f1*; do cat \"$a\" \"$b\" \"$c\"; done; done; done", deny("unsupported_construct", "the loops of this command would be judged more than 4000 times (once per value, nested loops multiplying); narrow their globs, or run them as separate commands".into())),
         ("LOOP-17", "for f in config/*/'*'.org; do cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),

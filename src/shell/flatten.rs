@@ -713,22 +713,20 @@ impl Flattener {
             }
             let mut found: Vec<String> = Vec::new();
             for d in cwds.as_deref()? {
-                match loop_glob(d, v) {
-                    Ok(hits) => {
-                        for h in hits {
-                            if !found.contains(&h) {
-                                found.push(h);
-                            }
-                        }
-                    }
+                let hits = match loop_glob(d, v) {
+                    // No match: bash leaves the pattern as it is.
+                    Ok(hits) if hits.is_empty() => vec![v.clone()],
+                    Ok(hits) => hits,
                     Err(GlobRefusal::Unknown) => return None,
                     Err(GlobRefusal::TooMany) => return self.too_many_loop_values(&w.raw),
+                };
+                for h in hits {
+                    if !found.contains(&h) {
+                        found.push(h);
+                    }
                 }
             }
-            if found.is_empty() {
-                // No match: bash leaves the pattern as it is.
-                found.push(v.clone());
-            }
+            self.out.loop_globs.push((self.out.commands.len(), w.raw.clone()));
             if let Some(o) = found.iter().find(|h| h.starts_with('-')) {
                 self.problem(Problem::Unsupported(format!(
                     "the loop over `{}` gives the value `{o}`, which a command would read as an option; write the pattern as `./{}` so that every value starts with `./`",

@@ -174,6 +174,10 @@ pub struct Flat {
     /// Variables set outside assignment words: a `for` loop's name, `${NAME:=value}`,
     /// `NAME=` in arithmetic.
     pub assigned: Vec<String>,
+    /// The globs of `for` loops expanded before running (as written), each with the number
+    /// of commands before it in [`Flat::commands`]: what those commands write could change
+    /// what the glob matches when it runs.
+    pub loop_globs: Vec<(usize, String)>,
 }
 
 /// Parse options shared by every parse.

@@ -180,8 +180,27 @@ impl<'a> Judge<'a> {
         for n in &flat.assigned {
             self.assignment(n, "");
         }
-        for c in &flat.commands {
+        for (k, c) in flat.commands.iter().enumerate() {
+            self.loop_globs_after_writes(flat, k);
             self.simple(c, via);
+        }
+        self.loop_globs_after_writes(flat, flat.commands.len());
+    }
+
+    /// A loop's glob was expanded from the files there are before the command line runs; a
+    /// command before it that may write (a write, or a command of the safe_write or dangerous
+    /// category) could change what it matches when it runs (`ln -s / x; for d in */`).
+    fn loop_globs_after_writes(&mut self, flat: &Flat, at: usize) {
+        let writes = self.max_access == Some(Access::Write) || self.max_category.is_some_and(|c| c >= Category::SafeWrite);
+        for (_, raw) in flat.loop_globs.iter().filter(|(k, _)| *k == at && writes) {
+            self.violate(
+                "unsupported_construct",
+                format!("a command before the loop over `{raw}` may create or remove files, which would change what the glob matches when the loop runs; run that command first, on its own, then the loop"),
+                None,
+                raw.clone(),
+                "command",
+                None,
+            );
         }
     }
 
