@@ -42,7 +42,8 @@ fn tree() -> TempDir {
     }
     std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
     std::fs::write(tmp.path().join("outside/secret.txt"), "s\n").unwrap();
-    for f in ["config/a/x.org", "config/b/y.org", "config/.hidden/z.org", "files/-rf", "files/a.txt"] {
+    std::fs::create_dir_all(p.join("odd")).unwrap();
+    for f in ["config/a/x.org", "config/b/y.org", "config/.hidden/z.org", "files/-rf", "files/a.txt", "odd/a[$(touch x)]"] {
         std::fs::write(p.join(f), "x\n").unwrap();
     }
     for i in 0..1001 {
@@ -108,6 +109,8 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         // The glob is expanded before the line runs: what runs before the loop must not write.
         ("LOOP-27", "touch config/c; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", "a command before the loop over `config/*/` may create or remove files, which would change what the glob matches when the loop runs; run that command first, on its own, then the loop".into())),
         ("LOOP-28", "for f in config/*/*.org; do cp \"$f\" files/; done; touch files/done", None),
+        // A file name that an arithmetic expansion of the variable would run.
+        ("LOOP-29", "for f in odd/*; do echo $((f)); done", deny("unsupported_construct", "the loop over `odd/*` gives the value `odd/a[$(touch x)]`, which holds command-substitution syntax that a later expansion could run; rename the file, or name the other files".into())),
         // Nested loops multiply: bounded.
         ("LOOP-26", "for a in many/f1*; do for b in many/f1*; do for c in many/f1*; do cat \"$a\" \"$b\" \"$c\"; done; done; done", deny("unsupported_construct", "the loops of this command would be judged more than 4000 times (once per value, nested loops multiplying); narrow their globs, or run them as separate commands".into())),
         ("LOOP-17", "for f in config/*/'*'.org; do cat \"$f\"; done", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),

@@ -702,6 +702,7 @@ impl Flattener {
         for w in words {
             let v = w.value.as_ref()?;
             if !w.glob {
+                self.loop_value_text(&w.raw, v);
                 out.push(v.clone());
                 continue;
             }
@@ -727,6 +728,9 @@ impl Flattener {
                 }
             }
             self.out.loop_globs.push((self.out.commands.len(), w.raw.clone()));
+            for h in &found {
+                self.loop_value_text(&w.raw, h);
+            }
             if let Some(o) = found.iter().find(|h| h.starts_with('-')) {
                 self.problem(Problem::Unsupported(format!(
                     "the loop over `{}` gives the value `{o}`, which a command would read as an option; write the pattern as `./{}` so that every value starts with `./`",
@@ -740,6 +744,17 @@ impl Flattener {
             }
         }
         Some(out)
+    }
+
+    /// A loop value holding command-substitution syntax (a file named `a[$(cmd)]`) would
+    /// run it wherever an arithmetic expansion evaluated the variable (`$((f))`), as an
+    /// assignment's value would ([`Self::assignment_value`]).
+    fn loop_value_text(&mut self, raw: &str, value: &str) {
+        if holds_substitution_text(value) {
+            self.problem(Problem::Unsupported(format!(
+                "the loop over `{raw}` gives the value `{value}`, which holds command-substitution syntax that a later expansion could run; rename the file, or name the other files"
+            )));
+        }
     }
 
     fn too_many_loop_values<T>(&mut self, raw: &str) -> Option<T> {
