@@ -16,6 +16,10 @@ fn run_time(raw: &str, what: &str) -> String {
     format!("`{raw}` ({what}) is built at run time (a variable, substitution or glob the engine cannot expand), so it cannot be checked before the command runs; write it literally, or expand it first (list the files with a separate command, then name them).")
 }
 
+fn before(glob: &str) -> String {
+    format!("a command before the loop over `{glob}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop")
+}
+
 fn outside(v: &str, source: &str, target: &Path, allowed: &str) -> String {
     format!(
         "`{v}` ({source}) needs read access to {}, outside the scope (allowed: {allowed}). Use a path inside the scope (relative paths are checked best), or call request_scope_expansion with tool_name \"run_bash_command\", resource \"{}\" and your reason.",
@@ -56,7 +60,7 @@ fn tree() -> TempDir {
 
 fn loop_scope(root: &Path) -> gptel_scope::scope::Scope {
     scope(&format!(
-        "paths:\n  read: [\"{p}/**\"]\n  write: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, find, echo, read]\n    safe_write: [cp, touch]\n  path_arguments: enforce\n",
+        "paths:\n  read: [\"{p}/**\"]\n  write: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, find, echo, read, bash]\n    safe_write: [cp, touch, mkdir, ln, mv, make]\n  path_arguments: enforce\n",
         p = root.join("project").display()
     ))
 }
@@ -107,8 +111,13 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         ("LOOP-15", "for f in files/a.txt; do :; done; cat \"$f\"", deny("run_time_operand", run_time("\"$f\"", "operand of cat"))),
         ("LOOP-16", "for f in many/*; do cat \"$f\"; done", deny("unsupported_construct", "the loop over `many/*` gives more than 1000 values, too many to judge; narrow the glob, or run the command on fewer files at a time. Also refused: run_time_operand (\"$f\").".into())),
         // The glob is expanded before the line runs: what runs before the loop must not write.
-        ("LOOP-27", "touch config/c; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", "a command before the loop over `config/*/` may create or remove files, which would change what the glob matches when the loop runs; run that command first, on its own, then the loop".into())),
+        ("LOOP-27", "touch config/c; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", before("config/*/"))),
+        ("LOOP-27b", "ln -s a config/up; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", before("config/*/"))),
+        ("LOOP-27c", "mv files config; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", before("config/*/"))),
+        ("LOOP-27d", "make; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", before("config/*/"))),
+        ("LOOP-27e", "touch x; bash -c 'for d in config/*/; do cat \"$d\"x.org; done'", deny("unsupported_construct", before("config/*/"))),
         ("LOOP-28", "for f in config/*/*.org; do cp \"$f\" files/; done; touch files/done", None),
+        ("LOOP-28b", "mkdir -p files/out && for f in config/*/*.org; do cp \"$f\" files/out/; done", None),
         // A file name that an arithmetic expansion of the variable would run.
         ("LOOP-29", "for f in odd/*; do echo $((f)); done", deny("unsupported_construct", "the loop over `odd/*` gives the value `odd/a[$(touch x)]`, which holds command-substitution syntax that a later expansion could run; rename the file, or name the other files".into())),
         // Nested loops multiply: bounded.

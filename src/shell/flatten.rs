@@ -727,7 +727,9 @@ impl Flattener {
                     }
                 }
             }
-            self.out.loop_globs.push((self.out.commands.len(), w.raw.clone()));
+            let prefix: PathBuf = Path::new(v).components().take_while(|c| !has_glob(&c.as_os_str().to_string_lossy())).collect();
+            let bases = cwds.as_deref()?.iter().map(|d| d.join(&prefix)).collect();
+            self.out.loop_globs.push(LoopGlob { raw: w.raw.clone(), after: self.out.commands.len(), bases });
             for h in &found {
                 self.loop_value_text(&w.raw, h);
             }

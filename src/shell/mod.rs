@@ -174,10 +174,22 @@ pub struct Flat {
     /// Variables set outside assignment words: a `for` loop's name, `${NAME:=value}`,
     /// `NAME=` in arithmetic.
     pub assigned: Vec<String>,
-    /// The globs of `for` loops expanded before running (as written), each with the number
-    /// of commands before it in [`Flat::commands`]: what those commands write could change
-    /// what the glob matches when it runs.
-    pub loop_globs: Vec<(usize, String)>,
+    /// The globs of `for` loops expanded before running, in the order they run.
+    pub loop_globs: Vec<LoopGlob>,
+}
+
+/// A `for` loop's glob, expanded from the files there are before the command line runs:
+/// what the commands before it write under the directories it reads could change what it
+/// matches when it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopGlob {
+    /// As written.
+    pub raw: String,
+    /// How many commands of [`Flat::commands`] come before it.
+    pub after: usize,
+    /// The directory it reads from, from each directory the loop may start in: the part of
+    /// the pattern before its first wildcard (not resolved).
+    pub bases: Vec<PathBuf>,
 }
 
 /// Parse options shared by every parse.

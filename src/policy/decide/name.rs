@@ -180,27 +180,45 @@ impl<'a> Judge<'a> {
         for n in &flat.assigned {
             self.assignment(n, "");
         }
+        // What the commands so far write: the paths, and whether one writes where its
+        // evidence does not say (a safe_write or dangerous command without a path written).
+        let mut written: Vec<PathBuf> = Vec::new();
+        let mut unseen = false;
         for (k, c) in flat.commands.iter().enumerate() {
-            self.loop_globs_after_writes(flat, k);
+            self.loop_globs_after_writes(flat, k, &written, unseen, via);
+            let (paths, commands) = (self.paths.len(), self.commands.len());
             self.simple(c, via);
+            let writes: Vec<PathBuf> = self.paths[paths..].iter().filter(|p| p.access == "write" && !p.resolved.is_empty()).map(|p| PathBuf::from(&p.resolved)).collect();
+            let writer = self.commands[commands..].iter().any(|e| matches!(e.category.as_deref(), Some("safe_write" | "dangerous")));
+            unseen |= writer && writes.is_empty();
+            written.extend(writes);
         }
-        self.loop_globs_after_writes(flat, flat.commands.len());
+        self.loop_globs_after_writes(flat, flat.commands.len(), &written, unseen, via);
     }
 
     /// A loop's glob was expanded from the files there are before the command line runs; a
-    /// command before it that may write (a write, or a command of the safe_write or dangerous
-    /// category) could change what it matches when it runs (`ln -s / x; for d in */`).
-    fn loop_globs_after_writes(&mut self, flat: &Flat, at: usize) {
-        let writes = self.max_access == Some(Access::Write) || self.max_category.is_some_and(|c| c >= Category::SafeWrite);
-        for (_, raw) in flat.loop_globs.iter().filter(|(k, _)| *k == at && writes) {
-            self.violate(
-                "unsupported_construct",
-                format!("a command before the loop over `{raw}` may create or remove files, which would change what the glob matches when the loop runs; run that command first, on its own, then the loop"),
-                None,
-                raw.clone(),
-                "command",
-                None,
-            );
+    /// command before it that writes under a directory it reads (or above it), or writes
+    /// where its evidence does not say, could change what it matches when it runs
+    /// (`ln -s / x/l; for d in x/*/`). Inside a script (`bash -c`), whose command line may
+    /// have written before it, any write so far counts.
+    fn loop_globs_after_writes(&mut self, flat: &Flat, at: usize, written: &[PathBuf], unseen: bool, via: &[String]) {
+        for g in flat.loop_globs.iter().filter(|g| g.after == at) {
+            let bases: Vec<PathBuf> = g.bases.iter().map(|b| paths::resolve(b).target).collect();
+            let hit = if via.is_empty() {
+                unseen || written.iter().any(|w| bases.iter().any(|b| w.starts_with(b) || b.starts_with(w)))
+            } else {
+                self.max_access == Some(Access::Write) || self.max_category.is_some_and(|c| c >= Category::SafeWrite)
+            };
+            if hit {
+                self.violate(
+                    "unsupported_construct",
+                    format!("a command before the loop over `{}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop", g.raw),
+                    None,
+                    g.raw.clone(),
+                    "command",
+                    None,
+                );
+            }
         }
     }
 
