@@ -17,7 +17,7 @@ fn run_time(raw: &str, what: &str) -> String {
 }
 
 fn before(glob: &str) -> String {
-    format!("a command before the loop over `{glob}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop")
+    format!("a command before or beside the loop over `{glob}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop")
 }
 
 fn outside(v: &str, source: &str, target: &Path, allowed: &str) -> String {
@@ -60,7 +60,7 @@ fn tree() -> TempDir {
 
 fn loop_scope(root: &Path) -> gptel_scope::scope::Scope {
     scope(&format!(
-        "paths:\n  read: [\"{p}/**\"]\n  write: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, find, echo, read, bash]\n    safe_write: [cp, touch, mkdir, ln, mv, make]\n  path_arguments: enforce\n",
+        "paths:\n  read: [\"{p}/**\"]\n  write: [\"{p}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, find, echo, read, bash, sleep, wc]\n    safe_write: [cp, touch, mkdir, ln, mv, make]\n  path_arguments: enforce\n",
         p = root.join("project").display()
     ))
 }
@@ -116,6 +116,10 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         ("LOOP-27c", "mv files config; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", before("config/*/"))),
         ("LOOP-27d", "make; for d in config/*/; do cat \"$d\"x.org; done", deny("unsupported_construct", before("config/*/"))),
         ("LOOP-27e", "touch x; bash -c 'for d in config/*/; do cat \"$d\"x.org; done'", deny("unsupported_construct", before("config/*/"))),
+        // Beside the loop (in the background, or in a pipeline), a write counts wherever it is.
+        ("LOOP-27f", "(sleep 1; for d in config/*/; do cat \"$d\"x.org; done) & touch config/c", deny("unsupported_construct", before("config/*/"))),
+        ("LOOP-27g", "for d in config/*/; do cat \"$d\"x.org; done | touch config/c", deny("unsupported_construct", before("config/*/"))),
+        ("LOOP-27h", "for d in config/*/; do cat \"$d\"x.org; done | wc -l; touch files/c", None),
         ("LOOP-28", "for f in config/*/*.org; do cp \"$f\" files/; done; touch files/done", None),
         ("LOOP-28b", "mkdir -p files/out && for f in config/*/*.org; do cp \"$f\" files/out/; done", None),
         // A file name that an arithmetic expansion of the variable would run.

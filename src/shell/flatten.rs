@@ -203,7 +203,10 @@ impl Flattener {
             let post = self.and_or(&item.0, state.clone(), ctx);
             state = match item.1 {
                 // `&` runs in a subshell: no directory change leaks out.
-                ast::SeparatorOperator::Async => state,
+                ast::SeparatorOperator::Async => {
+                    self.out.concurrent = true;
+                    state
+                }
                 ast::SeparatorOperator::Sequence => union(&post.ok, &post.fail),
             };
         }
@@ -234,8 +237,9 @@ impl Flattener {
                 return if p.bang { Post { ok: post.fail, fail: post.ok } } else { post };
             }
         }
-        // Every stage of a multi-stage pipeline runs in a subshell. A simple stage records the
-        // simple stage before it, whose output it reads.
+        // Every stage of a multi-stage pipeline runs in a subshell, all at once. A simple stage
+        // records the simple stage before it, whose output it reads.
+        self.out.concurrent = true;
         let mut prev: Option<Rc<SimpleCmd>> = None;
         for cmd in &p.seq {
             let simple = matches!(cmd, ast::Command::Simple(_));
@@ -604,6 +608,7 @@ impl Flattener {
     }
 
     fn process_substitution(&mut self, sub: &ast::SubshellCommand, cwds: &Cwds) {
+        self.out.concurrent = true;
         self.compound_list(&sub.list, cwds.clone(), Context::ProcessSubstitution);
     }
 

@@ -176,6 +176,9 @@ pub struct Flat {
     pub assigned: Vec<String>,
     /// The globs of `for` loops expanded before running, in the order they run.
     pub loop_globs: Vec<LoopGlob>,
+    /// Some commands may run at the same time as others (`&`, a pipeline of several
+    /// stages, a process substitution): "before" is not an order then.
+    pub concurrent: bool,
 }
 
 /// A `for` loop's glob, expanded from the files there are before the command line runs:

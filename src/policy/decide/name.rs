@@ -185,7 +185,9 @@ impl<'a> Judge<'a> {
         let mut written: Vec<PathBuf> = Vec::new();
         let mut unseen = false;
         for (k, c) in flat.commands.iter().enumerate() {
-            self.loop_globs_after_writes(flat, k, &written, unseen, via);
+            if !flat.concurrent {
+                self.loop_globs_after_writes(flat, Some(k), &written, unseen, via);
+            }
             let (paths, commands) = (self.paths.len(), self.commands.len());
             self.simple(c, via);
             let writes: Vec<PathBuf> = self.paths[paths..].iter().filter(|p| p.access == "write" && !p.resolved.is_empty()).map(|p| PathBuf::from(&p.resolved)).collect();
@@ -193,16 +195,17 @@ impl<'a> Judge<'a> {
             unseen |= writer && writes.is_empty();
             written.extend(writes);
         }
-        self.loop_globs_after_writes(flat, flat.commands.len(), &written, unseen, via);
+        // Where commands may run beside the loop, every write of the line counts.
+        self.loop_globs_after_writes(flat, (!flat.concurrent).then_some(flat.commands.len()), &written, unseen, via);
     }
 
     /// A loop's glob was expanded from the files there are before the command line runs; a
-    /// command before it that writes under a directory it reads (or above it), or writes
-    /// where its evidence does not say, could change what it matches when it runs
-    /// (`ln -s / x/l; for d in x/*/`). Inside a script (`bash -c`), whose command line may
-    /// have written before it, any write so far counts.
-    fn loop_globs_after_writes(&mut self, flat: &Flat, at: usize, written: &[PathBuf], unseen: bool, via: &[String]) {
-        for g in flat.loop_globs.iter().filter(|g| g.after == at) {
+    /// command before it (or beside it, `at` `None`: every loop) that writes under a
+    /// directory it reads (or above it), or writes where its evidence does not say, could
+    /// change what it matches when it runs (`ln -s / x/l; for d in x/*/`). Inside a script
+    /// (`bash -c`), whose command line may have written before it, any write so far counts.
+    fn loop_globs_after_writes(&mut self, flat: &Flat, at: Option<usize>, written: &[PathBuf], unseen: bool, via: &[String]) {
+        for g in flat.loop_globs.iter().filter(|g| at.is_none_or(|k| g.after == k)) {
             let bases: Vec<PathBuf> = g.bases.iter().map(|b| paths::resolve(b).target).collect();
             let hit = if via.is_empty() {
                 unseen || written.iter().any(|w| bases.iter().any(|b| w.starts_with(b) || b.starts_with(w)))
@@ -212,7 +215,7 @@ impl<'a> Judge<'a> {
             if hit {
                 self.violate(
                     "unsupported_construct",
-                    format!("a command before the loop over `{}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop", g.raw),
+                    format!("a command before or beside the loop over `{}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop", g.raw),
                     None,
                     g.raw.clone(),
                     "command",
