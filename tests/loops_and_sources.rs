@@ -120,6 +120,8 @@ fn loop_variables_take_each_value_of_a_literal_glob_or_word() {
         ("LOOP-27f", "(sleep 1; for d in config/*/; do cat \"$d\"x.org; done) & touch config/c", deny("unsupported_construct", before("config/*/"))),
         ("LOOP-27g", "for d in config/*/; do cat \"$d\"x.org; done | touch config/c", deny("unsupported_construct", before("config/*/"))),
         ("LOOP-27h", "for d in config/*/; do cat \"$d\"x.org; done | wc -l; touch files/c", None),
+        // An inner loop runs again after what the outer body wrote on its previous pass.
+        ("LOOP-27i", "for d in config/*/; do for f in config/*/; do cat \"$f\"x.org; done; touch config/new; done", deny("unsupported_construct", before("config/*/"))),
         ("LOOP-28", "for f in config/*/*.org; do cp \"$f\" files/; done; touch files/done", None),
         ("LOOP-28b", "mkdir -p files/out && for f in config/*/*.org; do cp \"$f\" files/out/; done", None),
         // A file name that an arithmetic expansion of the variable would run.

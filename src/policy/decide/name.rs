@@ -205,7 +205,11 @@ impl<'a> Judge<'a> {
     /// change what it matches when it runs (`ln -s / x/l; for d in x/*/`). Inside a script
     /// (`bash -c`), whose command line may have written before it, any write so far counts.
     fn loop_globs_after_writes(&mut self, flat: &Flat, at: Option<usize>, written: &[PathBuf], unseen: bool, via: &[String]) {
-        for g in flat.loop_globs.iter().filter(|g| at.is_none_or(|k| g.after == k)) {
+        // (A glob found in a second walk of a loop body counts the commands the walk added
+        // before it, some of which may be dropped as repeats: past the end, it is checked at
+        // the end.)
+        let last = flat.commands.len();
+        for g in flat.loop_globs.iter().filter(|g| at.is_none_or(|k| g.after == k || (k == last && g.after > last))) {
             let bases: Vec<PathBuf> = g.bases.iter().map(|b| paths::resolve(b).target).collect();
             let hit = if via.is_empty() {
                 unseen || written.iter().any(|w| bases.iter().any(|b| w.starts_with(b) || b.starts_with(w)))
