@@ -50,6 +50,19 @@ bash_tools:
         (should (equal (plist-get r :reason) "command_not_allowed"))
         (should (file-readable-p (expand-file-name "scope.yml" dir)))))))
 
+(ert-deftest gptel-scope-test-run-time-operand-is-refused-without-asking ()
+  "An operand built at run time is `run_time_operand', which the user is not asked about.
+A loop over a literal glob is judged with each file it matches instead."
+  (gptel-scope-test-with-project dir gptel-scope-test--tools-scope
+    (with-temp-file (expand-file-name "a.txt" dir) (insert "A\n"))
+    (let ((d (gptel-scope-test-check dir "cat \"$x\"")))
+      (should (equal (plist-get d :reason) "run_time_operand"))
+      (should-not (gptel-scope--askable-p d)))
+    (gptel-scope-test-in-chat dir
+      (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command
+                                      "for f in *.txt; do cat \"$f\"; done" dir)))
+        (should (equal (plist-get r :output) "A\n"))))))
+
 (ert-deftest gptel-scope-test-b13-b26-relative-directory-resolved-against-buffer ()
   (gptel-scope-test-with-project dir gptel-scope-test--tools-scope
     (make-directory (expand-file-name "sub" dir))

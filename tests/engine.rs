@@ -167,7 +167,7 @@ fn option_semantics_read_write_and_run() {
         ("proj", "cat .env", "path_denied"),
         ("proj", "cat f.txt > out/copy.txt", "allow"),
         ("proj", "cat f.txt > /dev/null 2>&1", "allow"),
-        ("proj", "ls > \"$HOME/x\"", "path_not_in_scope"),
+        ("proj", "ls > \"$HOME/x\"", "run_time_operand"),
     ]);
 }
 
@@ -288,7 +288,7 @@ fn process_substitution_operands_are_pipes() {
     let d = decide_in(&f.scope, &f.tmp.path().join("proj"), Some(f.tmp.path()), None, &[], "cat $X $Y $X");
     assert_eq!(
         d.message,
-        "`$X` (operand of cat) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally. Also refused: path_not_in_scope ($Y)."
+        "`$X` (operand of cat) is built at run time (a variable, substitution or glob the engine cannot expand), so it cannot be checked before the command runs; write it literally, or expand it first (list the files with a separate command, then name them). Also refused: run_time_operand ($Y)."
     );
 }
 

@@ -6,7 +6,17 @@ use super::*;
 
 /// Parses `command` and flattens it, starting in `cwd`.
 pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth: 0, seen_dirs: vec![cwd.to_path_buf()], pipe_in: None, last_simple: None };
+    let (flat, bound) = flatten_program(command, cwd, home, true);
+    if loop_values_hold(&flat, &bound) {
+        return flat;
+    }
+    flatten_program(command, cwd, home, false).0
+}
+
+/// [`flatten`], binding the variables of loops over known values when `bind` (with the names
+/// bound).
+fn flatten_program(command: &str, cwd: &Path, home: Option<&Path>, bind: bool) -> (Flat, Bound) {
+    let mut f = Flattener::new(home, 0, vec![cwd.to_path_buf()], bind);
     match parse_program(command) {
         Ok(program) => {
             let state: Cwds = Some(Rc::from([cwd.to_path_buf()]));
@@ -23,16 +33,25 @@ pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {
             *m = format!("the command does not parse as bash.{hint}");
         }
     }
-    f.out
+    let bound = Bound { names: f.bound_names, elsewhere: f.assigned_elsewhere };
+    (f.out, bound)
 }
 
 /// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
 pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
-    let mut f = Flattener { home: home.map(Path::to_path_buf), out: Flat::default(), depth, seen_dirs: cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), pipe_in: None, last_simple: None };
+    let (flat, bound) = flatten_script_with(script, cwds, home, depth, true);
+    if loop_values_hold(&flat, &bound) {
+        return flat;
+    }
+    flatten_script_with(script, cwds, home, depth, false).0
+}
+
+fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize, bind: bool) -> (Flat, Bound) {
+    let mut f = Flattener::new(home, depth, cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), bind);
     let cwds: Cwds = cwds.map(Rc::from);
     if depth > MAX_DEPTH {
         f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
-        return f.out;
+        return (f.out, Bound::default());
     }
     match parse_program(script) {
         Ok(program) => {
@@ -40,7 +59,59 @@ pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path
         }
         Err(p) => f.out.problems.push(p),
     }
-    f.out
+    let bound = Bound { names: f.bound_names, elsewhere: f.assigned_elsewhere };
+    (f.out, bound)
+}
+
+/// The variables loops bound to values, and the names set outside assignment words other
+/// than by those loops.
+#[derive(Default)]
+struct Bound {
+    names: Vec<String>,
+    elsewhere: Vec<String>,
+}
+
+/// Most values a loop over globs may be judged with.
+pub(super) const MAX_LOOP_VALUES: usize = 1000;
+
+/// Most walks of loop bodies with a bound value in one command line (nested loops multiply
+/// their values, and a body that changes directory is walked again from each place).
+const MAX_LOOP_WALKS: usize = 4 * MAX_LOOP_VALUES;
+
+/// Builtins that can set a variable by a name the engine does not see, or run text that
+/// does (`read d`, `declare -n r=d`, `eval`, `source`, a trap run between commands).
+const SETS_VARIABLES: &[&str] = &[
+    "read", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local", "export", "readonly", "let",
+    "unset", "eval", "source", ".", "trap", "enable", "printf", "compgen",
+];
+
+/// Variables bash changes by itself between the commands of a loop body.
+const CHANGED_BY_BASH: &[&str] = &["_", "LINES", "COLUMNS", "REPLY", "OPTARG", "OPTIND", "MAPFILE", "PWD", "OLDPWD"];
+
+/// Whether the values a loop bound its variables to (`names`) hold in every command: no
+/// command line that binds a loop variable also sets it another way (an assignment, an
+/// arithmetic or `${d:=x}` assignment, another `for` of that name) or runs a builtin that
+/// could ([`SETS_VARIABLES`], also under `command` and `builtin`). When one does, the line
+/// is flattened again without the bindings, and the variable is a value built at run time.
+fn loop_values_hold(flat: &Flat, bound: &Bound) -> bool {
+    if bound.names.is_empty() {
+        return true;
+    }
+    let named = |n: &str| bound.names.iter().any(|b| b == n.split('[').next().unwrap_or(n));
+    flat.commands.iter().all(|c| {
+        let words = c.words.iter().map(|w| w.value.as_deref());
+        let mut sets = false;
+        for w in words {
+            match w {
+                Some("command" | "builtin" | "time") => continue,
+                Some(w) if w.starts_with('-') => continue,
+                Some(w) => sets = SETS_VARIABLES.contains(&w),
+                None => sets = false,
+            }
+            break;
+        }
+        !sets && !c.assignments.iter().any(|(n, _)| named(n))
+    }) && !bound.elsewhere.iter().any(|n| named(n))
 }
 
 /// Working directories after a command, when it succeeded and when it failed.
@@ -82,9 +153,36 @@ pub(super) struct Flattener {
     pipe_in: Option<Rc<SimpleCmd>>,
     /// The simple command pushed last.
     last_simple: Option<Rc<SimpleCmd>>,
+    /// Whether loops over known values bind their variable.
+    bind: bool,
+    /// The loop variables in force, innermost last: a value, or `None` when the loop's
+    /// values are built at run time (hiding an outer loop's value).
+    bindings: Vec<(String, Option<String>)>,
+    /// Every loop variable bound to values.
+    bound_names: Vec<String>,
+    /// Names set outside assignment words other than by a loop bound to values.
+    assigned_elsewhere: Vec<String>,
+    /// Walks of loop bodies with a bound value so far.
+    loop_walks: usize,
 }
 
 impl Flattener {
+    fn new(home: Option<&Path>, depth: usize, seen_dirs: Vec<PathBuf>, bind: bool) -> Self {
+        Flattener {
+            home: home.map(Path::to_path_buf),
+            out: Flat::default(),
+            depth,
+            seen_dirs,
+            pipe_in: None,
+            last_simple: None,
+            bind,
+            bindings: Vec::new(),
+            bound_names: Vec::new(),
+            assigned_elsewhere: Vec::new(),
+            loop_walks: 0,
+        }
+    }
+
     fn problem(&mut self, p: Problem) {
         if !self.out.problems.contains(&p) {
             self.out.problems.push(p);
@@ -105,7 +203,10 @@ impl Flattener {
             let post = self.and_or(&item.0, state.clone(), ctx);
             state = match item.1 {
                 // `&` runs in a subshell: no directory change leaks out.
-                ast::SeparatorOperator::Async => state,
+                ast::SeparatorOperator::Async => {
+                    self.out.concurrent = true;
+                    state
+                }
                 ast::SeparatorOperator::Sequence => union(&post.ok, &post.fail),
             };
         }
@@ -136,8 +237,9 @@ impl Flattener {
                 return if p.bang { Post { ok: post.fail, fail: post.ok } } else { post };
             }
         }
-        // Every stage of a multi-stage pipeline runs in a subshell. A simple stage records the
-        // simple stage before it, whose output it reads.
+        // Every stage of a multi-stage pipeline runs in a subshell, all at once. A simple stage
+        // records the simple stage before it, whose output it reads.
+        self.out.concurrent = true;
         let mut prev: Option<Rc<SimpleCmd>> = None;
         for cmd in &p.seq {
             let simple = matches!(cmd, ast::Command::Simple(_));
@@ -248,14 +350,53 @@ impl Flattener {
                 same(&cwds)
             }
             ast::CompoundCommand::ForClause(f) => {
-                self.assigned(&f.variable_name);
+                let mut words = Vec::new();
                 if let Some(values) = &f.values {
                     for w in values {
-                        self.word(&w.value, &cwds, ctx);
+                        self.word_into(&w.value, &cwds, ctx, &mut words);
                     }
                 }
-                let body = self.loop_body(&f.body.list, cwds, ctx);
-                same(&body)
+                let name = &f.variable_name;
+                let values = match &f.values {
+                    Some(_) if self.bind && self.loop_walks < MAX_LOOP_WALKS && !CHANGED_BY_BASH.contains(&name.as_str()) => self.loop_values(&words, &cwds),
+                    _ => None,
+                };
+                let Some(values) = values else {
+                    self.assigned(name);
+                    self.bindings.push((name.clone(), None));
+                    let body = self.loop_body(&f.body.list, cwds, ctx);
+                    self.bindings.pop();
+                    return same(&body);
+                };
+                for list in [&mut self.out.assigned, &mut self.bound_names] {
+                    if !list.contains(name) {
+                        list.push(name.clone());
+                    }
+                }
+                // Each value from every directory the body may start in, until no pass adds
+                // a directory (a `cd "$d"` in the body moves the next pass).
+                let mut entry = cwds;
+                loop {
+                    let mut after = entry.clone();
+                    for v in &values {
+                        self.loop_walks += 1;
+                        if self.loop_walks > MAX_LOOP_WALKS {
+                            self.problem(Problem::Unsupported(format!(
+                                "the loops of this command would be judged more than {MAX_LOOP_WALKS} times (once per value, nested loops multiplying); narrow their globs, or run them as separate commands"
+                            )));
+                            return same(&None);
+                        }
+                        self.bindings.push((name.clone(), Some(v.clone())));
+                        let post = self.quiet(|fl| fl.compound_list(&f.body.list, entry.clone(), ctx));
+                        self.bindings.pop();
+                        after = union(&after, &post);
+                    }
+                    if after == entry {
+                        break;
+                    }
+                    entry = after;
+                }
+                same(&entry)
             }
             ast::CompoundCommand::CaseClause(c) => {
                 self.word(&c.value.value, &cwds, ctx);
@@ -467,6 +608,7 @@ impl Flattener {
     }
 
     fn process_substitution(&mut self, sub: &ast::SubshellCommand, cwds: &Cwds) {
+        self.out.concurrent = true;
         self.compound_list(&sub.list, cwds.clone(), Context::ProcessSubstitution);
     }
 
@@ -550,6 +692,114 @@ impl Flattener {
         if !self.out.assigned.iter().any(|n| n == name) {
             self.out.assigned.push(name.to_string());
         }
+        if !self.assigned_elsewhere.iter().any(|n| n == name) {
+            self.assigned_elsewhere.push(name.to_string());
+        }
+    }
+
+    /// The values a `for` loop's words (`words`, after brace expansion) give its variable,
+    /// known before it runs: literal words, and literal globs expanded as bash would in
+    /// every directory the loop may start in ([`loop_glob`]). `None` when a word is built at
+    /// run time, or is a glob mixed with quoted text, or the directory is unknown; a problem
+    /// (and `None`) when a glob lists too many entries or a value could be read as an option.
+    fn loop_values(&mut self, words: &[WordInfo], cwds: &Cwds) -> Option<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        for w in words {
+            let v = w.value.as_ref()?;
+            if !w.glob {
+                self.loop_value_text(&w.raw, v);
+                out.push(v.clone());
+                continue;
+            }
+            // Glob characters that are quoted (or come from a quoted variable) beside unquoted
+            // ones, and braces, would need a pattern of their own; a pattern that bash 5.1
+            // expands through `..` is not expanded.
+            if v.contains(['{', '}', '\\']) || self.quoted_glob(&w.raw) || glob_reaches_parent(v) {
+                return None;
+            }
+            let mut found: Vec<String> = Vec::new();
+            for d in cwds.as_deref()? {
+                let hits = match loop_glob(d, v) {
+                    // No match: bash leaves the pattern as it is.
+                    Ok(hits) if hits.is_empty() => vec![v.clone()],
+                    Ok(hits) => hits,
+                    Err(GlobRefusal::Unknown) => return None,
+                    Err(GlobRefusal::TooMany) => return self.too_many_loop_values(&w.raw),
+                };
+                for h in hits {
+                    if !found.contains(&h) {
+                        found.push(h);
+                    }
+                }
+            }
+            let prefix: PathBuf = Path::new(v).components().take_while(|c| !has_glob(&c.as_os_str().to_string_lossy())).collect();
+            let bases = cwds.as_deref()?.iter().map(|d| d.join(&prefix)).collect();
+            self.out.loop_globs.push(LoopGlob { raw: w.raw.clone(), after: self.out.commands.len(), bases });
+            for h in &found {
+                self.loop_value_text(&w.raw, h);
+            }
+            if let Some(o) = found.iter().find(|h| h.starts_with('-')) {
+                self.problem(Problem::Unsupported(format!(
+                    "the loop over `{}` gives the value `{o}`, which a command would read as an option; write the pattern as `./{}` so that every value starts with `./`",
+                    w.raw, w.raw
+                )));
+                return None;
+            }
+            out.extend(found);
+            if out.len() > MAX_LOOP_VALUES {
+                return self.too_many_loop_values(&w.raw);
+            }
+        }
+        Some(out)
+    }
+
+    /// A loop value holding command-substitution syntax (a file named `a[$(cmd)]`) would
+    /// run it wherever an arithmetic expansion evaluated the variable (`$((f))`), as an
+    /// assignment's value would ([`Self::assignment_value`]).
+    fn loop_value_text(&mut self, raw: &str, value: &str) {
+        if holds_substitution_text(value) {
+            self.problem(Problem::Unsupported(format!(
+                "the loop over `{raw}` gives the value `{value}`, which holds command-substitution syntax that a later expansion could run; rename the file, or name the other files"
+            )));
+        }
+    }
+
+    fn too_many_loop_values<T>(&mut self, raw: &str) -> Option<T> {
+        self.problem(Problem::Unsupported(format!(
+            "the loop over `{raw}` gives more than {MAX_LOOP_VALUES} values, too many to judge; narrow the glob, or run the command on fewer files at a time"
+        )));
+        None
+    }
+
+    /// Whether the word `raw` holds glob characters or backslashes that are quoted, escaped,
+    /// or come from a loop variable's value (so they match themselves); also when it does not
+    /// parse.
+    fn quoted_glob(&self, raw: &str) -> bool {
+        fn special(t: &str) -> bool {
+            t.contains(['*', '?', '[', ']', '\\'])
+        }
+        fn walk(f: &Flattener, pieces: &[WordPieceWithSource], quoted: bool) -> bool {
+            pieces.iter().any(|p| match &p.piece {
+                WordPiece::Text(t) => quoted && special(t),
+                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) | WordPiece::EscapeSequence(t) => special(t),
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, inner, true),
+                WordPiece::ParameterExpansion(expr) => f.bound_value(expr).is_none_or(special),
+                WordPiece::TildeExpansion(_) => f.home.as_ref().is_none_or(|h| special(&h.to_string_lossy())),
+                _ => true,
+            })
+        }
+        match brush_parser::word::parse(raw, &options()) {
+            Ok(pieces) => walk(self, &pieces, false),
+            Err(_) => true,
+        }
+    }
+
+    /// The value a loop gave the variable that `expr` names plainly (`$d`, `${d}`).
+    fn bound_value(&self, expr: &brush_parser::word::ParameterExpr) -> Option<&str> {
+        let brush_parser::word::ParameterExpr::Parameter { parameter: brush_parser::word::Parameter::Named(n), indirect: false } = expr else {
+            return None;
+        };
+        self.bindings.iter().rev().find(|(b, _)| b == n).and_then(|(_, v)| v.as_deref())
     }
 
     fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
@@ -708,6 +958,14 @@ impl Flattener {
                     _ => acc.dynamic = true,
                 },
                 WordPiece::ParameterExpansion(expr) => {
+                    // A loop variable bound to a value: inside double quotes, that value;
+                    // unquoted, only a value that splitting and globbing leave as it is.
+                    if let Some(v) = self.bound_value(expr) {
+                        if quoted || !(v.is_empty() || v.contains([' ', '\t', '\n']) || has_glob(v)) {
+                            acc.text.push_str(v);
+                            continue;
+                        }
+                    }
                     acc.dynamic = true;
                     if let brush_parser::word::ParameterExpr::AssignDefaultValues {
                         parameter:

@@ -22,7 +22,7 @@ mod words;
 pub use flatten::{flatten, flatten_script};
 use guard::*;
 pub use guard::{arithmetic_assignments, glob_reaches_parent};
-pub use words::{brace_expand, holds_substitution_text, resolve_dir};
+pub use words::{brace_expand, holds_substitution_text, resolve_dir, wildcard_match, ComponentGlob};
 use words::*;
 
 /// Lexical normalization of a path is the file-system layer's ([`crate::resolve`]).
@@ -174,6 +174,25 @@ pub struct Flat {
     /// Variables set outside assignment words: a `for` loop's name, `${NAME:=value}`,
     /// `NAME=` in arithmetic.
     pub assigned: Vec<String>,
+    /// The globs of `for` loops expanded before running, in the order they run.
+    pub loop_globs: Vec<LoopGlob>,
+    /// Some commands may run at the same time as others (`&`, a pipeline of several
+    /// stages, a process substitution): "before" is not an order then.
+    pub concurrent: bool,
+}
+
+/// A `for` loop's glob, expanded from the files there are before the command line runs:
+/// what the commands before it write under the directories it reads could change what it
+/// matches when it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopGlob {
+    /// As written.
+    pub raw: String,
+    /// How many commands of [`Flat::commands`] come before it.
+    pub after: usize,
+    /// The directory it reads from, from each directory the loop may start in: the part of
+    /// the pattern before its first wildcard (not resolved).
+    pub bases: Vec<PathBuf>,
 }
 
 /// Parse options shared by every parse.

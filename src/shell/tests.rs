@@ -224,7 +224,8 @@ fn here_documents_substitutions_and_common_shapes() {
         // An unquoted here-document's substitutions run.
         ("echo \"$(cat <<EOF\n$(date)\nEOF\n)\"", Ok(&["date", "cat", "echo"])),
         ("cat <<EOF | x\n$(y)\nEOF", Ok(&["y", "cat", "x"])),
-        ("for f in *; do echo $f; done", Ok(&["echo"])),
+        // (A loop over a glob is walked once per file it matches: see tests/loops_and_sources.rs.)
+        ("for f in \"$@\"; do echo $f; done", Ok(&["echo"])),
         ("diff <(a) b", Ok(&["a", "diff"])),
         // brush-parser's tokenizer drops a substitution on the line of a pending
         // here-document: refused rather than judged without it. A backquoted one is kept.
@@ -498,4 +499,92 @@ fn backquotes_inside_double_quotes_explain_a_parse_error() {
 fn message_of(cmd: &str) -> String {
     let f = flatten(cmd, Path::new("/tmp"), None);
     f.problems.first().map(|p| p.message().to_string()).unwrap_or_default()
+}
+
+/// A loop's glob expands to what bash gives the loop variable, in a real tree: directories
+/// only with a trailing `/` (a symlink to one included), hidden names only for a component
+/// starting with `.`, brackets, several wildcard components, sorted; no match leaves the
+/// pattern. Compared with bash itself when it is installed (in the C locale, whose order is
+/// the byte order used here).
+#[test]
+fn loop_globs_expand_as_bash_does() {
+    let root = std::env::temp_dir().join(format!("gptel-scope-loop-glob-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for d in ["a", "b", ".hidden", "a/sub"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for f in ["a/x.org", "a/y.txt", "b/z.org", ".hidden/h.org", "-rf", "c.org", "B.org"] {
+        std::fs::write(root.join(f), "").unwrap();
+    }
+    std::os::unix::fs::symlink("a", root.join("link")).unwrap();
+    let patterns = ["*", "*/", ".h*/", "*/*.org", "[ab]*/", "?", "nothing/*", "a/*", "link/*.org", "[!a-c]*", "*.org"];
+    let ours = |p: &str| -> Vec<String> {
+        let v = words::loop_glob(&root, p).unwrap();
+        if v.is_empty() { vec![p.to_string()] } else { v }
+    };
+    let want: &[(&str, &[&str])] = &[
+        ("*", &["-rf", "B.org", "a", "b", "c.org", "link"]),
+        ("*/", &["a/", "b/", "link/"]),
+        (".h*/", &[".hidden/"]),
+        ("*/*.org", &["a/x.org", "b/z.org", "link/x.org"]),
+        ("[ab]*/", &["a/", "b/"]),
+        ("?", &["a", "b"]),
+        ("nothing/*", &["nothing/*"]),
+        ("a/*", &["a/sub", "a/x.org", "a/y.txt"]),
+        ("link/*.org", &["link/x.org"]),
+        ("[!a-c]*", &["-rf", "B.org", "link"]),
+        ("*.org", &["B.org", "c.org"]),
+    ];
+    for (p, w) in want {
+        assert_eq!(ours(p), w.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{p}");
+    }
+    if Path::new("/bin/bash").exists() {
+        for p in patterns {
+            let out = std::process::Command::new("/bin/bash")
+                .args(["--noprofile", "--norc", "-c", &format!("for v in {p}; do printf '%s\\n' \"$v\"; done")])
+                .current_dir(&root)
+                .env("LC_ALL", "C")
+                .output()
+                .unwrap();
+            let theirs: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+            assert_eq!(ours(p), theirs, "bash disagrees on {p}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A loop over literal words is walked once per word, its variable bound (inside double
+/// quotes, or unquoted when splitting and globbing leave the value alone); bound nowhere
+/// when the command line could set the variable another way.
+#[test]
+fn loop_variables_bind_only_while_nothing_else_sets_them() {
+    let shown = |cmd: &str| -> Vec<String> {
+        let f = flatten(cmd, Path::new("/"), None);
+        f.commands.iter().filter(|c| c.words.first().and_then(WordInfo::exact) == Some("cat")).map(|c| c.words.iter().map(|w| w.value.clone().unwrap_or_else(|| format!("<{}>", w.raw))).collect::<Vec<_>>().join(" ")).collect()
+    };
+    let cases: &[(&str, &[&str])] = &[
+        ("for f in a b; do cat \"$f\"; done", &["cat a", "cat b"]),
+        ("for f in a b; do cat ${f}/x; done", &["cat a/x", "cat b/x"]),
+        ("for f in 'a b'; do cat \"$f\" $f; done", &["cat a b <$f>"]),
+        ("for f in 'a*'; do cat $f; done", &["cat <$f>"]),
+        ("for f in a; do for g in b c; do cat \"$f$g\"; done; done", &["cat ab", "cat ac"]),
+        ("for f in a; do cat \"${f%x}\"; done", &["cat <\"${f%x}\">"]),
+        ("for f in a; do cat \"$f\"; done; cat \"$f\"", &["cat a", "cat <\"$f\">"]),
+        ("for f in a; do f=b; cat \"$f\"; done", &["cat <\"$f\">"]),
+        ("for f in a; do : $((f += 1)); cat \"$f\"; done", &["cat <\"$f\">"]),
+        ("for f in a; do declare -n r=f; cat \"$f\"; done", &["cat <\"$f\">"]),
+        ("for f in a; do eval 'f=b'; cat \"$f\"; done", &["cat <\"$f\">"]),
+        ("for f in a; do builtin read f; cat \"$f\"; done", &["cat <\"$f\">"]),
+        ("for f in a; do for f in $x; do :; done; cat \"$f\"; done", &["cat <\"$f\">"]),
+        ("for _ in a; do cat \"$_\"; done", &["cat <\"$_\">"]),
+        ("for f in $x; do cat \"$f\"; done", &["cat <\"$f\">"]),
+    ];
+    let mut failures = Vec::new();
+    for (cmd, want) in cases {
+        let got = shown(cmd);
+        if got != want.iter().map(|s| s.to_string()).collect::<Vec<_>>() {
+            failures.push(format!("{cmd}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

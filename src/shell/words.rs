@@ -192,3 +192,139 @@ pub fn resolve_dir(cwd: &Path, target: &str) -> PathBuf {
     let joined = cwd.join(target);
     crate::resolve::resolve(&joined).target
 }
+
+/// A glob for one path component. Patterns of only `*`, `?` and literal characters (`*.md`,
+/// `test-?.el`) are matched here; the others (classes, escapes, braces, `**`) by globset.
+/// Compiling a globset matcher builds a regex, 10 µs or more, for every glob of every command.
+///
+/// `?` is one character to bash in a UTF-8 locale and one byte in the C locale (and to
+/// globset); a name matches when it matches either way, so no file the command could reach
+/// is missed.
+pub enum ComponentGlob {
+    Simple(Vec<u8>),
+    Globset(globset::GlobMatcher),
+}
+
+impl ComponentGlob {
+    pub fn new(part: &str) -> Option<ComponentGlob> {
+        if part.contains(['[', ']', '\\', '{', '}']) || part.contains("**") {
+            let g = globset::GlobBuilder::new(part).literal_separator(true).build().ok()?;
+            return Some(ComponentGlob::Globset(g.compile_matcher()));
+        }
+        Some(ComponentGlob::Simple(part.as_bytes().to_vec()))
+    }
+
+    pub fn is_match(&self, name: &str) -> bool {
+        match self {
+            ComponentGlob::Simple(p) => {
+                wildcard_match(p, name.as_bytes())
+                    || (!name.is_ascii() && {
+                        let p: Vec<char> = String::from_utf8_lossy(p).chars().collect();
+                        wildcard_match(&p, &name.chars().collect::<Vec<_>>())
+                    })
+            }
+            ComponentGlob::Globset(g) => g.is_match(name),
+        }
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` is any run of units and `?` any one unit
+/// except `/` (linear: on a mismatch only the last `*` is moved on).
+pub fn wildcard_match<T: Copy + PartialEq + From<u8>>(pattern: &[T], name: &[T]) -> bool {
+    let (star_unit, any_unit, slash) = (T::from(b'*'), T::from(b'?'), T::from(b'/'));
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(&c) if c == star_unit => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == any_unit && name[n] != slash => {
+                p += 1;
+                n += 1;
+            }
+            Some(&c) if c != any_unit && c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) if name[sn] != slash => {
+                    star = Some((sp, sn + 1));
+                    p = sp + 1;
+                    n = sn + 1;
+                }
+                _ => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == star_unit)
+}
+
+/// Why a loop's glob is not expanded before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GlobRefusal {
+    /// The pattern or a name it meets is one this expansion does not model (an empty
+    /// component, a bracket class, a name that is not UTF-8): the value stays unknown.
+    Unknown,
+    /// More than [`super::flatten::MAX_LOOP_VALUES`] entries.
+    TooMany,
+}
+
+/// Expands the glob `pattern` (quotes removed, unquoted `*`, `?`, `[`) in `cwd` as bash does
+/// by default: each component with a wildcard matched against the names of the directories
+/// reached so far (names starting with `.` only when the component does), a trailing `/`
+/// keeping directories (symlinks to one included), the words sorted; no match gives no
+/// words (the caller keeps the pattern, as bash does). The words are as bash gives them:
+/// relative to `cwd` when the pattern is.
+pub(super) fn loop_glob(cwd: &Path, pattern: &str) -> Result<Vec<String>, GlobRefusal> {
+    let limit = super::flatten::MAX_LOOP_VALUES;
+    let (absolute, rest) = match pattern.strip_prefix('/') {
+        Some(r) => (true, r),
+        None => (false, pattern),
+    };
+    let (rest, dirs_only) = match rest.strip_suffix('/') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    // (the word so far, the path it names)
+    let mut current: Vec<(String, PathBuf)> = vec![if absolute { ("/".to_string(), PathBuf::from("/")) } else { (String::new(), cwd.to_path_buf()) }];
+    for (k, part) in rest.split('/').enumerate() {
+        if part.is_empty() || part.contains("[:") || part.contains("[=") || part.contains("[.") {
+            return Err(GlobRefusal::Unknown);
+        }
+        let sep = if k == 0 { "" } else { "/" };
+        let mut next = Vec::new();
+        if !has_glob(part) {
+            for (w, p) in current {
+                next.push((format!("{w}{sep}{part}"), p.join(part)));
+            }
+        } else {
+            let g = ComponentGlob::new(part).ok_or(GlobRefusal::Unknown)?;
+            for (w, p) in &current {
+                let Ok(rd) = std::fs::read_dir(p) else { continue };
+                for e in rd.flatten() {
+                    let name = e.file_name().into_string().map_err(|_| GlobRefusal::Unknown)?;
+                    if name.starts_with('.') && !part.starts_with('.') {
+                        continue;
+                    }
+                    if g.is_match(&name) {
+                        next.push((format!("{w}{sep}{name}"), p.join(&name)));
+                        if next.len() > limit {
+                            return Err(GlobRefusal::TooMany);
+                        }
+                    }
+                }
+            }
+        }
+        current = next;
+    }
+    let mut out: Vec<String> = current
+        .into_iter()
+        .filter(|(_, p)| if dirs_only { std::fs::metadata(p).is_ok_and(|m| m.is_dir()) } else { std::fs::symlink_metadata(p).is_ok() })
+        .map(|(w, _)| if dirs_only { format!("{w}/") } else { w })
+        .collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}

@@ -3,6 +3,7 @@
 //! rules of `commands:`.
 
 use super::*;
+use super::name::SHELLS;
 
 /// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
 /// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the
@@ -64,9 +65,46 @@ impl<'a> Judge<'a> {
 
     /// The category entry matching a command, most specific first; on a tie the more
     /// restrictive category.
-    pub(super) fn category_of(&self, name: &str, sub_words: &[&str]) -> Option<(Category, String)> {
+    ///
+    /// An entry's word that names a file (one with a `/`, or any operand of a program that
+    /// runs code from a file: a shell, `source`, an interpreter) matches the command's word
+    /// when both name the same file ([`Self::same_file`]), not when they are spelled alike:
+    /// `python scripts/x.py` listed does not allow `cd sub && python scripts/x.py`.
+    pub(super) fn category_of(&self, name: &str, sub_words: &[&str], cwds: &[PathBuf]) -> Option<(Category, String)> {
         let base = basename(name);
-        self.category_by(name, sub_words, |head, cat| head == if cat == Category::Dangerous { base } else { name })
+        let runs_files = self.runs_code_files(base);
+        let word = |e: &str, w: &str| if e.contains('/') || (runs_files && !e.starts_with('-')) { self.same_file(e, w, cwds) } else { e == w };
+        self.category_by(name, sub_words, |head, cat| head == if cat == Category::Dangerous { base } else { name }, word)
+    }
+
+    /// Whether `base` runs code from a file its operand names: a shell, `source` and `.`,
+    /// an interpreter (a program whose semantics list options whose value is code).
+    pub(super) fn runs_code_files(&self, base: &str) -> bool {
+        SHELLS.contains(&base) || matches!(base, "source" | ".") || self.semantics(base).is_some_and(|s| !s.code_options.is_empty())
+    }
+
+    /// Whether a scope entry's path `entry` and the command's word `word` name one file: the
+    /// word resolved from every directory in `cwds`, the entry from the project root (`~/`
+    /// from home, an absolute one as it is), each through symlinks. An entry that cannot be
+    /// placed (a relative one without a project root), and a word leading to different files
+    /// from different directories, match nothing.
+    pub(super) fn same_file(&self, entry: &str, word: &str, cwds: &[PathBuf]) -> bool {
+        let mut targets = cwds.iter().map(|d| paths::resolve(&d.join(word)).target);
+        let Some(first) = targets.next() else { return false };
+        if !targets.all(|t| t == first) {
+            return false;
+        }
+        let p = Path::new(entry);
+        let at = if p.is_absolute() {
+            p.to_path_buf()
+        } else if let (Some(rest), Some(home)) = (entry.strip_prefix("~/"), self.ctx.home) {
+            home.join(rest)
+        } else if let Some(root) = self.ctx.project_root {
+            root.join(p)
+        } else {
+            return false;
+        };
+        paths::resolve(&at).target == first
     }
 
     /// The category of a command run by its path (`./bin/x.sh`, `/opt/tool/bin/run`): an
@@ -78,30 +116,14 @@ impl<'a> Judge<'a> {
     /// different directories match nothing; entries without `/` never match a path, except
     /// dangerous ones, by the basename (which only ever refuses).
     pub(super) fn category_of_path(&self, name: &str, sub_words: &[&str], cwds: &[PathBuf]) -> Option<(Category, String)> {
-        let mut targets = cwds.iter().map(|d| paths::resolve(&d.join(name)).target);
-        let first = targets.next()?;
-        let one_file = targets.all(|t| t == first);
-        let same_file = |entry: &str| -> bool {
-            let p = Path::new(entry);
-            let at = if p.is_absolute() {
-                p.to_path_buf()
-            } else if let (Some(rest), Some(home)) = (entry.strip_prefix("~/"), self.ctx.home) {
-                home.join(rest)
-            } else if let Some(root) = self.ctx.project_root {
-                root.join(p)
-            } else {
-                return false;
-            };
-            one_file && paths::resolve(&at).target == first
-        };
         let base = basename(name);
-        self.category_by(name, sub_words, |head, cat| if head.contains('/') { same_file(head) } else { cat == Category::Dangerous && head == base })
+        self.category_by(name, sub_words, |head, cat| if head.contains('/') { self.same_file(head, name, cwds) } else { cat == Category::Dangerous && head == base }, |e, w| e == w)
     }
 
     /// The entry whose first word `head_matches` (for its category) and whose other words
     /// are the command's first subcommand words: the longest, and on a tie the more
     /// restrictive category. A program `run_command`'s table allowed is read_only.
-    fn category_by(&self, name: &str, sub_words: &[&str], head_matches: impl Fn(&str, Category) -> bool) -> Option<(Category, String)> {
+    fn category_by(&self, name: &str, sub_words: &[&str], head_matches: impl Fn(&str, Category) -> bool, word_matches: impl Fn(&str, &str) -> bool) -> Option<(Category, String)> {
         if self.argv_allowed.as_deref() == Some(name) {
             return Some((Category::ReadOnly, format!("tool_commands: {name}")));
         }
@@ -112,14 +134,55 @@ impl<'a> Judge<'a> {
                 let mut words = e.split_whitespace();
                 let Some(head) = words.next() else { continue };
                 let len = 1 + words.clone().count();
-                if words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p)) && head_matches(head, cat) {
-                    if best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc)) {
-                        best = Some((len, cat, format!("{}: {e}", cat.as_str())));
-                    }
+                if head_matches(head, cat)
+                    && words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| word_matches(p, w)))
+                    && best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc))
+                {
+                    best = Some((len, cat, format!("{}: {e}", cat.as_str())));
                 }
             }
         }
         best.map(|(_, c, e)| (c, e))
+    }
+
+    /// The files of code an interpreter runs, read paths the scope must allow whatever
+    /// `path_arguments` says: its script, the first operand of one whose operands are not
+    /// files it reads (`python scripts/x.py`, `node app.js`; none after an option that gives
+    /// it code, `python -c`, `perl -e`), and the values of its options naming files of code
+    /// (`emacs -l`, checked by the effects when `path_arguments` enforces).
+    fn interpreter_script(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf]) {
+        let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
+        let mut i = 0;
+        let mut script = sem.operands == OperandKind::Unknown;
+        while let Some(w) = args.get(i) {
+            let Some(s) = w.exact() else { return };
+            if s == "--" {
+                i += 1;
+                break;
+            }
+            if !s.starts_with('-') || s == "-" {
+                break;
+            }
+            let opt = s.split_once('=').map_or(s, |(o, _)| o);
+            if sem.code_options.iter().any(|o| o == opt || (o.len() == 2 && s.starts_with(o.as_str()))) {
+                script = false;
+            }
+            let code_file = sem.code_file_options.iter().any(|o| o == opt);
+            let takes = [&sem.value_options, &sem.code_file_options, &sem.read_options, &sem.write_options].iter().any(|l| l.iter().any(|o| o == s));
+            if code_file && !enforced {
+                let value = match s.split_once('=') {
+                    Some((_, v)) => Some(WordInfo::literal(v)),
+                    None => args.get(i + 1).cloned(),
+                };
+                if let Some(v) = value {
+                    self.path_effect(&v, Access::Read, cwds, &format!("file of code of {base} {opt}"), true);
+                }
+            }
+            i += if takes { 2 } else { 1 };
+        }
+        if let Some(f) = args.get(i).filter(|w| script && w.exact() != Some("-")) {
+            self.path_effect(f, Access::Read, cwds, &format!("script {base} runs"), true);
+        }
     }
 
     /// The words after a command's global options (for `git -C x log` → `log ...`).
@@ -164,6 +227,9 @@ impl<'a> Judge<'a> {
         self.directory_scope(cat, cwds, label);
         let base = basename(name);
         let sem: &'a CommandSemantics = self.semantics(base).unwrap_or_else(|| semantics::empty());
+        if sem.handler.is_none() && !sem.code_options.is_empty() {
+            self.interpreter_script(base, sem, args, cwds);
+        }
         match sem.handler.as_deref() {
             Some("sed") => self.sed(args, cwds, label),
             Some("awk") => self.awk(args, cwds, label),

@@ -93,8 +93,8 @@ impl<'a> Judge<'a> {
                 argv::Item::End { .. } => continue,
                 argv::Item::RunTime { word: w, .. } if has_path_options(&sem) => {
                     self.violate(
-                        "dynamic_command",
-                        format!("`{}` is built at run time and could be an option of {base} that reads, writes or runs programs; write it literally", w.raw),
+                        "run_time_operand",
+                        scope::run_time_message(&w.raw, &format!("a word of {base} that could be an option reading, writing or running programs")),
                         Some(label.to_string()),
                         w.raw.clone(),
                         "command",
@@ -257,7 +257,7 @@ impl<'a> Judge<'a> {
                         self.directory_check(&d, cat.access(), label);
                     }
                 }
-                None => self.violate("path_not_in_scope", format!("the directory given to `{base} {opt}` is built at run time; write it literally"), Some(label.to_string()), v.raw.clone(), "path", Some(cat.access())),
+                None => self.violate("run_time_operand", scope::run_time_message(&v.raw, &format!("the directory of {base} {opt}")), Some(label.to_string()), v.raw.clone(), "path", Some(cat.access())),
             }
         }
     }

@@ -18,7 +18,7 @@ pub(super) fn severity(reason: &str) -> usize {
         "parse_error", "privilege_escalation", "scope_document", "denied", "unsupported_construct", "dynamic_command", "path_denied",
         "reaches_denied_path",
         "flag_not_allowed", "subcommand_denied", "dangerous_command", "command_not_allowed", "subcommand_not_allowed",
-        "directory_not_in_scope", "path_not_in_scope",
+        "directory_not_in_scope", "path_not_in_scope", "run_time_operand",
     ];
     ORDER.iter().position(|r| *r == reason).unwrap_or(ORDER.len())
 }
@@ -143,7 +143,7 @@ mod tests {
         assert!(severity("dangerous_command") < severity("directory_not_in_scope"));
         assert!(severity("directory_not_in_scope") < severity("path_not_in_scope"));
         assert!(severity("path_not_in_scope") < severity("something_else"));
-        for r in ["denied", "privilege_escalation", "path_denied", "parse_error", "dynamic_command", "unsupported_construct", "flag_not_allowed", "subcommand_denied"] {
+        for r in ["denied", "privilege_escalation", "path_denied", "parse_error", "dynamic_command", "run_time_operand", "unsupported_construct", "flag_not_allowed", "subcommand_denied"] {
             assert!(!grantable(r), "{r}");
         }
         for r in ["command_not_allowed", "dangerous_command", "directory_not_in_scope", "path_not_in_scope", "subcommand_not_allowed"] {

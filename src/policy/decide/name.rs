@@ -180,8 +180,52 @@ impl<'a> Judge<'a> {
         for n in &flat.assigned {
             self.assignment(n, "");
         }
-        for c in &flat.commands {
+        // What the commands so far write: the paths, and whether one writes where its
+        // evidence does not say (a safe_write or dangerous command without a path written).
+        let mut written: Vec<PathBuf> = Vec::new();
+        let mut unseen = false;
+        for (k, c) in flat.commands.iter().enumerate() {
+            if !flat.concurrent {
+                self.loop_globs_after_writes(flat, Some(k), &written, unseen, via);
+            }
+            let (paths, commands) = (self.paths.len(), self.commands.len());
             self.simple(c, via);
+            let writes: Vec<PathBuf> = self.paths[paths..].iter().filter(|p| p.access == "write" && !p.resolved.is_empty()).map(|p| PathBuf::from(&p.resolved)).collect();
+            let writer = self.commands[commands..].iter().any(|e| matches!(e.category.as_deref(), Some("safe_write" | "dangerous")));
+            unseen |= writer && writes.is_empty();
+            written.extend(writes);
+        }
+        // Where commands may run beside the loop, every write of the line counts.
+        self.loop_globs_after_writes(flat, (!flat.concurrent).then_some(flat.commands.len()), &written, unseen, via);
+    }
+
+    /// A loop's glob was expanded from the files there are before the command line runs; a
+    /// command before it (or beside it, `at` `None`: every loop) that writes under a
+    /// directory it reads (or above it), or writes where its evidence does not say, could
+    /// change what it matches when it runs (`ln -s / x/l; for d in x/*/`). Inside a script
+    /// (`bash -c`), whose command line may have written before it, any write so far counts.
+    fn loop_globs_after_writes(&mut self, flat: &Flat, at: Option<usize>, written: &[PathBuf], unseen: bool, via: &[String]) {
+        // (A glob found in a second walk of a loop body counts the commands the walk added
+        // before it, some of which may be dropped as repeats: past the end, it is checked at
+        // the end.)
+        let last = flat.commands.len();
+        for g in flat.loop_globs.iter().filter(|g| at.is_none_or(|k| g.after == k || (k == last && g.after > last))) {
+            let bases: Vec<PathBuf> = g.bases.iter().map(|b| paths::resolve(b).target).collect();
+            let hit = if via.is_empty() {
+                unseen || written.iter().any(|w| bases.iter().any(|b| w.starts_with(b) || b.starts_with(w)))
+            } else {
+                self.max_access == Some(Access::Write) || self.max_category.is_some_and(|c| c >= Category::SafeWrite)
+            };
+            if hit {
+                self.violate(
+                    "unsupported_construct",
+                    format!("a command before or beside the loop over `{}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop", g.raw),
+                    None,
+                    g.raw.clone(),
+                    "command",
+                    None,
+                );
+            }
         }
     }
 
@@ -442,6 +486,9 @@ impl<'a> Judge<'a> {
                 "." => "source",
                 b => b,
             };
+            if key == "source" {
+                return self.source(base, args, cwds, label, ev);
+            }
             if !bt.allow_constructs.iter().any(|c| c == key) {
                 self.violate(
                     "unsupported_construct",
@@ -577,7 +624,7 @@ impl<'a> Judge<'a> {
             "env" => return self.env(words, cwds, via, context, label, ev),
             "xargs" => return self.xargs(words, cwds, via, context, label),
             "find" => {
-                if let Some((cat, entry)) = self.category_of(name, &sub_words) {
+                if let Some((cat, entry)) = self.category_of(name, &sub_words, cwds) {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(entry);
                     self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
@@ -702,7 +749,7 @@ impl<'a> Judge<'a> {
             }
             return;
         }
-        let Some((cat, entry)) = self.category_of(name, &sub_words) else {
+        let Some((cat, entry)) = self.category_of(name, &sub_words, cwds) else {
             self.not_allowed(name, &sub_words, label, ev);
             return;
         };
@@ -782,7 +829,7 @@ impl<'a> Judge<'a> {
         }
         if i >= args.len() {
             // Bare `env` prints the environment: a command of its own.
-            match self.category_of("env", &[]) {
+            match self.category_of("env", &[], cwds) {
                 Some((cat, e)) => {
                     ev.category = Some(cat.as_str().into());
                     ev.rule = Some(e);
@@ -930,13 +977,18 @@ impl<'a> Judge<'a> {
             }
             break;
         }
-        let listed = self.category_of(name, &[]);
+        // `bash FILE`: an entry naming the script matches the file it names.
+        let script_file = args.get(i).filter(|_| !script_flag);
+        let listed = self.category_of(name, &script_file.map(WordInfo::shown).into_iter().collect::<Vec<_>>(), cwds);
         if !script_flag {
             if let Some((cat, e)) = listed {
                 ev.category = Some(cat.as_str().into());
                 ev.rule = Some(e);
                 self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
-                self.categorized(cat, name, args.get(i..).unwrap_or(&[]), cwds, label);
+                if let Some(f) = script_file {
+                    self.path_effect(f, Access::Read, cwds, &format!("script {name} runs"), true);
+                }
+                self.categorized(cat, name, args.get(i + 1..).unwrap_or(&[]), cwds, label);
                 return;
             }
             self.violate(
@@ -976,6 +1028,75 @@ impl<'a> Judge<'a> {
         }
         let text = text.to_string();
         self.script(&text, cwds, via, &format!("{name} -c"));
+    }
+
+    /// `source FILE` and `. FILE` run the file's text in this shell, text the engine does not
+    /// judge. They run when the scope lists that file (`source ./bin/env.sh`, matched by the
+    /// file it names from the directories the command runs in, not by its spelling) or allows
+    /// the construct (`allow_constructs: [source]`); either way the file must be readable in
+    /// the scope, and written with a `/` (a bare name is looked up in `PATH` first).
+    fn source(&mut self, base: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str, ev: &mut CommandEvidence) {
+        let file = match args.first().and_then(WordInfo::exact) {
+            Some("--") => args.get(1),
+            _ => args.first(),
+        };
+        let Some(file) = file else {
+            // bash refuses it: "filename argument required".
+            self.directory_scope(Category::Builtin, cwds, label);
+            return;
+        };
+        let Some(path) = file.exact() else {
+            self.violate(
+                "run_time_operand",
+                scope::run_time_message(&file.raw, &format!("the file {base} runs")),
+                Some(label.to_string()),
+                file.raw.clone(),
+                "command",
+                None,
+            );
+            return;
+        };
+        if !path.contains('/') {
+            self.violate(
+                "unsupported_construct",
+                format!("`{base} {path}` looks the file up in PATH before the current directory; write its path with a slash (`{base} ./{path}`)."),
+                Some(label.to_string()),
+                base.to_string(),
+                "command",
+                None,
+            );
+            return;
+        }
+        let listed = self.category_of(base, &[path], cwds).or_else(|| self.category_of(if base == "." { "source" } else { "." }, &[path], cwds));
+        match listed {
+            Some((cat, entry)) => {
+                ev.category = Some(cat.as_str().into());
+                ev.rule = Some(entry);
+                self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
+                if cat == Category::Dangerous {
+                    self.dangerous(&format!("{base} {path}"), label);
+                }
+                self.directory_scope(cat, cwds, label);
+            }
+            None if self.ctx.scope.bash_tools.allow_constructs.iter().any(|c| c == "source") => {
+                ev.category = Some("read_only".into());
+                ev.rule = Some("allow_constructs: source".into());
+                self.directory_scope(Category::ReadOnly, cwds, label);
+            }
+            None => {
+                self.violate(
+                    "unsupported_construct",
+                    format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead, or ask the user to list the file (`{base} {path}`) in the scope"),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    None,
+                );
+                return;
+            }
+        }
+        self.warn(format!("`{label}` runs the text of {path} in the shell, which the engine does not judge"));
+        self.path_effect(file, Access::Read, cwds, &format!("file {base} runs"), true);
     }
 
     pub(super) fn script(&mut self, text: &str, cwds: &[PathBuf], via: &[String], wrapper: &str) {

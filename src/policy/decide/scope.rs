@@ -3,6 +3,16 @@
 //! glob expansion of a literal pattern, as bash would do it at run time.
 
 use super::*;
+pub(super) use crate::shell::ComponentGlob;
+
+/// The refusal (`run_time_operand`) of an operand, an option's value or a directory that is
+/// built at run time, whichever command it belongs to: `raw` as written, `what` names its
+/// place (`operand of cat`).
+pub(super) fn run_time_message(raw: &str, what: &str) -> String {
+    format!(
+        "`{raw}` ({what}) is built at run time (a variable, substitution or glob the engine cannot expand), so it cannot be checked before the command runs; write it literally, or expand it first (list the files with a separate command, then name them)."
+    )
+}
 
 /// The directory part of a glob before its first wildcard component.
 pub(super) fn glob_base(p: &Path) -> PathBuf {
@@ -15,74 +25,6 @@ pub(super) fn glob_base(p: &Path) -> PathBuf {
         out.push(c.as_os_str());
     }
     out
-}
-
-/// A glob for one path component. Patterns of only `*`, `?` and literal characters (`*.md`,
-/// `test-?.el`) are matched here; the others (classes, escapes, braces, `**`) by globset.
-/// Compiling a globset matcher builds a regex, 10 µs or more, for every glob of every command.
-///
-/// `?` is one character to bash in a UTF-8 locale and one byte in the C locale (and to
-/// globset); a name matches when it matches either way, so no file the command could reach
-/// is missed.
-pub(super) enum ComponentGlob {
-    Simple(Vec<u8>),
-    Globset(globset::GlobMatcher),
-}
-
-impl ComponentGlob {
-    fn new(part: &str) -> Option<ComponentGlob> {
-        if part.contains(['[', ']', '\\', '{', '}']) || part.contains("**") {
-            let g = globset::GlobBuilder::new(part).literal_separator(true).build().ok()?;
-            return Some(ComponentGlob::Globset(g.compile_matcher()));
-        }
-        Some(ComponentGlob::Simple(part.as_bytes().to_vec()))
-    }
-
-    fn is_match(&self, name: &str) -> bool {
-        match self {
-            ComponentGlob::Simple(p) => {
-                wildcard_match(p, name.as_bytes())
-                    || (!name.is_ascii() && {
-                        let p: Vec<char> = String::from_utf8_lossy(p).chars().collect();
-                        wildcard_match(&p, &name.chars().collect::<Vec<_>>())
-                    })
-            }
-            ComponentGlob::Globset(g) => g.is_match(name),
-        }
-    }
-}
-
-/// Whether `name` matches `pattern`, where `*` is any run of units and `?` any one unit
-/// except `/` (linear: on a mismatch only the last `*` is moved on).
-pub(super) fn wildcard_match<T: Copy + PartialEq + From<u8>>(pattern: &[T], name: &[T]) -> bool {
-    let (star_unit, any_unit, slash) = (T::from(b'*'), T::from(b'?'), T::from(b'/'));
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some(&c) if c == star_unit => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == any_unit && name[n] != slash => {
-                p += 1;
-                n += 1;
-            }
-            Some(&c) if c != any_unit && c == name[n] => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) if name[sn] != slash => {
-                    star = Some((sp, sn + 1));
-                    p = sp + 1;
-                    n = sn + 1;
-                }
-                _ => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == star_unit)
 }
 
 /// Expands a glob against the file system like bash (dotfiles only when the pattern
@@ -310,13 +252,10 @@ impl<'a> Judge<'a> {
             if is_process_substitution(&w.raw) {
                 return;
             }
-            let msg = format!("`{}` ({source}) is built at run time (a variable or substitution), so it cannot be checked against the scope; write the path literally.", w.raw);
+            let msg = run_time_message(&w.raw, source);
             self.paths.push(PathEvidence { path: w.raw.clone(), resolved: String::new(), access: access.as_str(), verdict: if enforce { "denied" } else { "unchecked" }, pattern: None, source: source.to_string() });
             if enforce {
-                self.violate("path_not_in_scope", msg, None, w.raw.clone(), "path", Some(access));
-                if let Some(last) = self.violations.last_mut() {
-                    last.grantable = false;
-                }
+                self.violate("run_time_operand", msg, None, w.raw.clone(), "path", Some(access));
             } else {
                 self.warn(msg);
             }
