@@ -362,7 +362,7 @@ fn files_named_by_the_environment_are_checked() {
         ("env MAGIC=F1 file F2", true, None, &["F1", "F2"]),
         ("MAGIC=/etc/passwd file F2", false, Some("path_not_in_scope"), &["/etc/passwd", "F2"]),
         ("MAGIC=F1:/etc/passwd file F2", false, Some("path_not_in_scope"), &["F1:/etc/passwd", "F1", "/etc/passwd", "F2"]),
-        ("MAGIC=$X file F2", false, Some("path_not_in_scope"), &["$X", "F2"]),
+        ("MAGIC=$X file F2", false, Some("run_time_operand"), &["$X", "F2"]),
         ("for MAGIC in /etc/passwd; do export MAGIC; file F2; done", false, Some("unsupported_construct"), &["F2"]),
         // A word that looks like an assignment is taken for one wherever it stands: checked.
         ("file MAGIC=F1", true, None, &["MAGIC=F1", "F1"]),
