@@ -115,6 +115,28 @@ output with its exit status, and no FIFO is left behind."
                              (+ 10 (* 2 (length (number-to-string i)))))))))
     (should (equal (directory-files temporary-file-directory nil "\\`gptel-scope-out-") before))))
 
+(ert-deftest gptel-scope-test-capture-argv-flood-through-the-filter ()
+  "An argv command (no shell, so no FIFO) printing 1.3 MB: its first and
+last lines around the notice, every byte and line counted, its status."
+  (let* ((bytes (cl-loop for n from 1 to 200000 sum (1+ (length (number-to-string n)))))
+         (r (gptel-scope-test--run '("seq" "1" "200000") :max-chars 60))
+         (output (plist-get r :output)))
+    (should (equal (list (plist-get r :success) (plist-get r :exit-code) (plist-get r :truncated)
+                         (plist-get r :total-bytes) (plist-get r :lines))
+                   (list t 0 t bytes 200000)))
+    (should (string-prefix-p "1\n2\n3\n" output))
+    (should (string-suffix-p "\n199999\n200000\n" output))
+    (should (string-match-p (format "characters of %d bytes ([0-9]+ of 200000 lines)" bytes) output))))
+
+(ert-deftest gptel-scope-test-capture-argv-timeout-kills-and-keeps-the-output ()
+  "An argv command past its timeout: timed out, killed by SIGTERM, its
+output so far kept."
+  (let ((r (gptel-scope-test--run '("sh" "-c" "echo started; exec sleep 300") :timeout 1)))
+    (should (equal (list (plist-get r :timed-out) (plist-get r :success) (plist-get r :exit-code)
+                         (plist-get r :signal) (plist-get r :output))
+                   '(t nil nil 15 "started\n")))
+    (should (equal (gptel-scope-test--wait-dead (plist-get r :pids)) nil))))
+
 (ert-deftest gptel-scope-test-capture-small-output-without-waiting ()
   "The result of a command that printed a little does not wait for the
 bound on the end of the output: it comes when the output ends."
