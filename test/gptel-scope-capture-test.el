@@ -83,6 +83,60 @@ the child dies with the command."
           (should (equal (gptel-scope-test--wait-dead (list pid)) nil)))
       (delete-file pidfile))))
 
+(ert-deftest gptel-scope-test-capture-endless-writer-outside-the-group ()
+  "A writer that left the command's process group and prints without end
+does not hold the result: it comes with what was read, cut, and the
+writer dies once nothing reads the FIFO."
+  (let* ((pidfile (make-temp-file "gptel-scope-pid"))
+         ;; The pid is written once the writer has a session of its own.
+         (r (gptel-scope-test--run
+             (format "setsid sh -c 'echo $$ > %s; exec yes' & while [ ! -s %s ]; do sleep 0.01; done; echo done"
+                     pidfile pidfile)
+             :max-chars 100)))
+    (unwind-protect
+        (let ((pid (string-to-number (gptel-scope-test-file-string pidfile))))
+          (should (eq (plist-get r :success) t))
+          (should (eq (plist-get r :truncated) t))
+          (should (> (plist-get r :total-bytes) 0))
+          (should (< (plist-get r :duration-ms) 10000))
+          (should (> pid 0))
+          (should (equal (gptel-scope-test--wait-dead (list pid)) nil)))
+      (delete-file pidfile))))
+
+(ert-deftest gptel-scope-test-capture-short-commands-in-a-row-whole-with-status ()
+  "Commands that print a little, one after another: each result is all its
+output with its exit status, and no FIFO is left behind."
+  (let ((before (directory-files temporary-file-directory nil "\\`gptel-scope-out-")))
+    (dotimes (i 30)
+      (let ((r (gptel-scope-test--run (format "echo out %d; echo err %d >&2; exit %d" i i (% i 4)))))
+        (should (equal (list (plist-get r :output) (plist-get r :exit-code) (plist-get r :success)
+                             (plist-get r :total-bytes))
+                       (list (format "out %d\nerr %d\n" i i) (% i 4) (= 0 (% i 4))
+                             (+ 10 (* 2 (length (number-to-string i)))))))))
+    (should (equal (directory-files temporary-file-directory nil "\\`gptel-scope-out-") before))))
+
+(ert-deftest gptel-scope-test-capture-argv-flood-through-the-filter ()
+  "An argv command (no shell, so no FIFO) printing 1.3 MB: its first and
+last lines around the notice, every byte and line counted, its status."
+  (let* ((bytes (cl-loop for n from 1 to 200000 sum (1+ (length (number-to-string n)))))
+         (r (gptel-scope-test--run '("seq" "1" "200000") :max-chars 60))
+         (output (plist-get r :output)))
+    (should (equal (list (plist-get r :success) (plist-get r :exit-code) (plist-get r :truncated)
+                         (plist-get r :total-bytes) (plist-get r :lines))
+                   (list t 0 t bytes 200000)))
+    (should (string-prefix-p "1\n2\n3\n" output))
+    (should (string-suffix-p "\n199999\n200000\n" output))
+    (should (string-match-p (format "characters of %d bytes ([0-9]+ of 200000 lines)" bytes) output))))
+
+(ert-deftest gptel-scope-test-capture-argv-timeout-kills-and-keeps-the-output ()
+  "An argv command past its timeout: timed out, killed by SIGTERM, its
+output so far kept."
+  (let ((r (gptel-scope-test--run '("sh" "-c" "echo started; exec sleep 300") :timeout 1)))
+    (should (equal (list (plist-get r :timed-out) (plist-get r :success) (plist-get r :exit-code)
+                         (plist-get r :signal) (plist-get r :output))
+                   '(t nil nil 15 "started\n")))
+    (should (equal (gptel-scope-test--wait-dead (plist-get r :pids)) nil))))
+
 (ert-deftest gptel-scope-test-capture-small-output-without-waiting ()
   "The result of a command that printed a little does not wait for the
 bound on the end of the output: it comes when the output ends."
