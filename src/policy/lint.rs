@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::policy::decide;
 use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::config::{self, Source};
 use crate::scope::{Paths, Scope};
@@ -40,10 +41,10 @@ pub struct Document {
 /// The name the built-in defaults go by.
 const DEFAULTS_NAME: &str = "data/defaults.yml (built in)";
 
-/// Shells: a listed shell runs script files and standard input whose content is not judged
-/// (`policy::decide::name` warns so when it runs one). The shells the engine knows, and the
-/// others a user may list.
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"];
+/// Shells the engine does not model but a user may list: like the shells the engine knows
+/// ([`decide::SHELLS`]), a listed one runs script files and standard input whose content is
+/// not judged.
+const OTHER_SHELLS: &[&str] = &["fish", "csh", "tcsh"];
 
 /// The secrets a read scope covering the home directory must deny: the pattern to write and
 /// a path (under the home directory) it protects.
@@ -201,7 +202,7 @@ impl Linter<'_> {
     /// with one of its options whose value is code (`node -e`). A longer entry (`python3 -m
     /// pytest`) allows only what it names.
     fn interpreter(&self, base: &str, rest: &[&str]) -> Option<&'static str> {
-        if SHELLS.contains(&base) {
+        if decide::SHELLS.contains(&base) || OTHER_SHELLS.contains(&base) {
             return rest.is_empty().then_some("a shell");
         }
         let sem = self.scope.semantics.get(base).or_else(|| crate::scope::semantics::builtin().get(base))?;

@@ -35,6 +35,7 @@ mod readers;
 mod scope;
 
 use categorize::entry_matches;
+pub(crate) use name::SHELLS;
 use grants::grantable;
 
 /// An allow-once grant: lets one call of `tool` on `resource` through.

@@ -6,7 +6,7 @@
 use super::*;
 
 pub(super) const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
-pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
+pub(crate) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 /// Builtins that run nothing and touch no file: implicitly read_only.
 pub(super) const INERT_BUILTINS: &[&str] = &[
     "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift", "wait", "break",
