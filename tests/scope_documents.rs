@@ -116,7 +116,7 @@ fn shell_routes_to_a_scope_document_are_refused() {
     }
     // Outside the project: the profiles and the trust list (protected by the request).
     for (command, target) in [(format!("echo x > {}", other.display()), &other), (format!("echo x > {}", trust.display()), &trust)] {
-        let scope = format!("{SCOPE}").replace("write: [\"${project_root}/**\"]", &format!("write: [\"${{project_root}}/**\", \"{}/**\", \"{}/**\"]", p.profiles.display(), p.trust.display()));
+        let scope = SCOPE.to_string().replace("write: [\"${project_root}/**\"]", &format!("write: [\"${{project_root}}/**\", \"{}/**\", \"{}/**\"]", p.profiles.display(), p.trust.display()));
         fs::write(p.doc(), &scope).expect("wider scope");
         let v = api::check_command(&p.request(json!({"command": command})).to_string()).expect("decision");
         assert_eq!(v["reason"], json!("scope_document"), "{command}: {}", v["message"]);

@@ -495,8 +495,11 @@ pub fn lint_scope(json: &str) -> Result<Value> {
     ))
 }
 
+/// A redactor and the secrets (name, value) it hides.
+type Redaction = (Vec<(String, String)>, std::sync::Arc<crate::output::redact::Redactor>);
+
 /// The last redactor made, and the secrets it hides.
-static LAST_REDACTOR: Lazy<Mutex<Option<(Vec<(String, String)>, std::sync::Arc<crate::output::redact::Redactor>)>>> = Lazy::new(|| Mutex::new(None));
+static LAST_REDACTOR: Lazy<Mutex<Option<Redaction>>> = Lazy::new(|| Mutex::new(None));
 
 /// The redactor of `secrets` (name, value): the same secrets as the last call make no new
 /// automaton.
@@ -532,7 +535,8 @@ pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) 
     // The same scope (the loader's cached value), grants, environment and keys make the same
     // plan: kept from one call to the next.
     type Key = (Option<Arc<LoadedScope>>, Vec<String>, Vec<String>, Vec<String>);
-    static LAST: Lazy<Mutex<Option<(Key, Arc<crate::scope::env::Plan>)>>> = Lazy::new(|| Mutex::new(None));
+    type Kept = (Key, Arc<crate::scope::env::Plan>);
+    static LAST: Lazy<Mutex<Option<Kept>>> = Lazy::new(|| Mutex::new(None));
     let same = |k: &Key| {
         k.0.as_ref().map(Arc::as_ptr) == loaded.as_ref().map(Arc::as_ptr) && k.1 == granted && k.2 == entries && k.3 == api_keys
     };

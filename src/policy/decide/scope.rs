@@ -87,7 +87,7 @@ impl<'a> Judge<'a> {
                 for src in files.iter() {
                     if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
                         let dest = into.join(name).to_string_lossy().into_owned();
-                        self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, into {dir}"), true);
+                        self.path_effect(&WordInfo::literal(&dest), Access::Write, std::slice::from_ref(d), &format!("operand of {base}, into {dir}"), true);
                     }
                 }
             }
@@ -104,7 +104,7 @@ impl<'a> Judge<'a> {
                         for src in &files[..k] {
                             if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
                                 let dest = r.target.join(name).to_string_lossy().into_owned();
-                                self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, into {}", r.target.display()), true);
+                                self.path_effect(&WordInfo::literal(&dest), Access::Write, std::slice::from_ref(d), &format!("operand of {base}, into {}", r.target.display()), true);
                             }
                         }
                     }
@@ -114,7 +114,7 @@ impl<'a> Judge<'a> {
                     // `ln -s TARGET` makes a link named like TARGET in the directory.
                     if let Some(name) = Path::new(v).file_name() {
                         let dest = d.join(name).to_string_lossy().into_owned();
-                        self.path_effect(&WordInfo::literal(&dest), Access::Write, &[d.clone()], &format!("operand of {base}, the link it makes"), true);
+                        self.path_effect(&WordInfo::literal(&dest), Access::Write, std::slice::from_ref(d), &format!("operand of {base}, the link it makes"), true);
                     }
                 }
                 let hit = if hard_link && (!last || n == 1) {
