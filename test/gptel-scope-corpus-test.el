@@ -124,7 +124,7 @@ that closing the gap forces the case to become `deny'."
 (ert-deftest gptel-scope-test-extra-attack-corpus-through-the-module ()
   (skip-unless (file-exists-p (expand-file-name "attacks-scope.yml" gptel-scope-test--corpus)))
   (let ((r (gptel-scope-test--corpus-misses gptel-scope-test--extra-corpus)))
-    (should (equal (car r) 607))
+    (should (equal (car r) 612))
     (should (equal (cdr r) nil))))
 
 (provide 'gptel-scope-corpus-test)

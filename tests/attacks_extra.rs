@@ -10,7 +10,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 607;
+const N_EXTRA: usize = 612;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.

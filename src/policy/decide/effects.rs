@@ -23,21 +23,26 @@ pub(super) fn has_path_options(sem: &CommandSemantics) -> bool {
         && sem.cwd_write_options.is_empty())
 }
 
+/// The option table of a wrapper the engine looks through (`exec`, `xargs`, `env`, `nice`,
+/// ...): its options with a required value, with an optional value (attached or after `=`
+/// only), and its long flags (listed so that abbreviations resolve as getopt_long resolves
+/// them). Every other option is a flag.
+pub(super) fn wrapper(required: &[&str], optional: &[&str], flags: &[&str]) -> CommandSemantics {
+    let own = |l: &[&str]| l.iter().map(|o| o.to_string()).collect();
+    CommandSemantics { value_options: own(required), optional_value_options: own(optional), flag_options: own(flags), ..Default::default() }
+}
+
 impl<'a> Judge<'a> {
     /// Skips a wrapper's options, read as its getopt reads them (`time -ao FILE`, `timeout
-    /// --sig KILL`); calls `on_value` for options that take a value, by their listed name.
-    /// Returns the index of the first word after them: the first operand, or the first word
-    /// built at run time where an option may stand (the wrapper's command may start there).
-    pub(super) fn skip_options(&mut self, args: &[WordInfo], value_opts: &[&str], mut on_value: impl FnMut(&mut Self, &str, &WordInfo)) -> usize {
-        let sem = CommandSemantics { value_options: value_opts.iter().map(|o| o.to_string()).collect(), ..Default::default() };
-        for item in argv::parse(&sem, args, true) {
+    /// --sig KILL`, `exec -ca NAME`, `xargs -e`): `grammar` is its option table (see
+    /// [`wrapper`]). Calls `on_opt` for each option. Returns the index of the first word
+    /// after them: the first operand, or the first word built at run time where an option may
+    /// stand (the wrapper's command may start there).
+    pub(super) fn skip_options(&mut self, args: &[WordInfo], grammar: &CommandSemantics, mut on_opt: impl FnMut(&mut Self, &argv::Opt)) -> usize {
+        for item in argv::parse(grammar, args, true) {
             match item {
                 argv::Item::Opt(o) if args.get(o.index).and_then(WordInfo::exact).is_none() => return o.index,
-                argv::Item::Opt(o) => {
-                    if let Some(v) = &o.value {
-                        on_value(self, &o.name, v);
-                    }
-                }
+                argv::Item::Opt(o) => on_opt(self, &o),
                 argv::Item::End { index } => return index + 1,
                 argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => return index,
             }

@@ -559,65 +559,47 @@ impl<'a> Judge<'a> {
         match base {
             "builtin" => return self.wrapped(words, 1, cwds, via, "builtin", context, under_replace),
             "command" => {
-                let mut i = 0;
+                // `command -p -v -V`: flags only (bash's own getopt, bundles allowed).
                 let mut lookup = false;
-                while let Some(a) = args.get(i).and_then(WordInfo::exact) {
-                    if a == "--" {
-                        i += 1;
-                        break;
-                    }
-                    if !a.starts_with('-') || a == "-" {
-                        break;
-                    }
-                    if a.contains('v') || a.contains('V') {
-                        lookup = true;
-                    }
-                    i += 1;
-                }
+                let skip = self.skip_options(args, &effects::wrapper(&[], &[], &[]), |_, o| lookup |= o.name == "-v" || o.name == "-V");
                 if lookup {
                     ev.category = Some("read_only".into());
                     ev.rule = Some("builtin: command -v".into());
                     self.directory_scope(Category::Builtin, cwds, label);
                     return;
                 }
-                return self.wrapped(words, 1 + i, cwds, via, "command", context, under_replace);
+                return self.wrapped(words, 1 + skip, cwds, via, "command", context, under_replace);
             }
             "exec" => {
-                let mut i = 0;
-                while let Some(a) = args.get(i).and_then(WordInfo::exact) {
-                    if a == "-a" {
-                        i += 2;
-                    } else if a.starts_with('-') {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                if args.len() <= i {
+                // `exec [-cl] [-a NAME]`, bundles allowed (`exec -ca NAME cmd`).
+                let skip = self.skip_options(args, &effects::wrapper(&["-a"], &[], &[]), |_, _| {});
+                if args.len() <= skip {
                     self.directory_scope(Category::Builtin, cwds, label);
                     return;
                 }
-                return self.wrapped(words, 1 + i, cwds, via, "exec", context, under_replace);
+                return self.wrapped(words, 1 + skip, cwds, via, "exec", context, under_replace);
             }
             "nohup" => return self.wrapped(words, 1, cwds, via, "nohup", context, under_replace),
             "time" => {
-                let skip = self.skip_options(args, &["-f", "--format", "-o", "--output"], |j, opt, val| {
-                    if opt == "-o" || opt == "--output" {
+                let grammar = effects::wrapper(&["-f", "--format", "-o", "--output"], &[], &["--append", "--portability", "--verbose", "--quiet"]);
+                let skip = self.skip_options(args, &grammar, |j, o| {
+                    if let (Some(val), true) = (&o.value, o.name == "-o" || o.name == "--output") {
                         j.path_effect(val, Access::Write, cwds, "option -o of time", true);
                     }
                 });
                 return self.wrapped(words, 1 + skip, cwds, via, "time", context, under_replace);
             }
             "nice" => {
-                let skip = self.skip_options(args, &["-n", "--adjustment"], |_, _, _| {});
+                let skip = self.skip_options(args, &effects::wrapper(&["-n", "--adjustment"], &[], &[]), |_, _| {});
                 return self.wrapped(words, 1 + skip, cwds, via, "nice", context, under_replace);
             }
             "stdbuf" => {
-                let skip = self.skip_options(args, &["-i", "-o", "-e", "--input", "--output", "--error"], |_, _, _| {});
+                let skip = self.skip_options(args, &effects::wrapper(&["-i", "-o", "-e", "--input", "--output", "--error"], &[], &[]), |_, _| {});
                 return self.wrapped(words, 1 + skip, cwds, via, "stdbuf", context, under_replace);
             }
             "timeout" => {
-                let skip = self.skip_options(args, &["-s", "--signal", "-k", "--kill-after"], |_, _, _| {});
+                let grammar = effects::wrapper(&["-s", "--signal", "-k", "--kill-after"], &[], &["--foreground", "--preserve-status", "--verbose"]);
+                let skip = self.skip_options(args, &grammar, |_, _| {});
                 // The duration comes first.
                 return self.wrapped(words, 2 + skip, cwds, via, "timeout", context, under_replace);
             }
@@ -791,41 +773,42 @@ impl<'a> Judge<'a> {
 
     pub(super) fn env(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str, ev: &mut CommandEvidence) {
         let args = &words[1..];
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            let Some(s) = a.exact() else {
-                self.violate("dynamic_command", format!("`{label}`: an argument of env is built at run time"), Some(label.to_string()), "env".into(), "command", None);
+        // GNU env's getopt: options end at the first operand; bundles (`-iu NAME`, `-vC/dir`).
+        let grammar = effects::wrapper(
+            &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+            &["--ignore-signal", "--default-signal", "--block-signal"],
+            &["--ignore-environment", "--null", "--debug", "--list-signal-handling"],
+        );
+        let mut refused = None;
+        let mut i = self.skip_options(args, &grammar, |_, o| {
+            if matches!(o.name.as_str(), "-S" | "--split-string" | "-C" | "--chdir") && refused.is_none() {
+                refused = Some(o.name.clone());
+            }
+        });
+        if let Some(opt) = refused {
+            self.violate(
+                "flag_not_allowed",
+                format!("`env {opt}` re-parses a command line or changes directory; call the command directly."),
+                Some(label.to_string()),
+                "env".into(),
+                "command",
+                None,
+            );
+            return;
+        }
+        // `env -` is `env -i`; then the assignments.
+        if args.get(i).and_then(WordInfo::exact) == Some("-") {
+            i += 1;
+        }
+        // The options, `-` and the assignments are env's: none may be built at run time.
+        while let Some(w) = args.get(i) {
+            let Some(s) = w.exact() else {
+                self.violate("dynamic_command", format!("`{label}`: an argument of env (`{}`) is built at run time; write it literally.", w.raw), Some(label.to_string()), "env".into(), "command", None);
                 return;
             };
-            if s == "--" {
-                i += 1;
-                break;
-            }
-            if s.starts_with("-S") || s.starts_with("--split-string") || s.starts_with("-C") || s.starts_with("--chdir") {
-                self.violate(
-                    "flag_not_allowed",
-                    format!("`env {s}` re-parses a command line or changes directory; call the command directly"),
-                    Some(label.to_string()),
-                    "env".into(),
-                    "command",
-                    None,
-                );
-                return;
-            }
-            if s == "-u" || s == "--unset" {
-                i += 2;
-                continue;
-            }
-            if s.starts_with('-') && s != "-" {
-                i += 1;
-                continue;
-            }
-            if let Some((name, _)) = s.split_once('=') {
-                self.assignment(name, label);
-                i += 1;
-                continue;
-            }
-            break;
+            let Some((name, _)) = s.split_once('=') else { break };
+            self.assignment(name, label);
+            i += 1;
         }
         if i >= args.len() {
             // Bare `env` prints the environment: a command of its own.
@@ -844,38 +827,30 @@ impl<'a> Judge<'a> {
 
     pub(super) fn xargs(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str) {
         let args = &words[1..];
-        let value_opts = ["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var", "--max-lines", "--replace", "--eof"];
-        let mut i = 0;
+        // GNU xargs's getopt ("+0a:E:e::i::I:l::L:n:prs:txP:d:"): `-e`, `-i` and `-l` take a
+        // value only attached (`xargs -e rm ls` runs `rm`), options end at the command.
+        let grammar = effects::wrapper(
+            &["-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+            &["-e", "--eof", "-i", "--replace", "-l", "--max-lines"],
+            &["--null", "--interactive", "--no-run-if-empty", "--verbose", "--exit", "--open-tty", "--show-limits"],
+        );
         let mut replace = false;
-        while let Some(a) = args.get(i) {
-            let Some(s) = a.exact() else { break };
-            if s == "--" {
-                i += 1;
-                break;
-            }
-            if !s.starts_with('-') || s == "-" {
-                break;
-            }
-            let opt = s.split_once('=').map_or(s, |(o, _)| o);
-            if opt.starts_with("-I") || opt == "--replace" || opt.starts_with("-i") {
-                replace = true;
-            }
-            if opt == "-a" || opt == "--arg-file" {
-                let v = if s.contains('=') { Some(WordInfo::literal(&s[opt.len() + 1..])) } else { args.get(i + 1).cloned() };
-                if let Some(v) = v {
-                    self.path_effect(&v, Access::Read, cwds, "option -a of xargs", false);
+        let mut names_from_file = false;
+        let i = self.skip_options(args, &grammar, |me, o| {
+            match o.name.as_str() {
+                "-I" | "-i" | "--replace" => replace = true,
+                "-a" | "--arg-file" => {
+                    names_from_file = true;
+                    if let Some(v) = &o.value {
+                        me.path_effect(v, Access::Read, cwds, "option -a of xargs", false);
+                    }
                 }
+                "-p" | "--interactive" | "-o" | "--open-tty" => {
+                    me.violate("flag_not_allowed", format!("`xargs {}` needs a terminal; it is not allowed.", o.name), Some(label.to_string()), "xargs".into(), "command", None);
+                }
+                _ => {}
             }
-            if opt == "-p" || opt == "--interactive" || opt == "-o" || opt == "--open-tty" {
-                self.violate("flag_not_allowed", format!("`xargs {opt}` needs a terminal; it is not allowed"), Some(label.to_string()), "xargs".into(), "command", None);
-            }
-            let attached = s.len() > 2 && !s.starts_with("--") && s.get(..2).is_some_and(|h| value_opts.contains(&h));
-            if value_opts.contains(&opt) && !s.contains('=') && !attached {
-                i += 2;
-            } else {
-                i += 1;
-            }
-        }
+        });
         let mut v = via.to_vec();
         v.push("xargs".into());
         if i >= args.len() {
@@ -884,8 +859,6 @@ impl<'a> Judge<'a> {
             self.argv(&echo, cwds, &v, context, replace);
             return;
         }
-        // `-a FILE` alone or in a bundle (`-0a FILE`): the names come from a file.
-        let names_from_file = args[..i].iter().filter_map(WordInfo::exact).any(|s| s.starts_with("--arg-file") || (s.starts_with('-') && !s.starts_with("--") && s.contains('a')));
         self.xargs_reads(&args[i..], names_from_file, cwds, label);
         let saved = (self.stdin_from.take(), self.runtime_roots.take());
         let wrote = self.writes(|me| me.argv(&args[i..], cwds, &v, context, replace));
