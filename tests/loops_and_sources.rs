@@ -221,6 +221,10 @@ fn files_that_source_shells_and_interpreters_run_are_read_in_the_scope() {
         ("SRCB-05", "python -c 'print(1)' ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "operand of python", &evil_py, &allowed))),
         ("SRCB-06", "bash bin/link.sh", deny("path_not_in_scope", outside("bin/link.sh", "script bash runs", &evil_sh, &allowed))),
         ("SRCB-07", "python scripts/x.py && bash -e bin/run.sh", None),
+        // Options read as python's getopt reads them: `-X dev` takes a value, so the script is
+        // the word after it; `-Bc` is -B then -c with its code (no script).
+        ("SRCB-08", "python -X dev ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "script python runs", &evil_py, &allowed))),
+        ("SRCB-09", "python -Bc 'print(1)'", None),
     ];
     check(rows, &s, &project, Some(&project));
     // Where read operands only warn, the files of code an interpreter runs are still checked.

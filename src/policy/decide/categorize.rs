@@ -152,35 +152,24 @@ impl<'a> Judge<'a> {
     /// (`emacs -l`, checked by the effects when `path_arguments` enforces).
     fn interpreter_script(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf]) {
         let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
-        let mut i = 0;
         let mut script = sem.operands == OperandKind::Unknown;
-        while let Some(w) = args.get(i) {
-            let Some(s) = w.exact() else { return };
-            if s == "--" {
-                i += 1;
-                break;
-            }
-            if !s.starts_with('-') || s == "-" {
-                break;
-            }
-            let opt = s.split_once('=').map_or(s, |(o, _)| o);
-            if sem.code_options.iter().any(|o| o == opt || (o.len() == 2 && s.starts_with(o.as_str()))) {
-                script = false;
-            }
-            let code_file = sem.code_file_options.iter().any(|o| o == opt);
-            let takes = [&sem.value_options, &sem.code_file_options, &sem.read_options, &sem.write_options].iter().any(|l| l.iter().any(|o| o == s));
-            if code_file && !enforced {
-                let value = match s.split_once('=') {
-                    Some((_, v)) => Some(WordInfo::literal(v)),
-                    None => args.get(i + 1).cloned(),
-                };
-                if let Some(v) = value {
-                    self.path_effect(&v, Access::Read, cwds, &format!("file of code of {base} {opt}"), true);
+        let mut first = None;
+        for item in argv::parse(sem, args, true) {
+            match item {
+                argv::Item::Opt(o) => {
+                    if sem.code_options.contains(&o.name) {
+                        script = false;
+                    }
+                    if let (Some(v), true, false) = (&o.value, sem.code_file_options.contains(&o.name), enforced) {
+                        self.path_effect(v, Access::Read, cwds, &format!("file of code of {base} {}", o.name), true);
+                    }
                 }
+                argv::Item::Operand { word, .. } => first = Some(word),
+                argv::Item::End { index } => first = args.get(index + 1),
+                argv::Item::RunTime { .. } => return,
             }
-            i += if takes { 2 } else { 1 };
         }
-        if let Some(f) = args.get(i).filter(|w| script && w.exact() != Some("-")) {
+        if let Some(f) = first.filter(|w| script && w.exact() != Some("-")) {
             self.path_effect(f, Access::Read, cwds, &format!("script {base} runs"), true);
         }
     }
