@@ -1,7 +1,8 @@
 //! Shell state that changes what later words mean, judged as a table: assignments to bash's
 //! own variables (however they are made), `set` options outside the allowlist, the builtins
 //! that change how the shell reads or runs commands, here-documents bash and brush-parser
-//! would end in different places, and globs that bash 5.1 expands through `..`. The scope
+//! would end in different places, globs that bash 5.1 expands through `..`, and arithmetic
+//! on a value the line sets at run time (bash evaluates its text, subscripts included). The scope
 //! lists every builtin used, so that only the shell-state rules can refuse; benign rows
 //! must stay allowed.
 
