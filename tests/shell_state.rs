@@ -152,6 +152,7 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-82", "for y in x; do echo $((y)); done; read -r x < README.md", deny("unsupported_construct", arith("$((y))", "y"))),
         ("STATE-83", ": ${y=$z}; read -r z < README.md; cat <<EOF\n$((y))\nEOF", deny("unsupported_construct", arith("$((y))", "y"))),
         ("STATE-84", "source ./README.md; echo $((x))", deny("unsupported_construct", "`source` runs text that cannot be judged before it runs; run the commands directly instead, or ask the user to list the file (`source ./README.md`) in the scope. Also refused: unsupported_construct ($((x))).".into())),
+        ("STATE-85", "builtin read -r x < README.md; echo $((x))", deny("unsupported_construct", arith("$((x))", "x"))),
         // Here-documents bash ends elsewhere: a backslash-newline joins the delimiter line.
         ("STATE-38", "cat <<EOF\nE\\\nOF\ntouch pwned\nEOF", deny("unsupported_construct", heredoc("E\\"))),
         ("STATE-39", "cat <<EOF\nab\\\nEOF\nls\nEOF", deny("unsupported_construct", heredoc("ab\\") + ". Also refused: command_not_allowed (EOF).")),
