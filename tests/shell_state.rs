@@ -1,7 +1,8 @@
 //! Shell state that changes what later words mean, judged as a table: assignments to bash's
 //! own variables (however they are made), `set` options outside the allowlist, the builtins
 //! that change how the shell reads or runs commands, here-documents bash and brush-parser
-//! would end in different places, and globs that bash 5.1 expands through `..`. The scope
+//! would end in different places, globs that bash 5.1 expands through `..`, and arithmetic
+//! on a value the line sets at run time (bash evaluates its text, subscripts included). The scope
 //! lists every builtin used, so that only the shell-state rules can refuse; benign rows
 //! must stay allowed.
 
@@ -39,6 +40,16 @@ fn dot_glob(word: &str) -> String {
     format!("the glob `{word}` can match `..` (the parent directory) in bash 5.1 and older; match dotfiles with `.[!.]*` or name the files")
 }
 
+/// Arithmetic (`shown`) on a variable (`what`, written `value` as a word) set at run time.
+fn run_time_arithmetic(shown: &str, what: &str, value: &str) -> String {
+    format!("`{shown}` evaluates the text of {what}, which this command sets at run time, as an arithmetic expression: a value such as `a[$(cmd)]` would run `cmd`. Pass the value as it is ({value}), compare numbers with `[ {value} -gt 3 ]` (`[` and `test` do not evaluate their operands), or read the value first and write the number in the next command.")
+}
+
+/// [`run_time_arithmetic`] on the variable `name`.
+fn arith(shown: &str, name: &str) -> String {
+    run_time_arithmetic(shown, &format!("`{name}`"), &format!("\"${name}\""))
+}
+
 /// A project with a few files, read and written whole; every builtin of the table listed.
 fn fixture() -> (TempDir, gptel_scope::scope::Scope) {
     let tmp = TempDir::new("shell-state");
@@ -46,7 +57,7 @@ fn fixture() -> (TempDir, gptel_scope::scope::Scope) {
     std::fs::write(tmp.path().join("README.md"), "x\n").unwrap();
     std::fs::write(tmp.path().join("src/.hidden"), "x\n").unwrap();
     let yaml = format!(
-        "paths:\n  read: [\"{root}/**\"]\n  write: [\"{root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, echo, grep, printf, read, mapfile, getopts, let, wait, shopt, enable, bind, hash, fc, history, bash, sh]\n    safe_write: [touch]\n  path_arguments: enforce\n",
+        "paths:\n  read: [\"{root}/**\"]\n  write: [\"{root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, echo, grep, printf, read, mapfile, getopts, let, wait, shopt, enable, bind, hash, fc, history, bash, sh, wc, head]\n    safe_write: [touch]\n  path_arguments: enforce\n",
         root = tmp.path().display()
     );
     let s = scope(&yaml);
@@ -107,6 +118,41 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-51", "echo ${a[FUNCNEST=1]}", deny("denied", shell_var("FUNCNEST"))),
         ("STATE-53", "[[ BASH_COMPAT=31 -eq 31 ]] && ls", deny("denied", shell_var("BASH_COMPAT"))),
         ("STATE-52", "echo ${#a[SECONDS++]}", deny("denied", shell_var("SECONDS"))),
+        // Arithmetic on a value the line sets at run time: bash evaluates the text, and a
+        // subscript in it (`a[$(cmd)]`) runs the command. Every context that evaluates.
+        ("STATE-54", "x=$(cat README.md); echo $((x))", deny("unsupported_construct", arith("$((x))", "x"))),
+        ("STATE-55", "x=$(cat README.md); echo $(( $x + 1 ))", deny("unsupported_construct", arith("$(( $x + 1 ))", "x"))),
+        ("STATE-56", "x=`cat README.md`; (( x > 3 )) && ls", deny("unsupported_construct", arith("(( x > 3 ))", "x"))),
+        ("STATE-57", "read -r n < README.md; for (( i = 0; i < n; i++ )); do ls; done", deny("unsupported_construct", arith("for (( i = 0; i < n; i++ ))", "n"))),
+        ("STATE-58", "read -r x < README.md; [[ $x -eq 1 ]] && ls", deny("unsupported_construct", arith("[[ $x -eq 1 ]]", "x"))),
+        ("STATE-59", "read -r x < README.md; let y=x+1", deny("unsupported_construct", arith("let y=x+1", "x"))),
+        ("STATE-60", "read -r i < README.md; echo \"${a[i]}\"", deny("unsupported_construct", arith("${a[i]}", "i"))),
+        ("STATE-61", "read -r o < README.md; s=abc; echo \"${s:o:1}\"", deny("unsupported_construct", arith("${s:o:1}", "o"))),
+        ("STATE-62", "read -r i < README.md; a[i]=1", deny("unsupported_construct", arith("a[i]=", "i"))),
+        ("STATE-63", "declare -i n; n=$(cat README.md)", deny("unsupported_construct", arith("declare -i n", "n"))),
+        ("STATE-64", "local -i n=m; read -r m < README.md", deny("unsupported_construct", arith("local -i n=m", "n"))),
+        ("STATE-65", "x=$(cat README.md); y=${x%% *}; z=$y; echo $((z + 1))", deny("unsupported_construct", arith("$((z + 1))", "z"))),
+        ("STATE-66", "for n in $(cat README.md); do echo $((n * 2)); done", deny("unsupported_construct", arith("$((n * 2))", "n"))),
+        ("STATE-67", "for n in src/*; do echo $((n)); done; read n", deny("unsupported_construct", arith("$((n))", "n"))),
+        ("STATE-68", "x=1; read -r x < README.md; echo $((x))", deny("unsupported_construct", arith("$((x))", "x"))),
+        ("STATE-69", "while read -r n; do echo $((n + 1)); done < README.md", deny("unsupported_construct", arith("$((n + 1))", "n"))),
+        ("STATE-70", "mapfile -t < README.md; echo $((MAPFILE))", deny("unsupported_construct", arith("$((MAPFILE))", "MAPFILE"))),
+        ("STATE-71", "getopts ab: o; echo $((OPTARG))", deny("unsupported_construct", arith("$((OPTARG))", "OPTARG"))),
+        ("STATE-72", "set -- $(cat README.md); echo $(($1))", deny("unsupported_construct", run_time_arithmetic("$(($1))", "`$1`", "\"$1\""))),
+        ("STATE-73", "x=$(cat README.md) bash -c 'echo $((x))'", deny("unsupported_construct", arith("$((x))", "x"))),
+        ("STATE-74", "cat README.md; echo $((_))", deny("unsupported_construct", arith("$((_))", "_"))),
+        ("STATE-75", ": ${x:=$y}; read -r y < README.md; echo $((x))", deny("unsupported_construct", arith("$((x))", "x"))),
+        ("STATE-76", "read -r x < README.md; set -- a; echo \"${@:x}\"", deny("unsupported_construct", arith("${@:x}", "x"))),
+        ("STATE-77", "read -r x < README.md; [[ -v a[x] ]] && ls", deny("unsupported_construct", arith("[[ -v a[x] ]]", "x"))),
+        ("STATE-78", "read -r x < README.md; test -v 'a[x]' && ls", deny("unsupported_construct", arith("test -v a[x]", "x"))),
+        ("STATE-79", "read -r x < README.md; read -r 'a[x]' < README.md", deny("unsupported_construct", arith("read -r a[x]", "x"))),
+        // A literal value that names such a variable: arithmetic evaluates that name in turn.
+        ("STATE-80", "read -r x < README.md; y=x; echo $((y))", deny("unsupported_construct", arith("$((y))", "y"))),
+        ("STATE-81", "read -r x < README.md; export y=x+1; (( y ))", deny("unsupported_construct", arith("(( y ))", "y"))),
+        ("STATE-82", "for y in x; do echo $((y)); done; read -r x < README.md", deny("unsupported_construct", arith("$((y))", "y"))),
+        ("STATE-83", ": ${y=$z}; read -r z < README.md; cat <<EOF\n$((y))\nEOF", deny("unsupported_construct", arith("$((y))", "y"))),
+        ("STATE-84", "source ./README.md; echo $((x))", deny("unsupported_construct", "`source` runs text that cannot be judged before it runs; run the commands directly instead, or ask the user to list the file (`source ./README.md`) in the scope. Also refused: unsupported_construct ($((x))).".into())),
+        ("STATE-85", "builtin read -r x < README.md; echo $((x))", deny("unsupported_construct", arith("$((x))", "x"))),
         // Here-documents bash ends elsewhere: a backslash-newline joins the delimiter line.
         ("STATE-38", "cat <<EOF\nE\\\nOF\ntouch pwned\nEOF", deny("unsupported_construct", heredoc("E\\"))),
         ("STATE-39", "cat <<EOF\nab\\\nEOF\nls\nEOF", deny("unsupported_construct", heredoc("ab\\") + ". Also refused: command_not_allowed (EOF).")),
@@ -140,6 +186,16 @@ fn table() -> Vec<(&'static str, &'static str, Expected)> {
         ("STATE-B19", "s=abcdef; i=1; echo ${s:i:2} ${s:(i+1)} \"${a[i]}\" \"${a[@]}\"", None),
         ("STATE-B20", "[[ -f README.md && $x == a=b && 1 -lt 2 ]] && ls", None),
         ("STATE-B17", "builtin set -e; command set -u; ls", None),
+        // Arithmetic on literal values, loops over literal words, the caller's environment,
+        // arithmetic results, and run-time values that arithmetic never evaluates.
+        ("STATE-B21", "n=5; echo $((n+1))", None),
+        ("STATE-B22", "for i in 1 2 3; do echo $((i*2)); done", None),
+        ("STATE-B23", "echo $((HOME_COUNT+1)); x=$HOME_COUNT; echo $((x))", None),
+        ("STATE-B24", "count=$(wc -l < README.md); echo \"$count\"", None),
+        ("STATE-B25", "count=$(wc -l < README.md); [ \"$count\" -gt 3 ] && echo many; test \"$count\" -eq 1", None),
+        ("STATE-B26", "i=0; i=$((i + 1)); (( i < 3 )) && echo $i", None),
+        ("STATE-B27", "read -r line < README.md; s=abc; echo \"${#line} ${s:1:1} $line\"", None),
+        ("STATE-B28", "read -r x < README.md; [[ $x == 1 ]] && head -n \"$x\" README.md", None),
     ]
 }
 

@@ -164,6 +164,9 @@ pub(super) struct Flattener {
     assigned_elsewhere: Vec<String>,
     /// Walks of loop bodies with a bound value so far.
     loop_walks: usize,
+    /// The names in [`Flat::evaluated`], and the pairs in [`Flat::copies`].
+    evaluated_names: std::collections::HashSet<String>,
+    copied: std::collections::HashSet<(String, String)>,
 }
 
 impl Flattener {
@@ -180,6 +183,8 @@ impl Flattener {
             bound_names: Vec::new(),
             assigned_elsewhere: Vec::new(),
             loop_walks: 0,
+            evaluated_names: Default::default(),
+            copied: Default::default(),
         }
     }
 
@@ -297,10 +302,19 @@ impl Flattener {
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
                 self.extended_test(a, cwds, ctx)
             }
-            ast::ExtendedTestExpr::UnaryTest(_, w) => {
+            ast::ExtendedTestExpr::UnaryTest(op, w) => {
+                if let Some(i) = name_subscript(&w.value) {
+                    self.evaluates(i, &format!("[[ {op} {} ]]", w.value));
+                }
                 self.test_operand(&w.value, cwds, ctx);
             }
-            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+            ast::ExtendedTestExpr::BinaryTest(op, a, b) => {
+                use ast::BinaryPredicate::*;
+                if matches!(op, ArithmeticEqualTo | ArithmeticNotEqualTo | ArithmeticLessThan | ArithmeticLessThanOrEqualTo | ArithmeticGreaterThan | ArithmeticGreaterThanOrEqualTo) {
+                    let shown = format!("[[ {} {op} {} ]]", a.value, b.value);
+                    self.evaluates(&a.value, &shown);
+                    self.evaluates(&b.value, &shown);
+                }
                 self.test_operand(&a.value, cwds, ctx);
                 self.test_operand(&b.value, cwds, ctx);
             }
@@ -331,12 +345,15 @@ impl Flattener {
         let same = |c: &Cwds| Post { ok: c.clone(), fail: c.clone() };
         match c {
             ast::CompoundCommand::Arithmetic(a) => {
-                self.arithmetic(&a.expr.value, &cwds, ctx);
+                self.arithmetic(&a.expr.value, &format!("(( {} ))", a.expr.value.trim()), &cwds, ctx);
                 same(&cwds)
             }
             ast::CompoundCommand::ArithmeticForClause(f) => {
-                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
-                    self.arithmetic(&e.value, &cwds, ctx);
+                let parts = [&f.initializer, &f.condition, &f.updater];
+                let text: Vec<&str> = parts.iter().map(|e| e.as_ref().map_or("", |e| e.value.trim())).collect();
+                let shown = format!("for (( {} ))", text.join("; "));
+                for e in parts.into_iter().flatten() {
+                    self.arithmetic(&e.value, &shown, &cwds, ctx);
                 }
                 let body = self.loop_body(&f.body.list, cwds, ctx);
                 same(&body)
@@ -363,11 +380,24 @@ impl Flattener {
                 };
                 let Some(values) = values else {
                     self.assigned(name);
+                    match &f.values {
+                        // `for x; do`: the positional parameters.
+                        None => self.sets(name, Some(vec!["@".to_string()])),
+                        Some(_) => {
+                            for w in &words {
+                                let sources = self.sources(w);
+                                self.sets(name, sources);
+                            }
+                        }
+                    }
                     self.bindings.push((name.clone(), None));
                     let body = self.loop_body(&f.body.list, cwds, ctx);
                     self.bindings.pop();
                     return same(&body);
                 };
+                for v in &values {
+                    self.sets(name, Some(literal_names(v)));
+                }
                 for list in [&mut self.out.assigned, &mut self.bound_names] {
                     if !list.contains(name) {
                         list.push(name.clone());
@@ -564,21 +594,26 @@ impl Flattener {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
             ast::AssignmentName::ArrayElementName(n, idx) => {
-                self.arithmetic(idx, cwds, ctx);
+                self.arithmetic(idx, &format!("{n}[{idx}]="), cwds, ctx);
                 n.clone()
             }
         };
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let info = self.assignment_value(&w.value, cwds, ctx);
+                let sources = self.sources(&info);
+                self.sets(&name, sources);
                 Some((name, info))
             }
             ast::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
+                        self.evaluates(&k.value, &format!("{name}=([{}]=...)", k.value));
                         self.word(&k.value, cwds, ctx);
                     }
-                    self.assignment_value(&v.value, cwds, ctx);
+                    let info = self.assignment_value(&v.value, cwds, ctx);
+                    let sources = self.sources(&info);
+                    self.sets(&name, sources);
                 }
                 Some((name, WordInfo { raw: "(...)".into(), value: None, glob: false }))
             }
@@ -697,6 +732,70 @@ impl Flattener {
         }
     }
 
+    /// Arithmetic evaluates the text of the variables `text` names ([`Flat::evaluated`]).
+    /// `shown` is cut to its first 80 characters.
+    fn evaluates(&mut self, text: &str, shown: &str) {
+        for n in arithmetic_names(text) {
+            if self.evaluated_names.insert(n.to_string()) {
+                self.out.evaluated.push((n.to_string(), shown.chars().take(80).collect()));
+            }
+        }
+    }
+
+    /// `name` takes a value made from the variables `sources` (`None`: from something known
+    /// only at run time), for [`Flat::run_time`] and [`Flat::copies`].
+    fn sets(&mut self, name: &str, sources: Option<Vec<String>>) {
+        match sources {
+            None => {
+                if !self.out.run_time.iter().any(|n| n == name) {
+                    self.out.run_time.push(name.to_string());
+                }
+            }
+            Some(from) => {
+                for f in from {
+                    let pair = (name.to_string(), f);
+                    if pair.0 != pair.1 && self.copied.insert(pair.clone()) {
+                        self.out.copies.push(pair);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The variables a word's value is made from, or names: [`Self::value_sources`] for a
+    /// value built at run time, the names in a literal one (arithmetic evaluating `y=x`
+    /// evaluates `x`); `None` for a glob, whose values are the names of files.
+    fn sources(&self, w: &WordInfo) -> Option<Vec<String>> {
+        match &w.value {
+            _ if w.glob => None,
+            Some(v) => Some(literal_names(v)),
+            None => self.value_sources(&w.raw),
+        }
+    }
+
+    /// The variables a word's value is made from (`$x`, `${x%.*}`; a loop variable bound to
+    /// a value is literal text); `None` when it holds something known only at run time (a
+    /// command substitution, an indirect expansion) or does not parse.
+    fn value_sources(&self, raw: &str) -> Option<Vec<String>> {
+        fn walk(f: &Flattener, raw: &str, pieces: &[WordPieceWithSource], out: &mut Vec<String>) -> bool {
+            pieces.iter().all(|p| match &p.piece {
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, raw, inner, out),
+                WordPiece::ParameterExpansion(expr) if f.bound_value(expr).is_some() => true,
+                WordPiece::ParameterExpansion(_) => {
+                    let names = arithmetic_names(raw.get(p.start_index..p.end_index).unwrap_or("!"));
+                    out.extend(names.iter().map(|n| n.to_string()));
+                    !names.contains(&"!")
+                }
+                WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => false,
+                _ => true,
+            })
+        }
+        tame_subscripts(raw).ok()?;
+        let pieces = brush_parser::word::parse(raw, &options()).ok()?;
+        let mut out = Vec::new();
+        walk(self, raw, &pieces, &mut out).then_some(out)
+    }
+
     /// The values a `for` loop's words (`words`, after brace expansion) give its variable,
     /// known before it runs: literal words, and literal globs expanded as bash would in
     /// every directory the loop may start in ([`loop_glob`]). `None` when a word is built at
@@ -802,7 +901,9 @@ impl Flattener {
         self.bindings.iter().rev().find(|(b, _)| b == n).and_then(|(_, v)| v.as_deref())
     }
 
-    fn arithmetic(&mut self, text: &str, cwds: &Cwds, ctx: Context) {
+    /// Arithmetic text (`shown` as written around it): what it assigns, what it evaluates.
+    fn arithmetic(&mut self, text: &str, shown: &str, cwds: &Cwds, ctx: Context) {
+        self.evaluates(text, shown);
         match arithmetic_assignments(text) {
             Ok(names) => {
                 for n in names {
@@ -976,6 +1077,8 @@ impl Flattener {
                     } = expr
                     {
                         self.assigned(n);
+                        let sources = arithmetic_names(source).into_iter().filter(|s| s != n).map(|s| (s != "!").then(|| s.to_string())).collect();
+                        self.sets(n, sources);
                     }
                     // A substring's offset and length, and an index, are arithmetic: what
                     // they assign counts.
@@ -989,6 +1092,7 @@ impl Flattener {
                         arithmetic.push(rest.rsplit_once(']').map_or(rest, |(i, _)| i));
                     }
                     for text in arithmetic {
+                        self.evaluates(text, source);
                         match arithmetic_assignments(text) {
                             Ok(names) => names.into_iter().for_each(|n| self.assigned(n)),
                             Err(p) => self.problem(p),
@@ -1031,7 +1135,7 @@ impl Flattener {
                 }
                 WordPiece::ArithmeticExpression(expr) => {
                     acc.dynamic = true;
-                    self.arithmetic(&expr.value, cwds, ctx);
+                    self.arithmetic(&expr.value, source, cwds, ctx);
                 }
             }
         }
@@ -1107,6 +1211,11 @@ pub(super) struct Acc {
     glob: bool,
     /// A `$(` whose body, as the word parser cut it, does not parse.
     bad_substitution: Option<usize>,
+}
+
+/// The variables a literal value names, which arithmetic evaluating it evaluates in turn.
+pub(super) fn literal_names(value: &str) -> Vec<String> {
+    arithmetic_names(value).into_iter().filter(|n| *n != "!").map(str::to_string).collect()
 }
 
 /// The literal (quoted or plain) text of a word's pieces, without its expansions.

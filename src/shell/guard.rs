@@ -499,6 +499,79 @@ pub fn arithmetic_assignments(text: &str) -> Result<Vec<&str>, Problem> {
     Ok(names)
 }
 
+/// The subscript of a variable's name as a builtin takes it (`a[i]` of `test -v`, `read`,
+/// `unset`; `a[i]=v` of `declare`), which bash evaluates as arithmetic: the text between the
+/// brackets.
+pub fn name_subscript(text: &str) -> Option<&str> {
+    let (name, rest) = text.split_once('[')?;
+    let first = name.bytes().next()?;
+    let ok = !first.is_ascii_digit() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    let inner = match rest.find("]=").or_else(|| rest.find("]+=")) {
+        Some(k) => &rest[..k],
+        None => rest.strip_suffix(']')?,
+    };
+    ok.then_some(inner)
+}
+
+/// The variables an arithmetic expression reads the text of: bare names (`x + 1`) and
+/// expansions (`$x`, `${x}`, `${#x}`, `${x:-y}`); a positional parameter as written (`1`,
+/// `@`, `*`), and an indirect expansion (`${!x}`, which may name any variable) as `!`. The
+/// text is scanned loosely, towards naming more: the digits of `16#ff` are no name.
+pub fn arithmetic_names(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'$' {
+            i += 1;
+            if b.get(i) == Some(&b'{') {
+                i += 1;
+                match b.get(i) {
+                    Some(b'!') => {
+                        names.push("!");
+                        i += 1;
+                        continue;
+                    }
+                    Some(b'#') => i += 1,
+                    _ => {}
+                }
+            }
+            let start = i;
+            match b.get(i) {
+                Some(b'@' | b'*') => i += 1,
+                Some(d) if d.is_ascii_digit() => {
+                    while b.get(i).is_some_and(u8::is_ascii_digit) {
+                        i += 1;
+                    }
+                }
+                Some(&d) if d.is_ascii_alphabetic() || d == b'_' => {
+                    while b.get(i).is_some_and(|&c| ident(c)) {
+                        i += 1;
+                    }
+                }
+                _ => continue,
+            }
+            names.push(&text[start..i]);
+        } else if c.is_ascii_digit() {
+            // A number, with its base (`16#ff`, `0x1f`).
+            while b.get(i).is_some_and(|&c| ident(c) || c == b'#' || c == b'@') {
+                i += 1;
+            }
+        } else if ident(c) {
+            let start = i;
+            while b.get(i).is_some_and(|&c| ident(c)) {
+                i += 1;
+            }
+            names.push(&text[start..i]);
+        } else {
+            i += 1;
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod shell_state_tests {
     use super::*;
@@ -538,6 +611,38 @@ mod shell_state_tests {
             ("a.*", false),
         ] {
             assert_eq!(glob_reaches_parent(word), reaches, "{word}");
+        }
+    }
+
+    #[test]
+    fn subscripts_of_names_builtins_take() {
+        for (text, want) in [
+            ("a[x]", Some("x")),
+            ("a[$i + 1]=v", Some("$i + 1")),
+            ("a[x]+=v", Some("x")),
+            ("x", None),
+            ("1[x]", None),
+            ("-v", None),
+            ("a[x", None),
+        ] {
+            assert_eq!(name_subscript(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn names_arithmetic_reads() {
+        for (text, want) in [
+            ("x", vec!["x"]),
+            ("x + 1", vec!["x"]),
+            ("$x*2", vec!["x"]),
+            ("${x} - ${#y} + ${z:-w}", vec!["x", "y", "z", "w"]),
+            ("16#ff + 0x1f + 10", vec![]),
+            ("$1 + ${2} + $@ + $#", vec!["1", "2", "@"]),
+            ("${!n} + 1", vec!["!", "n"]),
+            ("a[i] = $? + $$", vec!["a", "i"]),
+            ("i = 0; i < n; i++", vec!["i", "i", "n", "i"]),
+        ] {
+            assert_eq!(arithmetic_names(text), want, "{text}");
         }
     }
 

@@ -21,7 +21,7 @@ mod words;
 
 pub use flatten::{flatten, flatten_script};
 use guard::*;
-pub use guard::{arithmetic_assignments, glob_reaches_parent};
+pub use guard::{arithmetic_assignments, arithmetic_names, glob_reaches_parent, name_subscript};
 pub use words::{brace_expand, holds_substitution_text, resolve_dir, wildcard_match, ComponentGlob};
 use words::*;
 
@@ -174,6 +174,16 @@ pub struct Flat {
     /// Variables set outside assignment words: a `for` loop's name, `${NAME:=value}`,
     /// `NAME=` in arithmetic.
     pub assigned: Vec<String>,
+    /// The variables arithmetic evaluates the text of (`$((x))`, `(( x ))`, an index, a
+    /// substring's offset, `[[ $x -eq 1 ]]`; see [`arithmetic_names`]), each with the first
+    /// place that does so, as written.
+    pub evaluated: Vec<(String, String)>,
+    /// Variables the line sets from values not known before it runs: a command
+    /// substitution, an indirect expansion, a loop over words built at run time or globs.
+    pub run_time: Vec<String>,
+    /// Variables the line sets from the values of others (`y=$x`, `y=${x%.*}`,
+    /// `${y:=$x}`, `for y in $x`), as `(y, x)`.
+    pub copies: Vec<(String, String)>,
     /// The globs of `for` loops expanded before running, in the order they run.
     pub loop_globs: Vec<LoopGlob>,
     /// Some commands may run at the same time as others (`&`, a pipeline of several

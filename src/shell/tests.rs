@@ -588,3 +588,35 @@ fn loop_variables_bind_only_while_nothing_else_sets_them() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// What a line records for arithmetic: the variables it evaluates (with where), those it
+/// sets from something known only at run time, and those it sets from others.
+#[test]
+fn arithmetic_evaluations_and_run_time_values_are_recorded() {
+    type Row = (&'static str, Vec<(&'static str, &'static str)>, Vec<&'static str>, Vec<(&'static str, &'static str)>);
+    let rows: Vec<Row> = vec![
+        ("x=$(cat f); echo $((x + 1))", vec![("x", "$((x + 1))")], vec!["x"], vec![]),
+        ("x=`cat f`; y=${x%.*}; (( y ))", vec![("y", "(( y ))")], vec!["x"], vec![("y", "x")]),
+        ("n=5; echo $((n))", vec![("n", "$((n))")], vec![], vec![]),
+        ("y=x; z=\"$y\"", vec![], vec![], vec![("y", "x"), ("z", "y")]),
+        ("i=$((j + 1))", vec![("j", "$((j + 1))")], vec![], vec![]),
+        ("for n in $(cat f) *.md; do :; done", vec![], vec!["n"], vec![]),
+        ("for n in 1 2; do echo $((n)); done", vec![("n", "$((n))")], vec![], vec![]),
+        ("for n; do :; done", vec![], vec![], vec![("n", "@")]),
+        ("x=${!y}", vec![], vec!["x"], vec![]),
+        (": ${x:=$y}", vec![], vec![], vec![("x", "y")]),
+        ("[[ $a -lt b && $c == d ]]", vec![("a", "[[ $a -lt b ]]"), ("b", "[[ $a -lt b ]]")], vec![], vec![]),
+        ("[[ -v a[i] ]]", vec![("i", "[[ -v a[i] ]]")], vec![], vec![]),
+        ("s=abc; echo \"${s:o:l}\" \"${a[k]}\"", vec![("o", "${s:o:l}"), ("l", "${s:o:l}"), ("k", "${a[k]}")], vec![], vec![("s", "abc")]),
+        ("a[i]=1; b=([k]=2)", vec![("i", "a[i]="), ("k", "b=([k]=...)")], vec![], vec![]),
+        ("for (( i = 0; i < n; i++ )); do :; done", vec![("i", "for (( i = 0; i < n; i++ ))"), ("n", "for (( i = 0; i < n; i++ ))")], vec![], vec![]),
+    ];
+    for (cmd, evaluated, run_time, copies) in rows {
+        let f = flatten(cmd, Path::new("/nonexistent"), None);
+        let pairs = |v: &[(String, String)]| v.iter().map(|(a, b)| (a.clone(), b.clone())).collect::<Vec<_>>();
+        let owned = |v: Vec<(&str, &str)>| v.into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+        assert_eq!(pairs(&f.evaluated), owned(evaluated), "{cmd}: evaluated");
+        assert_eq!(f.run_time, run_time, "{cmd}: run_time");
+        assert_eq!(pairs(&f.copies), owned(copies), "{cmd}: copies");
+    }
+}

@@ -257,6 +257,8 @@ struct Judge<'a> {
     /// The variables the command line sets where the engine sees it ([`env_set`]); `None` for
     /// `run_command`, which sets none.
     env_set: Option<Vec<(String, WordInfo)>>,
+    /// What arithmetic evaluates and what the line sets at run time, over all its scripts.
+    run_time: name::RunTimeValues,
 }
 
 /// Every `NAME=value` of a flattened command line: assignments, and words that set a variable
@@ -297,6 +299,7 @@ impl<'a> Judge<'a> {
             stdin_redirected: false,
             runtime_roots: None,
             env_set: None,
+            run_time: name::RunTimeValues::default(),
         }
     }
 

@@ -159,6 +159,78 @@ pub(super) fn builtin_assigns(base: &str, args: &[WordInfo]) -> Vec<Option<Strin
     out
 }
 
+/// The variables arithmetic evaluates the text of, and those the command line sets from
+/// values known only at run time, gathered over the line and every script it runs
+/// ([`Flat::evaluated`], [`Flat::run_time`], [`Flat::copies`], and what builtins set).
+#[derive(Default)]
+pub(super) struct RunTimeValues {
+    evaluated: Vec<(String, String)>,
+    /// The names in `evaluated`.
+    evaluated_names: std::collections::HashSet<String>,
+    run_time: Vec<String>,
+    copies: Vec<(String, String)>,
+    /// A file run by `source` may set any variable.
+    any: bool,
+}
+
+/// Variables bash sets from text it meets at run time: the last argument of the command
+/// before (`$_`), the parts of a `[[ =~ ]]` match, the command running.
+const SET_BY_BASH_AT_RUN_TIME: &[&str] = &["_", "BASH_REMATCH", "BASH_COMMAND"];
+
+/// The name a variable is gathered under: the positional parameters (`1`, `@`, `*`) as `@`.
+fn gathered(name: &str) -> &str {
+    if name == "*" || name.bytes().all(|c| c.is_ascii_digit()) {
+        "@"
+    } else {
+        name
+    }
+}
+
+impl RunTimeValues {
+    fn set_at_run_time(&mut self, name: &str) {
+        let name = gathered(name);
+        if !self.run_time.iter().any(|n| n == name) {
+            self.run_time.push(name.to_string());
+        }
+    }
+
+    fn evaluate(&mut self, name: &str, shown: &str) {
+        if self.evaluated_names.insert(name.to_string()) {
+            self.evaluated.push((name.to_string(), shown.chars().take(80).collect()));
+        }
+    }
+
+    /// The variables arithmetic evaluates that hold a value set at run time, with where
+    /// (a variable copied from one set at run time is set at run time too).
+    fn refused(&self) -> Vec<(&str, &str)> {
+        let mut copied_to: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
+        for (to, from) in &self.copies {
+            copied_to.entry(gathered(from)).or_default().push(gathered(to));
+        }
+        let mut run: std::collections::HashSet<&str> = self.run_time.iter().map(String::as_str).collect();
+        let mut next: Vec<&str> = run.iter().copied().collect();
+        while let Some(n) = next.pop() {
+            for &to in copied_to.get(n).into_iter().flatten() {
+                if run.insert(to) {
+                    next.push(to);
+                }
+            }
+        }
+        self.evaluated
+            .iter()
+            .filter(|(n, _)| {
+                self.any || run.contains(&gathered(n)) || SET_BY_BASH_AT_RUN_TIME.contains(&n.as_str()) || (n == "!" && !run.is_empty())
+            })
+            .map(|(n, s)| (n.as_str(), s.as_str()))
+            .collect()
+    }
+}
+
+/// Builtins that take variables by name, and evaluate a subscript in one.
+const SUBSCRIPT_BUILTINS: &[&str] = &[
+    "test", "[", "unset", "read", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local", "export", "readonly",
+];
+
 /// Builtins that change how the shell reads or runs later commands, refused in any form:
 /// shell options, loadable and disabled builtins, key bindings, history re-execution.
 pub(super) const SHELL_STATE_BUILTINS: &[&str] = &["shopt", "enable", "bind", "fc", "history"];
@@ -180,6 +252,17 @@ impl<'a> Judge<'a> {
         for n in &flat.assigned {
             self.assignment(n, "");
         }
+        for (n, shown) in &flat.evaluated {
+            self.run_time.evaluate(n, shown);
+        }
+        for n in &flat.run_time {
+            self.run_time.set_at_run_time(n);
+        }
+        self.run_time.copies.extend(flat.copies.iter().cloned());
+        if !via.is_empty() {
+            // A script's positional parameters are the arguments it was given.
+            self.run_time.set_at_run_time("@");
+        }
         // What the commands so far write: the paths, and whether one writes where its
         // evidence does not say (a safe_write or dangerous command without a path written).
         let mut written: Vec<PathBuf> = Vec::new();
@@ -197,6 +280,34 @@ impl<'a> Judge<'a> {
         }
         // Where commands may run beside the loop, every write of the line counts.
         self.loop_globs_after_writes(flat, (!flat.concurrent).then_some(flat.commands.len()), &written, unseen, via);
+        if via.is_empty() {
+            self.arithmetic_on_run_time_values();
+        }
+    }
+
+    /// Arithmetic evaluates a variable's text as an expression, running the command
+    /// substitutions of its subscripts: a value the line sets at run time (`x=$(cat f)`,
+    /// `read x`) is refused there, as a literal value that would run one is.
+    fn arithmetic_on_run_time_values(&mut self) {
+        let refused: Vec<(String, String)> = self.run_time.refused().into_iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        for (name, shown) in refused {
+            let (what, value) = match name.as_str() {
+                "!" => ("a variable named by another".to_string(), "\"$x\"".to_string()),
+                n if gathered(n) == "@" => (format!("`${n}`"), format!("\"${n}\"")),
+                n => (format!("`{n}`"), format!("\"${n}\"")),
+            };
+            self.violate(
+                "unsupported_construct",
+                format!(
+                    "`{shown}` evaluates the text of {what}, which this command sets at run time, as an arithmetic expression: a value such as `a[$(cmd)]` would run `cmd`. \
+                     Pass the value as it is ({value}), compare numbers with `[ {value} -gt 3 ]` (`[` and `test` do not evaluate their operands), or read the value first and write the number in the next command."
+                ),
+                Some(shown.clone()),
+                name,
+                "command",
+                None,
+            );
+        }
     }
 
     /// A loop's glob was expanded from the files there are before the command line runs; a
@@ -454,6 +565,7 @@ impl<'a> Judge<'a> {
         }
         if base == "set" {
             match set_arguments(args) {
+                Ok(()) if args.iter().any(|a| a.exact().is_none()) => self.run_time.set_at_run_time("@"),
                 Ok(()) => {}
                 Err(SetRefusal::Option(opt)) => {
                     self.violate(
@@ -487,6 +599,7 @@ impl<'a> Judge<'a> {
                 b => b,
             };
             if key == "source" {
+                self.run_time.any = true;
                 return self.source(base, args, cwds, label, ev);
             }
             if !bt.allow_constructs.iter().any(|c| c == key) {
@@ -623,8 +736,31 @@ impl<'a> Judge<'a> {
             return self.shell(name, words, cwds, via, under_replace, label, ev);
         }
 
+        // Builtins that take a variable's name evaluate its subscript (`test -v 'a[i]'`,
+        // `read 'a[i]'`, `declare 'a[i]=v'`).
+        if SUBSCRIPT_BUILTINS.contains(&base) {
+            for a in args {
+                if let Some(i) = a.value.as_deref().and_then(shell::name_subscript) {
+                    for n in shell::arithmetic_names(i) {
+                        self.run_time.evaluate(n, label);
+                    }
+                }
+            }
+        }
+
         // Declarations: their NAME=VALUE arguments are assignments.
         if matches!(base, "export" | "declare" | "typeset" | "local" | "readonly") {
+            // `-i`: every assignment to the names evaluates its value as arithmetic (the
+            // names an initial value holds count as the name's, below).
+            let integer = base != "export"
+                && base != "readonly"
+                && args.iter().any(|a| a.exact().is_some_and(|v| v.starts_with(['-', '+']) && !v.starts_with("--") && v.contains('i')));
+            if integer {
+                for a in args.iter().filter(|a| !a.raw.starts_with(['-', '+'])) {
+                    let n = a.raw.split_once('=').map_or(a.raw.as_str(), |(n, _)| n);
+                    self.run_time.evaluate(n.split('[').next().unwrap_or(n).trim_end_matches('+'), label);
+                }
+            }
             for a in args {
                 // The name of `NAME=(...)` or `NAME[i]=v`, whose word is no literal.
                 if let Some((n, _)) = a.raw.split_once('=') {
@@ -660,6 +796,11 @@ impl<'a> Judge<'a> {
                     Some(v) if v.contains('=') && !v.starts_with('-') => {
                         let (name, value) = v.split_once('=').unwrap_or((v, ""));
                         self.assignment(name.trim_end_matches('+'), label);
+                        // Arithmetic evaluating it evaluates the names in its value.
+                        let to = name.split('[').next().unwrap_or(name).trim_end_matches('+');
+                        for n in shell::arithmetic_names(value).into_iter().filter(|n| *n != "!") {
+                            self.run_time.copies.push((to.to_string(), n.to_string()));
+                        }
                         self.arithmetic_value(name, value, label);
                         if value.contains("$(") || value.contains('`') {
                             self.violate(
@@ -688,15 +829,30 @@ impl<'a> Judge<'a> {
             self.directory_scope(Category::Builtin, cwds, label);
             return;
         }
-        // Builtins that set variables by name, and `let`'s arithmetic.
+        // Builtins that set variables by name (from what they read), and `let`'s arithmetic.
+        let default = match base {
+            "read" => Some("REPLY"),
+            "mapfile" | "readarray" => Some("MAPFILE"),
+            "getopts" => Some("OPTARG"),
+            _ => None,
+        };
+        if let Some(n) = default {
+            self.run_time.set_at_run_time(n);
+        }
         for n in builtin_assigns(base, args) {
             match n {
-                Some(n) => self.assignment(&n, label),
+                Some(n) => {
+                    self.run_time.set_at_run_time(&n);
+                    self.assignment(&n, label)
+                }
                 None => self.violate("dynamic_command", format!("`{label}`: the name of a variable `{base}` sets is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
             }
         }
         if base == "let" {
             for a in args {
+                for n in shell::arithmetic_names(&a.raw) {
+                    self.run_time.evaluate(n, label);
+                }
                 match shell::arithmetic_assignments(a.value.as_deref().unwrap_or(&a.raw)) {
                     Ok(names) => names.iter().for_each(|n| self.assignment(n, label)),
                     Err(p) => self.violate(p.reason(), p.message().to_string(), Some(label.to_string()), base.to_string(), "command", None),
