@@ -225,6 +225,10 @@ fn files_that_source_shells_and_interpreters_run_are_read_in_the_scope() {
         // the word after it; `-Bc` is -B then -c with its code (no script).
         ("SRCB-08", "python -X dev ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "script python runs", &evil_py, &allowed))),
         ("SRCB-09", "python -Bc 'print(1)'", None),
+        // `.` without a file runs nothing in bash, and is refused like any construct the scope
+        // does not list (found by the decide fuzz target: `x=.env .`).
+        ("SRCB-10", "x=.env .", deny("unsupported_construct", "`.` needs the file it runs; name the file (`. ./FILE`), or run the commands directly.".into())),
+        ("SRCB-11", "source --", deny("unsupported_construct", "`source` needs the file it runs; name the file (`source ./FILE`), or run the commands directly.".into())),
     ];
     check(rows, &s, &project, Some(&project));
     // Where read operands only warn, the files of code an interpreter runs are still checked.

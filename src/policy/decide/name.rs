@@ -1170,8 +1170,16 @@ impl<'a> Judge<'a> {
             _ => args.first(),
         };
         let Some(file) = file else {
-            // bash refuses it: "filename argument required".
-            self.directory_scope(Category::Builtin, cwds, label);
+            // bash refuses it ("filename argument required"), and so does the engine: nothing
+            // allowed runs a construct the scope does not list.
+            self.violate(
+                "unsupported_construct",
+                format!("`{base}` needs the file it runs; name the file (`{base} ./FILE`), or run the commands directly."),
+                Some(label.to_string()),
+                base.to_string(),
+                "command",
+                None,
+            );
             return;
         };
         let Some(path) = file.exact() else {
