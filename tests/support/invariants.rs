@@ -652,9 +652,27 @@ fn wrapper_value_options(name: &str) -> &'static [&'static str] {
         "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
         "time" => &["-f", "--format", "-o", "--output"],
         "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
-        "xargs" => &["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+        // `-e`, `-i` and `-l` take a value only attached: not here.
+        "xargs" => &["-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
         _ => &[],
     }
+}
+
+/// Whether the wrapper option word `s` takes the next word as its value: listed as it is, or
+/// a cluster of short options whose first letter taking a value is its last (`exec -ca NAME`;
+/// `-cafoo` holds its value).
+fn takes_next(name: &str, s: &str) -> bool {
+    let opts = wrapper_value_options(name);
+    if opts.contains(&s) {
+        return true;
+    }
+    let Some(letters) = s.strip_prefix('-').filter(|l| !l.starts_with('-') && l.chars().count() > 1) else { return false };
+    for (k, c) in letters.char_indices() {
+        if opts.contains(&format!("-{c}").as_str()) {
+            return k + c.len_utf8() == letters.len();
+        }
+    }
+    false
 }
 
 /// Whether a word before the wrapped command can be a wrapper's option or value.
@@ -714,7 +732,7 @@ fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &
                 duration = false;
                 continue;
             }
-            if wrapper_value_options(name).contains(&s) {
+            if takes_next(name, s) {
                 skip_next = true;
                 continue;
             }
