@@ -72,6 +72,7 @@ pub(super) fn precheck(command: &str) -> Result<(), Problem> {
         )));
     }
     runs(command)?;
+    heredoc_tags(command)?;
     // Only control bytes and non-ASCII characters need a closer look. Hop from one to the
     // next: the bytes between are printable ASCII, so each hop lands on a character's
     // first byte.
@@ -101,6 +102,48 @@ pub(super) fn precheck(command: &str) -> Result<(), Problem> {
             return Err(Problem::Parse(format!(
                 "the command holds {what} (U+{:04X}) at byte {i}; send plain text with lines separated by LF only",
                 c as u32
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a here-document operator with no delimiter word after it (`cat << )`, `$(cat <<  `,
+/// `$(<<<<<`): bash refuses it, and brush-parser's tokenizer, at the end of an unclosed `$(`,
+/// allocates without end on it. The text is read as bash reads operators: a run of `<` is
+/// `<<<` as many times as it holds, then `<<` or `<` (so `<<<<<` ends in `<<`); `<<-` is the
+/// operator too, and a `\` before the first `<` escapes it. The next character after blanks
+/// must start a word: not the end, a newline, or one of `<>|&;()`. Quotes are not followed
+/// (a delimiter is often quoted, `<<'EOF'`, and a quote starts a word), so such text inside
+/// quotes is refused as well, which errs towards refusing.
+pub(super) fn heredoc_tags(command: &str) -> Result<(), Problem> {
+    let b = command.as_bytes();
+    let mut i = 0;
+    while let Some(off) = b[i..].iter().position(|&c| c == b'<') {
+        let mut start = i + off;
+        let mut end = start;
+        while b.get(end) == Some(&b'<') {
+            end += 1;
+        }
+        i = end;
+        let escapes = b[..start].iter().rev().take_while(|&&c| c == b'\\').count();
+        if escapes % 2 == 1 {
+            start += 1;
+        }
+        if (end - start) % 3 != 2 {
+            continue;
+        }
+        let mut j = end;
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        if matches!(b.get(j), None | Some(b'\n' | b'<' | b'>' | b'|' | b'&' | b';' | b'(' | b')')) {
+            return Err(Problem::Parse(format!(
+                "the here-document operator at byte {} has no delimiter word after it; write `<<'EOF'`, the lines, then `EOF` on a line of its own",
+                end - 2
             )));
         }
     }

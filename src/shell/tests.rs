@@ -620,3 +620,38 @@ fn arithmetic_evaluations_and_run_time_values_are_recorded() {
         assert_eq!(pairs(&f.copies), owned(copies), "{cmd}: copies");
     }
 }
+
+#[test]
+fn here_document_operators_without_a_delimiter_fail_closed() {
+    // brush-parser's tokenizer allocates without end on the refused shapes at the end of an
+    // unclosed `$(` (found by the decide fuzz target: `$(<<<<<<<<<<<  ` took gigabytes); they
+    // never reach it. The test calls only the guard.
+    for (cmd, ok) in [
+        ("$(cat <<  ", false),
+        ("$(<<<<<<<<<<<  ", false),
+        ("$(<< << << << << <  ", false),
+        ("$(<< <  ", false),
+        ("$(<<-  ", false),
+        ("echo \"$(<<<<<  ", false),
+        ("cat << )", false),
+        ("cat <<\nEOF", false),
+        ("cat <<EOF\nx\nEOF", true),
+        ("cat <<'EOF'\nx\nEOF", true),
+        ("cat <<-EOF\n\tx\nEOF", true),
+        ("cat << \"EOF\"\nx\nEOF", true),
+        ("x=$(cat <<EOF\na\nEOF\n)", true),
+        ("cat <<< \"x\"", true),
+        ("cat <<<x", true),
+        ("grep -n '<<<<<<< HEAD' notes.txt", true),
+        ("grep -c '^<<<<<<<' notes.txt", true),
+        ("echo $((1 << 2))", true),
+        ("echo \\<< x", true),
+    ] {
+        assert_eq!(heredoc_tags(cmd).is_ok(), ok, "{cmd:?}");
+        assert_eq!(precheck(cmd).is_ok(), ok, "{cmd:?}");
+    }
+    assert!(matches!(
+        heredoc_tags("$(cat <<  "),
+        Err(Problem::Parse(m)) if m == "the here-document operator at byte 6 has no delimiter word after it; write `<<'EOF'`, the lines, then `EOF` on a line of its own"
+    ));
+}
