@@ -214,6 +214,7 @@ fn options() -> brush_parser::ParserOptions {
 /// parse safely or in time (`guard.rs`).
 pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
     precheck(command)?;
+    let command = without_trailing_blanks(command);
     // A command with a here-document is tokenized first, to check the tokens (see
     // [`heredoc_tokens`]), and parsed from them.
     tame_subscripts_in_command(command)?;
@@ -229,6 +230,20 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
         None => brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options()).parse_program(),
     };
     parsed.map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}.")))
+}
+
+/// `command` without the blanks and newlines at its end, which bash ignores (one blank after
+/// a `\\` is kept: it is part of the last word). brush-parser's tokenizer allocates without
+/// end when the text ends in two blanks while a here-document's tag or an unclosed `$(` is
+/// pending (`<<$(  `, found by the decide fuzz target), so it never sees them.
+fn without_trailing_blanks(command: &str) -> &str {
+    let trimmed = command.trim_end_matches([' ', '\t', '\n']);
+    let escapes = trimmed.bytes().rev().take_while(|&c| c == b'\\').count();
+    if escapes % 2 == 1 && trimmed.len() < command.len() {
+        &command[..trimmed.len() + 1]
+    } else {
+        trimmed
+    }
 }
 
 /// What to say when a command that does not parse has a backquote inside double quotes

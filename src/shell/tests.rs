@@ -655,3 +655,19 @@ fn here_document_operators_without_a_delimiter_fail_closed() {
         Err(Problem::Parse(m)) if m == "the here-document operator at byte 6 has no delimiter word after it; write `<<'EOF'`, the lines, then `EOF` on a line of its own"
     ));
 }
+
+#[test]
+fn trailing_blanks_never_reach_the_tokenizer() {
+    // `<<$(  ` made brush-parser's tokenizer allocate without end (the decide fuzz target):
+    // the blanks at the end are dropped before it sees the text, but one after a `\`.
+    for (cmd, kept) in [
+        ("<<$(  ", "<<$("),
+        ("ls  \t\n", "ls"),
+        ("echo a\\  ", "echo a\\ "),
+        ("echo a\\\\  ", "echo a\\\\"),
+        ("cat <<EOF\nx\nEOF\n", "cat <<EOF\nx\nEOF"),
+        ("ls", "ls"),
+    ] {
+        assert_eq!(without_trailing_blanks(cmd), kept, "{cmd:?}");
+    }
+}
