@@ -218,6 +218,7 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
     // A command with a here-document is tokenized first, to check the tokens (see
     // [`heredoc_tokens`]), and parsed from them.
     tame_subscripts_in_command(command)?;
+    unclosed_groups(command)?;
     let has_heredoc = command.match_indices("<<").any(|(i, _)| command.as_bytes().get(i + 2) != Some(&b'<'));
     let tokens = has_heredoc
         .then(|| brush_parser::tokenize_str_with_options(command, &options().tokenizer_options()).ok())
