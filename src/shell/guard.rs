@@ -113,7 +113,8 @@ pub(super) fn precheck(command: &str) -> Result<(), Problem> {
 /// allocates without end on it. The text is read as bash reads operators: a run of `<` is
 /// `<<<` as many times as it holds, then `<<` or `<` (so `<<<<<` ends in `<<`); `<<-` is the
 /// operator too, and a `\` before the first `<` escapes it. The next character after blanks
-/// must start a word: not the end, a newline, or one of `<>|&;()`. Quotes are not followed
+/// must start a word: not the end, a newline, or one of `<>|&;()`; the word must hold no `$`
+/// or backquote. Quotes are not followed
 /// (a delimiter is often quoted, `<<'EOF'`, and a quote starts a word), so such text inside
 /// quotes is refused as well, which errs towards refusing.
 pub(super) fn heredoc_tags(command: &str) -> Result<(), Problem> {
@@ -140,9 +141,19 @@ pub(super) fn heredoc_tags(command: &str) -> Result<(), Problem> {
         while matches!(b.get(j), Some(b' ' | b'\t')) {
             j += 1;
         }
-        if matches!(b.get(j), None | Some(b'\n' | b'<' | b'>' | b'|' | b'&' | b';' | b'(' | b')')) {
+        let ends_word = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'<' | b'>' | b'|' | b'&' | b';' | b'(' | b')');
+        if b.get(j).is_none_or(ends_word) {
             return Err(Problem::Parse(format!(
                 "the here-document operator at byte {} has no delimiter word after it; write `<<'EOF'`, the lines, then `EOF` on a line of its own",
+                end - 2
+            )));
+        }
+        // bash expands nothing in a delimiter; brush-parser's tokenizer reads a substitution
+        // there and, unclosed (`<<$(  $(`), allocates without end.
+        let word = &b[j..b[j..].iter().position(ends_word).map_or(b.len(), |p| j + p)];
+        if word.iter().any(|c| matches!(c, b'$' | b'`')) {
+            return Err(Problem::Parse(format!(
+                "the delimiter of the here-document at byte {} holds `$` or a backquote; write a plain word such as `'EOF'`",
                 end - 2
             )));
         }
