@@ -381,44 +381,53 @@ given without them."
                               (format "%.2f GB/s, %.3f ms" kept-gbs (* 1e3 seconds)) "1 GB/s" kept-gbs
                               "(info)" 'info))))
 
+(defun gptel-scope-bench--spawn-exec ()
+  "Return the seconds `gptel-scope-exec-start' takes to run `true' and answer.
+The command starts as the tool starts it once judged, without the
+sandbox: the scope's environment, the output captured, the result made."
+  (let ((result nil) (start (float-time)) (gptel-scope-exec-argv-function nil))
+    (gptel-scope-exec-start (gptel-scope-exec-shell-argv "true") default-directory
+                            (lambda (r) (setq result r)))
+    (gptel-scope-bench--wait (lambda () result))
+    (- (float-time) start)))
+
 (defun gptel-scope-bench--run-bash (spawn)
-  "Measure run_bash_command on `true' against SPAWN, the bare spawn's seconds.
-Like for like: the tool runs without the sandbox (whose cost is a row
-of its own), the reference is `bash -c true' started by `make-process'.
-Also, interleaved with both, the bare spawn through the redirect that
-sends a command's output to the capture's FIFO (a second exec, of bash:
-`gptel-scope-exec--redirect'), so that the part of the difference that
-is that exec is known; and the processor time Emacs itself spends on
-each (its own work, less noisy than the wall clock on a busy machine)."
+  "Measure running `true' against SPAWN, the bare spawn's seconds.
+Like for like: without the sandbox (whose cost is a row of its own),
+the reference is `bash -c true' started by `make-process'.  Interleaved:
+the command started and its output captured as the tool does once it
+judged it (`gptel-scope-exec-start'), and the whole tool call
+\(judging, events, the result's redaction included); also the
+processor time Emacs itself spends on each (its own work, less noisy
+than the wall clock on a busy machine)."
   (let ((gptel-scope-sandbox nil))
-    (gptel-scope-bench--spawn-tool "true"))
-  (let ((redirected (append gptel-scope-exec--shell
-                            (list gptel-scope-exec--redirect null-device (executable-find "bash")
-                                  "--noprofile" "--norc" "-c" "true")))
-        bares tools redirects bare-cpu tool-cpu)
+    (gptel-scope-bench--spawn-tool "true")
+    (gptel-scope-bench--spawn-exec))
+  (let (bares tools execs bare-cpu tool-cpu)
     ;; Interleaved, so that all see the same state of the machine.
     (dotimes (_ gptel-scope-bench-spawns)
       (let ((cpu (float-time (get-internal-run-time))))
         (push (gptel-scope-bench--spawn-bare) bares)
         (push (- (float-time (get-internal-run-time)) cpu) bare-cpu))
+      (let ((gptel-scope-sandbox nil))
+        (push (gptel-scope-bench--spawn-exec) execs))
       (let ((cpu (float-time (get-internal-run-time)))
             (gptel-scope-sandbox nil))
         (push (car (gptel-scope-bench--spawn-tool "true")) tools)
-        (push (- (float-time (get-internal-run-time)) cpu) tool-cpu))
-      (push (gptel-scope-bench--spawn-bare redirected) redirects))
+        (push (- (float-time (get-internal-run-time)) cpu) tool-cpu)))
     (let ((bare (gptel-scope-bench--median (cons spawn bares)))
           (tool (gptel-scope-bench--median tools))
-          (redirect (gptel-scope-bench--median redirects)))
-      (gptel-scope-bench--row "Emacs: run_bash_command true / make-process (no sandbox)"
+          (exec (gptel-scope-bench--median execs)))
+      (gptel-scope-bench--row "Emacs: true started, output captured, answered / make-process"
+                              (format "%.2f ms" (* 1e3 exec)) (format "%.2f ms" (* 1e3 bare))
+                              (/ exec bare) "<= 1.2" (<= (/ exec bare) 1.2))
+      (gptel-scope-bench--row "Emacs: run_bash_command true, judging included / make-process"
                               (format "%.2f ms" (* 1e3 tool)) (format "%.2f ms" (* 1e3 bare))
-                              (/ tool bare) "<= 1.2" (<= (/ tool bare) 1.2))
+                              (/ tool bare) "(info)" 'info)
       (gptel-scope-bench--row "Emacs: the same, Emacs's own processor time"
                               (format "%.3f ms" (* 1e3 (gptel-scope-bench--median tool-cpu)))
                               (format "%.3f ms" (* 1e3 (gptel-scope-bench--median bare-cpu)))
-                              nil "(info)" 'info)
-      (gptel-scope-bench--row "Emacs: make-process through the output redirect / bare"
-                              (format "%.2f ms" (* 1e3 redirect)) (format "%.2f ms" (* 1e3 bare))
-                              (/ redirect bare) "(info)" 'info))))
+                              nil "(info)" 'info))))
 
 (defun gptel-scope-bench--sandbox ()
   "Measure the sandbox's cost per command: run_bash_command on `true'.
@@ -449,10 +458,13 @@ module, the walk for denied entries, starting bubblewrap)."
   "Return the seconds of `gptel-scope-bench-big-output' alone.
 Started with `make-process' as the tool starts it, the shell sending
 the output to /dev/null: the time of the command itself."
+  (gptel-scope-bench--bare-shell (concat gptel-scope-bench-big-output " >/dev/null")))
+
+(defun gptel-scope-bench--bare-shell (command)
+  "Return the seconds of the shell COMMAND started by `make-process'."
   (let ((done nil) (start (float-time)))
     (make-process :name "bench-big-bare"
-                  :command (list "bash" "--noprofile" "--norc" "-c"
-                                 (concat gptel-scope-bench-big-output " >/dev/null"))
+                  :command (list "bash" "--noprofile" "--norc" "-c" command)
                   :connection-type 'pipe :noquery t :filter #'ignore
                   :sentinel (lambda (p _e) (unless (process-live-p p) (setq done t))))
     (gptel-scope-bench--wait (lambda () done))
@@ -460,16 +472,20 @@ the output to /dev/null: the time of the command itself."
 
 (defun gptel-scope-bench--big-output ()
   "Run `gptel-scope-bench-big-output' through run_bash_command and alone.
-Three runs of each, interleaved; the median of each is reported.  Like
+Five runs of each, interleaved; the median of each is reported.  Like
 for like, the ratio's runs are without the sandbox, as the command
 alone is; the same runs in the sandbox (its default) are an info row.
 During the tool's runs a 10 ms repeating timer records how late it
-fires and samples the resident memory (VmRSS) of Emacs."
+fires and samples the resident memory (VmRSS) of Emacs.  Also, as a
+floor, the command with its output read by `wc -c' instead: what any
+reader of the output through a pipe costs on this machine."
   (garbage-collect)
   (let ((rss0 (gptel-scope-bench--rss)) (peak 0) (late 0.0)
-        (bares nil) (tools nil) (sandboxed nil) (bytes nil) (cpus nil))
-    (dotimes (_ 3)
+        (bares nil) (tools nil) (sandboxed nil) (bytes nil) (cpus nil) (piped nil))
+    (dotimes (_ 5)
       (push (gptel-scope-bench--bare-big-output) bares)
+      (push (gptel-scope-bench--bare-shell (concat gptel-scope-bench-big-output " | wc -c >/dev/null"))
+            piped)
       (dolist (sandbox '(nil auto))
         (garbage-collect)
         (let* ((last (float-time))
@@ -501,6 +517,9 @@ fires and samples the resident memory (VmRSS) of Emacs."
                                       gptel-scope-bench-big-output (car bytes))
                               (format "%.2f s" tool) (format "%.2f s" bare)
                               (/ tool bare) "<= 2" (<= (/ tool bare) 2))
+      (gptel-scope-bench--row "Emacs: the same command piped into wc -c / alone"
+                              (format "%.2f s" (gptel-scope-bench--median piped)) (format "%.2f s" bare)
+                              (/ (gptel-scope-bench--median piped) bare) "(info)" 'info)
       (gptel-scope-bench--row "Emacs: the same, Emacs's processor time (the reader thread's included)"
                               (format "%.3f s" (gptel-scope-bench--median cpus)) "-" nil "(info)" 'info)
       (gptel-scope-bench--row "Emacs: the same in the sandbox / alone"
@@ -511,21 +530,56 @@ fires and samples the resident memory (VmRSS) of Emacs."
       (gptel-scope-bench--row "Emacs: the same, worst delay of a 10 ms timer"
                               (format "%.1f ms" (* 1e3 late)) "50 ms" (/ late 0.05) "<= 50 ms"
                               (<= late 0.05))
-      (gptel-scope-bench--row "Emacs: the same through a process filter (no FIFO) / alone"
+      (gptel-scope-bench--row "Emacs: the same started by make-process, through a process filter / alone"
                               (format "%.2f s" filter) (format "%.2f s" bare) (/ filter bare)
                               "(info)" 'info))))
 
 (defun gptel-scope-bench--big-output-filtered ()
   "Return the seconds of `gptel-scope-bench-big-output' read by Emacs.
-As an argv command, or any command when no FIFO can be made, is run:
+Started by `make-process', as where the module cannot start commands:
 the output passes through a process filter to the module."
   (let ((done nil)
         (start (float-time))
-        (temporary-file-directory "/nonexistent-gptel-scope-bench/"))
+        (gptel-scope-exec--spawn nil))
     (gptel-scope-exec-start (gptel-scope-exec-shell-argv gptel-scope-bench-big-output)
                             default-directory (lambda (r) (setq done r)))
     (gptel-scope-bench--wait (lambda () done) 120)
     (- (float-time) start)))
+
+(defun gptel-scope-bench--argv-output (dir)
+  "Run `cat' of a 300 MB file in DIR through run_command and alone.
+The file is `gptel-scope-bench-big-output' written once (no shell runs
+the tool's command).  Three runs of each, interleaved, without the
+sandbox; the medians are reported.  Alone is the same argv with its
+output to /dev/null; as a floor, its output read by `wc -c'."
+  (let* ((file (expand-file-name "big-output.txt" dir))
+         (gptel-scope-sandbox nil) (bares nil) (tools nil) (piped nil) (result nil))
+    (call-process "bash" nil nil nil "--noprofile" "--norc" "-c"
+                  (format "%s > %s" gptel-scope-bench-big-output (shell-quote-argument file)))
+    (unwind-protect
+        (dotimes (_ 3)
+          (push (gptel-scope-bench--bare-shell (format "cat %s >/dev/null" (shell-quote-argument file)))
+                bares)
+          (push (gptel-scope-bench--bare-shell (format "cat %s | wc -c >/dev/null" (shell-quote-argument file)))
+                piped)
+          (let ((start (float-time)))
+            (setq result nil)
+            (gptel-scope-run-command (lambda (r) (setq result r)) "cat" (vector file) dir)
+            (gptel-scope-bench--wait (lambda () result) 120)
+            (push (- (float-time) start) tools)))
+      (delete-file file))
+    (let* ((bare (gptel-scope-bench--median bares))
+           (tool (gptel-scope-bench--median tools))
+           (output (or (plist-get (json-parse-string result :object-type 'plist) :output) ""))
+           (bytes (and (string-match "characters of \\([0-9]+\\) bytes" output)
+                       (match-string 1 output))))
+      (gptel-scope-bench--row (format "Emacs: run_command cat FILE (%s bytes, no sandbox) / alone"
+                                      (or bytes "no output:"))
+                              (format "%.2f s" tool) (format "%.2f s" bare)
+                              (/ tool bare) "<= 2" (and bytes (<= (/ tool bare) 2)))
+      (gptel-scope-bench--row "Emacs: the same argv piped into wc -c / alone"
+                              (format "%.2f s" (gptel-scope-bench--median piped)) (format "%.2f s" bare)
+                              (/ (gptel-scope-bench--median piped) bare) "(info)" 'info))))
 
 (defun gptel-scope-bench--flood ()
   "Run `yes' through run_bash_command for 10 s; report how much Emacs grows."
@@ -793,6 +847,7 @@ meets them at the model's first request."
             (gptel-scope-bench--sandbox)
             (gptel-scope-bench--redaction dir)
             (gptel-scope-bench--big-output)
+            (gptel-scope-bench--argv-output dir)
             (gptel-scope-bench--flood)))
       (delete-directory dir t)
       (delete-directory (file-name-directory gptel-scope-trust-file) t))))

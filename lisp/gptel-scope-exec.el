@@ -11,8 +11,8 @@
 
 ;;; Commentary:
 
-;; Runs a command the module has already judged, asynchronously, with
-;; `make-process' (never `call-process': a timeout cannot interrupt it):
+;; Runs a command the module has already judged, asynchronously (never
+;; with `call-process': a timeout cannot interrupt it):
 ;;
 ;; - shell commands run as `bash --noprofile --norc -c COMMAND', the
 ;;   grammar the module parsed; argv commands run with no shell;
@@ -20,23 +20,23 @@
 ;;   set by gptel-scope-env; without it only the core variables PATH,
 ;;   HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ and TMPDIR), then
 ;;   sanitized: BASH_ENV and ENV unset, pagers off, git never prompts;
-;; - standard input is closed at once, so a command waiting for input
-;;   ends instead of hanging until the timeout;
-;; - Emacs starts every subprocess in a session of its own (setsid), so
-;;   the command is the leader of a process group holding everything it
-;;   starts; on timeout that group, and every descendant that left it, get
+;; - the module starts the command (`gptel-scope-module-spawn'), as
+;;   `make-process' would: the program found on `exec-path', in a session
+;;   of its own (setsid), so the command is the leader of a process group
+;;   holding everything it starts and has no terminal; every signal at its
+;;   default; standard input from /dev/null, so a command waiting for
+;;   input ends instead of hanging until the timeout;
+;; - its output (stdout and stderr together) does not pass through Lisp:
+;;   it goes to a pipe that a thread of the module drains, keeping its
+;;   first and last bytes (`gptel-scope-capture-factor' times the limit in
+;;   all) and counting the rest; nothing is written to disk.  Another
+;;   thread waits for the command and says how it ended through a pipe
+;;   process, which stands for the command in Lisp;
+;; - on timeout the process group, and every descendant that left it, get
 ;;   SIGTERM and then SIGKILL, and when the command ends whatever it left
 ;;   running in the background is killed too;
-;; - output (stdout and stderr together) does not pass through Lisp: it
-;;   goes to a FIFO (mode 0600, in a directory of its own, mode 0700,
-;;   removed afterwards) that a thread of the module drains, keeping its
-;;   first and last bytes (`gptel-scope-capture-factor' times the limit
-;;   in all) and counting the rest; nothing is written to disk.  A shell
-;;   command runs as `bash -c \='exec "$@" >"$0" 2>&1\=' FIFO ARGV...', the
-;;   same process, so timeouts and kills are unchanged, and the same
-;;   environment (bash passes it on as the command's bash does).  An argv
-;;   command, which no shell may touch, and any command when no FIFO can
-;;   be made, gives its output to the module through a process filter;
+;; - where the module cannot start commands, `make-process' does, and a
+;;   process filter gives the output to the module;
 ;; - the module decodes the output as UTF-8, each invalid byte as U+FFFD
 ;;   and NUL as U+2400 (so `json-serialize' never fails, and any JSON
 ;;   parser takes the result), hides the values of the secrets the
@@ -51,9 +51,9 @@
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
-(declare-function gptel-scope-module-capture-start "gptel-scope-module" (directory cap-bytes))
+(declare-function gptel-scope-module-spawn "gptel-scope-module"
+                  (program argv environment directory cap-bytes channel))
 (declare-function gptel-scope-module-capture-new "gptel-scope-module" (cap-bytes))
-(declare-function gptel-scope-module-capture-fifo "gptel-scope-module" (capture))
 (declare-function gptel-scope-module-capture-push "gptel-scope-module" (capture bytes))
 (declare-function gptel-scope-module-capture-finish "gptel-scope-module"
                   (capture max-chars redactor wait-ms))
@@ -185,7 +185,7 @@ SIGTERM first and SIGKILL `gptel-scope-kill-grace' seconds later, or
 SIGKILL at once when IMMEDIATELY is non-nil.  With GROUP-ONLY, only
 signal the process group (after PROC ended its children belong to
 init, and the group holds those that did not leave it)."
-  (let ((pid (process-id proc)))
+  (let ((pid (gptel-scope-exec-pid proc)))
     (when pid
       (let ((pids (unless group-only (gptel-scope-exec--descendants pid))))
         (if immediately
@@ -198,7 +198,7 @@ init, and the group holds those that did not leave it)."
   "Kill what is left of the process group of PROC, which has ended.
 SIGTERM, and SIGKILL `gptel-scope-kill-grace' seconds later when
 the group still had members (an empty group needs no second signal)."
-  (let ((pid (process-id proc)))
+  (let ((pid (gptel-scope-exec-pid proc)))
     (when (and pid (eql 0 (ignore-errors (signal-process (- pid) 'SIGTERM))))
       (run-at-time gptel-scope-kill-grace nil
                    #'gptel-scope-exec--signal pid nil 'SIGKILL))))
@@ -211,8 +211,7 @@ the group still had members (an empty group needs no second signal)."
   (setq gptel-scope-exec--live nil))
 
 (defun gptel-scope-exec--exiting ()
-  "Kill the running commands and remove their FIFOs: Emacs is exiting.
-No sentinel runs then, to remove them."
+  "Kill the running commands and stop reading their output: Emacs is exiting."
   (dolist (proc gptel-scope-exec--live)
     (let ((capture (process-get proc 'gptel-scope-capture)))
       (when capture
@@ -227,42 +226,103 @@ No sentinel runs then, to remove them."
           (list (format "The directory %s no longer exists or cannot be entered (it was removed or changed after the command was judged); nothing ran"
                         directory))))
 
-;;;; Output capture
+;;;; Starting a command
 
 (defconst gptel-scope-exec--drain-wait-ms 200
   "Milliseconds the result waits for the output to end once the command ended.
 What the command left running may hold its output open until its
 process group dies; past this wait the result shows what was read.")
 
-(defconst gptel-scope-exec--redirect "exec \"$@\" >\"$0\" 2>&1"
-  "The script of `bash -c' that runs a command with its output to a FIFO.
-Its arguments: the FIFO, then the command's argv, its program's file
-name first (as `make-process' runs it).")
+(defvar gptel-scope-exec--spawn t
+  "Non-nil to let the module start commands where it can.
+Where it cannot (a system without the C library functions it uses), or
+when this is nil, `make-process' starts them and a process filter gives
+their output to the module.")
 
-(defconst gptel-scope-exec--shell '("bash" "--noprofile" "--norc" "-c")
-  "The beginning of the argv of a shell command (`gptel-scope-exec-shell-argv').")
-
-(defun gptel-scope-exec--fifo-capture (cap)
-  "Return a capture of CAP bytes draining a FIFO, and the argv prefix to use it.
-That is (CAPTURE . PREFIX): a command run as PREFIX followed by its argv
-writes its output to the FIFO.  PREFIX is the shell of shell commands,
-which passes on the environment exactly as the command's shell does.
-Return nil when no FIFO can be made."
-  (let ((tmp (expand-file-name temporary-file-directory)))
-    (when (and (fboundp 'gptel-scope-module-capture-start)
-               (not (memq system-type '(windows-nt ms-dos)))
-               (not (file-remote-p tmp)))
-      (let ((capture (ignore-errors (gptel-scope-module-capture-start tmp cap))))
-        (when capture
-          (cons capture
-                (append gptel-scope-exec--shell
-                        (list gptel-scope-exec--redirect
-                              (gptel-scope-module-capture-fifo capture)))))))))
+(defun gptel-scope-exec-pid (proc)
+  "Return the process id of the command that PROC stands for.
+PROC is what `gptel-scope-exec-start' returned: the process of the
+command, or the pipe process through which the module says it ended."
+  (or (process-get proc 'gptel-scope-pid) (process-id proc)))
 
 (defun gptel-scope-exec--program (argv)
   "Return the program of ARGV found as `make-process' would find it, or nil."
   (let ((program (car argv)))
     (if (file-name-absolute-p program) program (executable-find program))))
+
+(defun gptel-scope-exec--status (line)
+  "Return (SIGNALED . CODE) from LINE, the module's word on how a command ended."
+  (cond ((string-match "\\`exit \\([0-9]+\\)" line) (cons nil (string-to-number (match-string 1 line))))
+        ((string-match "\\`signal \\([0-9]+\\)" line) (cons t (string-to-number (match-string 1 line))))
+        (t (cons nil nil))))
+
+(defun gptel-scope-exec--failed (directory err)
+  "Signal ERR, the failure to start a command in DIRECTORY.
+When DIRECTORY cannot be entered now (it went in the instant after it
+was looked at), say so as `gptel-scope-exec--no-directory' does."
+  (unless (file-accessible-directory-p directory)
+    (gptel-scope-exec--no-directory directory))
+  (signal (car err) (cdr err)))
+
+(defun gptel-scope-exec--spawn (argv directory cap ended)
+  "Start ARGV in DIRECTORY with the module, its output captured (CAP bytes).
+Return a pipe process standing for it, through which the module says
+when it ended; then ENDED is called with the pipe process, whether a
+signal killed the command and its exit status or signal.  Return nil
+when the module cannot start it (the caller then does): the program is
+not found, or this system lacks what the module needs."
+  (let ((program (and gptel-scope-exec--spawn
+                      (fboundp 'gptel-scope-module-spawn)
+                      (gptel-scope-exec--program argv))))
+    (when program
+      (let* ((said "")
+             (channel (make-pipe-process
+                       :name "gptel-scope" :coding 'binary :noquery t
+                       ;; Deleted (`list-processes', `delete-process'): the command
+                       ;; is killed at once and the result says so.
+                       :sentinel (lambda (p _event)
+                                   (unless (process-live-p p)
+                                     (gptel-scope-exec-kill p t)
+                                     (funcall ended p t 9)))
+                       :filter (lambda (p text)
+                                 (setq said (concat said text))
+                                 (when (string-search "\n" said)
+                                   (let ((status (gptel-scope-exec--status said)))
+                                     (funcall ended p (car status) (cdr status)))))))
+             (started (condition-case err
+                          ;; argv[0] is the program's file name, as `make-process' gives it.
+                          (gptel-scope-module-spawn program (cons program (cdr argv)) process-environment
+                                                    (expand-file-name directory) cap channel)
+                        (error (delete-process channel)
+                               (gptel-scope-exec--failed directory err)))))
+        (if (not started)
+            (progn (delete-process channel) nil)
+          (process-put channel 'gptel-scope-pid (car started))
+          (process-put channel 'gptel-scope-capture (cdr started))
+          channel)))))
+
+(defun gptel-scope-exec--make-process (argv directory cap ended)
+  "Start ARGV in DIRECTORY with `make-process', its output given to a capture.
+The capture keeps CAP bytes.  Return the process; ENDED is called as
+by `gptel-scope-exec--spawn'."
+  (let* ((capture (gptel-scope-module-capture-new cap))
+         (proc (condition-case err
+                   (make-process
+                    :name "gptel-scope"
+                    :command argv
+                    :connection-type 'pipe
+                    :coding 'binary
+                    :noquery t
+                    :filter (lambda (_p s) (gptel-scope-module-capture-push capture s))
+                    :sentinel (lambda (p _event)
+                                (unless (process-live-p p)
+                                  (funcall ended p (eq (process-status p) 'signal)
+                                           (process-exit-status p)))))
+                 (error (gptel-scope-exec--failed directory err)))))
+    (process-put proc 'gptel-scope-capture capture)
+    ;; No command gets input: reading stdin sees its end at once.
+    (ignore-errors (process-send-eof proc))
+    proc))
 
 (cl-defun gptel-scope-exec-start (argv directory callback &key (timeout 30) (max-chars 20000))
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
@@ -272,10 +332,11 @@ plist has :success, :exit-code (nil when killed by a signal), :signal,
 output), :kept-bytes (the part kept in memory, its first and last
 bytes) and :lines (the lines of all the output); when the result
 itself could not be made, :error says why.  CALLBACK is called once
-even then.  Return the process.  When DIRECTORY cannot be entered
-nothing runs and CALLBACK is not called: this signals
-`gptel-scope-invalid-argument' (or, when it went in the instant before
-the process started, the `file-missing' of `make-process')."
+even then.  Return a process standing for the command (its pid is
+`gptel-scope-exec-pid').  When DIRECTORY cannot be entered nothing runs
+and CALLBACK is not called: this signals `gptel-scope-invalid-argument'.
+A program that is not there signals `file-missing', as `make-process'
+does."
   (let* ((start (float-time))
          (max-chars (max 0 max-chars))
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
@@ -285,90 +346,59 @@ the process started, the `file-missing' of `make-process')."
          (scoped (gptel-scope-exec--scoped))
          (redactor (cdr scoped))
          (process-environment (gptel-scope-exec-environment (car scoped)))
-         (fifo nil) (capture nil) (proc nil))
+         (proc nil))
     (unless (file-accessible-directory-p directory)
       (gptel-scope-exec--no-directory directory))
-    ;; A shell command's output goes to a FIFO the module drains, when one
-    ;; can be made and the program is found (else `make-process' says it is
-    ;; missing, as ever).  The shell that redirects it passes the environment
-    ;; on as the command's own does: an argv command, which no shell touches,
-    ;; gives its output to a process filter.
-    (let ((shell (equal (seq-take argv (length gptel-scope-exec--shell)) gptel-scope-exec--shell)))
-      (when gptel-scope-exec-argv-function
-        (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
-      (let ((found (and shell (gptel-scope-exec--program argv))))
-        (when found
-          (setq fifo (gptel-scope-exec--fifo-capture cap))
-          (when fifo
-            (setq argv (append (cdr fifo) (cons found (cdr argv))))))))
-    (setq capture (if fifo (car fifo) (gptel-scope-module-capture-new cap)))
-    (condition-case err
-        (setq proc
-              (make-process
-               :name "gptel-scope"
-               :command argv
-               :connection-type 'pipe
-               :coding 'binary
-               :noquery t
-               :filter
-               (unless fifo
-                 (lambda (_p s) (gptel-scope-module-capture-push capture s)))
-               :sentinel
-               (lambda (p _event)
-                 (unless (or done (process-live-p p))
-                   (setq done t)
-                   (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
-                   (when timer (cancel-timer timer))
-                   ;; Nothing the command started may outlive it.
-                   (gptel-scope-exec--kill-group p)
-                   (let ((cut nil))
-                     (condition-case err
-                         (let* ((signaled (eq (process-status p) 'signal))
-                                (code (process-exit-status p))
-                                ;; Redacted before the cut: no cut shows part of a secret.
-                                (_ (setq cut (gptel-scope-module-capture-finish
-                                              capture max-chars redactor
-                                              gptel-scope-exec--drain-wait-ms)))
-                                (output (plist-get cut :output)))
-                           (when (plist-get cut :error)
-                             (setq output (format "%s\n[%s]" output (plist-get cut :error))))
-                           (funcall callback
-                                    (list :success (and (not timed-out) (not signaled) (eql code 0))
-                                          :exit-code (unless signaled code)
-                                          :signal (and signaled code)
-                                          :output output
-                                          :truncated (plist-get cut :truncated)
-                                          :lines (plist-get cut :lines)
-                                          :timed-out timed-out
-                                          :total-bytes (plist-get cut :total-bytes)
-                                          :kept-bytes (plist-get cut :kept-bytes)
-                                          :duration-ms (round (* 1000 (- (float-time) start))))))
-                       ;; A sentinel's error would be lost, and the caller never answered.
-                       (error
-                        (ignore-errors
-                          (funcall callback
-                                   (list :success nil :error (error-message-string err)
-                                         :exit-code (ignore-errors (process-exit-status p))
-                                         :output "" :truncated nil :timed-out timed-out
-                                         :total-bytes (plist-get cut :total-bytes)
-                                         :kept-bytes (plist-get cut :kept-bytes)
-                                         :duration-ms (round (* 1000 (- (float-time) start)))))))))))))
-      (error
-       ;; Nothing runs: the FIFO goes at once.
-       (ignore-errors (gptel-scope-module-capture-finish capture 0 nil 0))
-       (signal (car err) (cdr err))))
-    ;; Emacs does not read the process's own output, which the command no
-    ;; longer has: a pipe at its end would wake Emacs up without end.
-    (when fifo
-      (set-process-filter proc t)
-      (process-put proc 'gptel-scope-capture capture))
+    (when gptel-scope-exec-argv-function
+      (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
+    (let ((ended
+           (lambda (p signaled code)
+             (unless done
+               (setq done t)
+               (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
+               (when timer (cancel-timer timer))
+               ;; Nothing the command started may outlive it.
+               (gptel-scope-exec--kill-group p)
+               (let ((capture (process-get p 'gptel-scope-capture))
+                     (cut nil))
+                 (when (process-get p 'gptel-scope-pid)
+                   (delete-process p))
+                 (condition-case err
+                     (let* (;; Redacted before the cut: no cut shows part of a secret.
+                            (_ (setq cut (gptel-scope-module-capture-finish
+                                          capture max-chars redactor
+                                          gptel-scope-exec--drain-wait-ms)))
+                            (output (plist-get cut :output)))
+                       (when (plist-get cut :error)
+                         (setq output (format "%s\n[%s]" output (plist-get cut :error))))
+                       (funcall callback
+                                (list :success (and (not timed-out) (not signaled) (eql code 0))
+                                      :exit-code (unless signaled code)
+                                      :signal (and signaled code)
+                                      :output output
+                                      :truncated (plist-get cut :truncated)
+                                      :lines (plist-get cut :lines)
+                                      :timed-out timed-out
+                                      :total-bytes (plist-get cut :total-bytes)
+                                      :kept-bytes (plist-get cut :kept-bytes)
+                                      :duration-ms (round (* 1000 (- (float-time) start))))))
+                   ;; An error here would be lost, and the caller never answered.
+                   (error
+                    (ignore-errors
+                      (funcall callback
+                               (list :success nil :error (error-message-string err)
+                                     :exit-code (unless signaled code)
+                                     :output "" :truncated nil :timed-out timed-out
+                                     :total-bytes (plist-get cut :total-bytes)
+                                     :kept-bytes (plist-get cut :kept-bytes)
+                                     :duration-ms (round (* 1000 (- (float-time) start)))))))))))))
+      (setq proc (or (gptel-scope-exec--spawn argv directory cap ended)
+                     (gptel-scope-exec--make-process argv directory cap ended))))
     (push proc gptel-scope-exec--live)
-    ;; No command gets input: reading stdin sees its end at once.
-    (ignore-errors (process-send-eof proc))
     (setq timer
           (run-at-time (max 0 timeout) nil
                        (lambda ()
-                         (when (process-live-p proc)
+                         (unless done
                            (setq timed-out t)
                            (gptel-scope-exec-kill proc)))))
     proc))

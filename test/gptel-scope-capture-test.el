@@ -2,22 +2,22 @@
 
 ;;; Commentary:
 
-;; The output of a command goes to a FIFO that the module drains: a
+;; The module starts a command and drains its output from a pipe: a
 ;; flood comes back as its first and last part with exact counts,
 ;; binary and invalid UTF-8 decode, a timeout in the middle of a flood
 ;; keeps what was read, a child left writing in the background does not
-;; hold the result, the FIFO is private and removed, nothing is written
-;; to disk, and without a FIFO a process filter does the same.
+;; hold the result, nothing is written to disk, nothing of the module is
+;; left behind, the command meets what `make-process' would give it, and
+;; without the module's start a process filter does the same.
 
 ;;; Code:
 
 (require 'test-helper)
 (require 'gptel-scope-exec)
 
-(defun gptel-scope-test--fifo-of (proc)
-  "Return the FIFO the command of PROC writes to (nil when it has none)."
-  (let ((command (process-command proc)))
-    (and (equal (nth 4 command) gptel-scope-exec--redirect) (nth 5 command))))
+(defun gptel-scope-test--spawned-p (proc)
+  "Return non-nil when the module started the command PROC stands for."
+  (and (process-get proc 'gptel-scope-pid) (null (process-id proc))))
 
 (defun gptel-scope-test--start (command &optional directory)
   "Start the shell COMMAND in DIRECTORY; return (PROC . RESULT-CELL).
@@ -86,7 +86,7 @@ the child dies with the command."
 (ert-deftest gptel-scope-test-capture-endless-writer-outside-the-group ()
   "A writer that left the command's process group and prints without end
 does not hold the result: it comes with what was read, cut, and the
-writer dies once nothing reads the FIFO."
+writer dies once nothing reads the pipe."
   (let* ((pidfile (make-temp-file "gptel-scope-pid"))
          ;; The pid is written once the writer has a session of its own.
          (r (gptel-scope-test--run
@@ -103,21 +103,35 @@ writer dies once nothing reads the FIFO."
           (should (equal (gptel-scope-test--wait-dead (list pid)) nil)))
       (delete-file pidfile))))
 
+(defun gptel-scope-test--own (what)
+  "Return the entries of WHAT, a directory of /proc/self, as a sorted list."
+  (sort (directory-files (concat "/proc/self/" what) nil "\\`[0-9]") #'string<))
+
 (ert-deftest gptel-scope-test-capture-short-commands-in-a-row-whole-with-status ()
   "Commands that print a little, one after another: each result is all its
-output with its exit status, and no FIFO is left behind."
-  (let ((before (directory-files temporary-file-directory nil "\\`gptel-scope-out-")))
+output with its exit status, and no descriptor, thread or process of
+them is left behind."
+  (skip-unless (file-directory-p "/proc/self/task"))
+  (gptel-scope-test-settle)
+  (let ((fds (gptel-scope-test--own "fd"))
+        (processes (process-list)))
     (dotimes (i 30)
       (let ((r (gptel-scope-test--run (format "echo out %d; echo err %d >&2; exit %d" i i (% i 4)))))
         (should (equal (list (plist-get r :output) (plist-get r :exit-code) (plist-get r :success)
                              (plist-get r :total-bytes))
                        (list (format "out %d\nerr %d\n" i i) (% i 4) (= 0 (% i 4))
                              (+ 10 (* 2 (length (number-to-string i)))))))))
-    (should (equal (directory-files temporary-file-directory nil "\\`gptel-scope-out-") before))))
+    ;; The module's threads end within 50 ms of their command's result.
+    (with-timeout (2 nil)
+      (while (cdr (gptel-scope-test--own "task")) (accept-process-output nil 0.02)))
+    (should (equal (gptel-scope-test--own "task") (list (number-to-string (emacs-pid)))))
+    (should (equal (gptel-scope-test--own "fd") fds))
+    (should (equal (process-list) processes))))
 
-(ert-deftest gptel-scope-test-capture-argv-flood-through-the-filter ()
-  "An argv command (no shell, so no FIFO) printing 1.3 MB: its first and
+(ert-deftest gptel-scope-test-capture-argv-flood-through-the-module ()
+  "An argv command printing 1.3 MB, started by the module: its first and
 last lines around the notice, every byte and line counted, its status."
+  (should (gptel-scope-test--spawned-p (car (gptel-scope-test--start "true"))))
   (let* ((bytes (cl-loop for n from 1 to 200000 sum (1+ (length (number-to-string n)))))
          (r (gptel-scope-test--run '("seq" "1" "200000") :max-chars 60))
          (output (plist-get r :output)))
@@ -148,21 +162,17 @@ bound on the end of the output: it comes when the output ends."
                    '(6 6 3)))
     (should (< (plist-get r :duration-ms) 10000))))
 
-(ert-deftest gptel-scope-test-capture-fifo-private-removed-no-disk ()
-  "The FIFO: mode 0600 in a directory of mode 0700 of its own, nothing
-written to disk while output flows, both removed afterwards."
-  (let* ((run (gptel-scope-test--start "yes | head -c 20000000; sleep 0.3"))
-         (fifo (gptel-scope-test--fifo-of (car run)))
-         (dir (and fifo (file-name-directory fifo))))
-    (should fifo)
-    (should (equal (file-attribute-modes (file-attributes fifo)) "prw-------"))
-    (should (equal (file-attribute-modes (file-attributes dir)) "drwx------"))
-    (should (equal (directory-files dir nil "\\`[^.]") '("output")))
-    (should (= (file-attribute-size (file-attributes fifo)) 0))
+(ert-deftest gptel-scope-test-capture-output-a-pipe-input-null-no-file ()
+  "The command's output is a pipe and its input /dev/null; nothing is made
+in the temporary directory while output flows."
+  (let* ((before (directory-files temporary-file-directory))
+         (run (gptel-scope-test--start
+               "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 | sed 's/:.*//'; yes | head -c 20000000 | tail -c 2; sleep 0.3")))
+    (should (gptel-scope-test--spawned-p (car run)))
+    (accept-process-output nil 0.1)
+    (should (equal (directory-files temporary-file-directory) before))
     (let ((r (gptel-scope-test--await (cdr run))))
-      (should (= (plist-get r :total-bytes) 20000000)))
-    (should-not (file-exists-p fifo))
-    (should-not (file-exists-p dir))))
+      (should (equal (plist-get r :output) "/dev/null\npipe\npipe\ny\n")))))
 
 (ert-deftest gptel-scope-test-capture-writes-no-file-under-a-file-size-limit ()
   "The output is no file: a command whose files may not grow past 512 bytes
@@ -172,12 +182,13 @@ written to disk while output flows, both removed afterwards."
     (should (= (plist-get r :total-bytes) 3000004))
     (should (string-suffix-p "y\ny\nend\n" (plist-get r :output)))))
 
-(ert-deftest gptel-scope-test-capture-without-a-fifo-through-a-filter ()
-  "When no FIFO can be made the process filter feeds the module: the same result."
-  (let* ((dir temporary-file-directory)
-         (temporary-file-directory "/nonexistent-gptel-scope-dir/")
-         (run (gptel-scope-test--start "echo a; echo b >&2; yes | head -c 3000000" dir))
-         (_ (should-not (gptel-scope-test--fifo-of (car run))))
+(ert-deftest gptel-scope-test-capture-without-the-module-start-through-a-filter ()
+  "Where the module cannot start commands `make-process' does, and the
+process filter feeds the module: the same result."
+  (let* ((gptel-scope-exec--spawn nil)
+         (run (gptel-scope-test--start "echo a; echo b >&2; yes | head -c 3000000"))
+         (_ (should-not (gptel-scope-test--spawned-p (car run))))
+         (_ (should (process-id (car run))))
          (r (gptel-scope-test--await (cdr run))))
     (should (eq (plist-get r :success) t))
     (should (= (plist-get r :total-bytes) 3000004))
@@ -185,32 +196,47 @@ written to disk while output flows, both removed afterwards."
     (should (string-suffix-p "y\ny\n" (plist-get r :output)))
     (should (eq (plist-get r :truncated) t))))
 
+(defun gptel-scope-test--both-ways (argv)
+  "Run ARGV started by the module and by `make-process'; return both outputs."
+  (mapcar (lambda (spawn)
+            (let* ((gptel-scope-exec--spawn spawn)
+                   (gptel-scope-exec-argv-function nil)
+                   (cell (list nil))
+                   (proc (gptel-scope-exec-start argv temporary-file-directory
+                                                 (lambda (r) (setcar cell r)))))
+              (should (eq (and (gptel-scope-test--spawned-p proc) t) spawn))
+              (plist-get (gptel-scope-test--await cell) :output)))
+          '(t nil)))
+
 (ert-deftest gptel-scope-test-capture-changes-nothing-else ()
-  "A shell command gets the same environment through the FIFO as without
-it; an argv command, which no shell touches, gives its output to the filter."
-  (let* ((dir temporary-file-directory)
-         (env (append '("A.B=1" "C-D=2" "SHLVL=5" "OLDPWD=/x" "Z=last")
+  "A command started by the module meets what `make-process' gives it: the
+same environment (names bash would not export included), argv, traps,
+limits, mask and descriptors, session and process group of its own; its
+input is /dev/null rather than a pipe at its end.  The soft limit on
+open files is Emacs's own, as Emacs 30's `make-process' gives it (Emacs
+28's puts back the one Emacs started with), so it is left out."
+  (let* ((env (append '("A.B=1" "C-D=2" "SHLVL=5" "OLDPWD=/x" "Z=last")
                       (seq-filter (lambda (e) (string-prefix-p "PATH=" e)) process-environment)))
          (gptel-scope-exec-environment-function (lambda () (cons env nil)))
-         (command "printenv; echo \"[$0][$#]\"; trap -p")
-         (run (gptel-scope-test--start command dir))
-         (through-fifo (progn (should (gptel-scope-test--fifo-of (car run)))
-                              (plist-get (gptel-scope-test--await (cdr run)) :output)))
-         (through-filter (let ((temporary-file-directory "/nonexistent-gptel-scope-dir/"))
-                           (let ((run (gptel-scope-test--start command dir)))
-                             (should-not (gptel-scope-test--fifo-of (car run)))
-                             (plist-get (gptel-scope-test--await (cdr run)) :output)))))
-    (should (string-match-p "^A\\.B=1$" through-fifo))
-    (should (string-match-p "^\\[/.*/bash\\]\\[0\\]$" through-fifo))
-    (should (equal through-fifo through-filter)))
-  (let* ((gptel-scope-exec-argv-function nil)
-         (proc (gptel-scope-exec-start '("printenv") temporary-file-directory #'ignore)))
-    (should (equal (process-command proc) (list "printenv")))
-    (while (process-live-p proc) (accept-process-output proc 0.05))))
+         ;; A command running meanwhile: none of its descriptors (the pipe
+         ;; through which the module says it ended) reaches the others.
+         (running (gptel-scope-test--start "sleep 1")))
+    (should (gptel-scope-test--spawned-p (car running)))
+    (let ((both (gptel-scope-test--both-ways
+                 (gptel-scope-exec-shell-argv
+                  "printenv; echo \"[$0][$#]\"; trap -p; ulimit -a | grep -v '(-n)'; umask; ls /proc/$$/fd | tr '\\n' ' '; echo; ps -o pgid=,sid=,tty= -p $$ | awk -v p=$$ '{print ($1 == p) ($2 == p) $3}'"))))
+      (should (string-match-p "^A\\.B=1$" (car both)))
+      (should (string-match-p "^\\[/.*/bash\\]\\[0\\]$" (car both)))
+      (should (string-match-p "^11\\?$" (car both)))
+      (should (equal (car both) (cadr both))))
+    (let ((both (gptel-scope-test--both-ways '("printenv"))))
+      (should (string-match-p "^A\\.B=1$" (car both)))
+      (should (equal (car both) (cadr both))))
+    (should (eq (plist-get (gptel-scope-test--await (cdr running)) :success) t))))
 
-(ert-deftest gptel-scope-test-capture-bubblewrap-inside-the-redirect ()
-  "The command's wrapper (bubblewrap) runs inside the redirect: it needs no
-bind for the FIFO, and the flood comes back as without it."
+(ert-deftest gptel-scope-test-capture-bubblewrap-started-by-the-module ()
+  "The command's wrapper (bubblewrap) is what the module starts: the flood
+comes back as without it."
   (skip-unless (and (executable-find "bwrap")
                     (eql 0 (call-process "bwrap" nil nil nil "--ro-bind" "/" "/" "--dev" "/dev" "true"))))
   (let* ((gptel-scope-exec-argv-function
@@ -228,25 +254,48 @@ bind for the FIFO, and the flood comes back as without it."
   (let* ((cell (list nil))
          (proc (gptel-scope-exec-start (gptel-scope-exec-shell-argv command) temporary-file-directory
                                        (lambda (r) (setcar cell r)))))
-    (should (gptel-scope-test--fifo-of proc))
+    (should (gptel-scope-test--spawned-p proc))
     (gptel-scope-test--await cell)))
 
-(ert-deftest gptel-scope-test-capture-emacs-exiting-removes-the-fifo ()
-  "When Emacs exits no sentinel runs: its hook kills the command and removes the FIFO."
+(ert-deftest gptel-scope-test-capture-emacs-exiting-kills-the-command ()
+  "When Emacs exits no sentinel runs: its hook kills the command and stops
+reading its output."
   (let* ((run (gptel-scope-test--start "echo started; sleep 30"))
-         (fifo (gptel-scope-test--fifo-of (car run))))
-    (should (file-exists-p fifo))
+         (pid (gptel-scope-exec-pid (car run))))
+    (should (gptel-scope-test--alive-p pid))
     (gptel-scope-exec--exiting)
-    (should-not (file-exists-p (file-name-directory fifo)))
+    (should (equal (gptel-scope-test--wait-dead (list pid)) nil))
     (should-not (plist-get (gptel-scope-test--await (cdr run)) :success))))
 
-(ert-deftest gptel-scope-test-capture-missing-program-leaves-no-fifo ()
-  "A program that is not there: `make-process' says so, and no FIFO is made."
+(ert-deftest gptel-scope-test-capture-deleting-the-process-kills-the-command ()
+  "The process standing for a command, deleted (as from `list-processes'):
+the command and what it started die at once, and the result says so."
+  (let* ((pidfile (make-temp-file "gptel-scope-pid"))
+         (run (gptel-scope-test--start (format "echo started; sleep 300 & echo $! > %s; wait" pidfile)))
+         (proc (car run))
+         (pid (gptel-scope-exec-pid proc)))
+    (unwind-protect
+        (progn
+          (with-timeout (10 (error "Not started"))
+            (while (string-empty-p (gptel-scope-test-file-string pidfile)) (accept-process-output nil 0.02)))
+          (should (gptel-scope-test--spawned-p proc))
+          (delete-process proc)
+          (let ((r (gptel-scope-test--await (cdr run)))
+                (child (string-to-number (gptel-scope-test-file-string pidfile))))
+            (should (equal (list (plist-get r :success) (plist-get r :exit-code) (plist-get r :signal)
+                                 (plist-get r :output))
+                           '(nil nil 9 "started\n")))
+            (should (equal (gptel-scope-test--wait-dead (list pid child)) nil))
+            (should-not (memq proc gptel-scope-exec--live))))
+      (delete-file pidfile))))
+
+(ert-deftest gptel-scope-test-capture-missing-program-starts-nothing ()
+  "A program that is not there: `make-process' says so, and nothing is left."
   (let ((gptel-scope-exec-argv-function nil)
-        (before (directory-files temporary-file-directory nil "\\`gptel-scope-out-")))
+        (processes (process-list)))
     (should-error (gptel-scope-exec-start '("gptel-scope-no-such-program") temporary-file-directory #'ignore)
                   :type 'file-missing)
-    (should (equal (directory-files temporary-file-directory nil "\\`gptel-scope-out-") before))))
+    (should (equal (process-list) processes))))
 
 (provide 'gptel-scope-capture-test)
 ;;; gptel-scope-capture-test.el ends here

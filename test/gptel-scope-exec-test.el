@@ -26,9 +26,9 @@
          (gptel-scope-exec-argv-function nil)
          (proc (gptel-scope-exec-start (gptel-scope-exec-shell-argv "sleep 5") temporary-file-directory
                                        (lambda (_) (setq done t)) :timeout 1))
-         (attrs (process-attributes (process-id proc))))
-    (should (equal (alist-get 'pgrp attrs) (process-id proc)))
-    (should (equal (alist-get 'sess attrs) (process-id proc)))
+         (attrs (process-attributes (gptel-scope-exec-pid proc))))
+    (should (equal (alist-get 'pgrp attrs) (gptel-scope-exec-pid proc)))
+    (should (equal (alist-get 'sess attrs) (gptel-scope-exec-pid proc)))
     (with-timeout (10 (error "No result")) (while (not done) (accept-process-output nil 0.05)))))
 
 (ert-deftest gptel-scope-test-b30-b31-non-zero-exit-keeps-output ()

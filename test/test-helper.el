@@ -248,7 +248,7 @@ collected into :pids.  It runs as exec runs it, without the sandbox
     (with-timeout (30 (error "No result for %S" command))
       (while (not result)
         (when (process-live-p proc)
-          (dolist (p (gptel-scope-exec--descendants (process-id proc)))
+          (dolist (p (gptel-scope-exec--descendants (gptel-scope-exec-pid proc)))
             (cl-pushnew p pids)))
         (accept-process-output nil 0.05)))
     (gptel-scope-test-settle)

@@ -687,17 +687,53 @@ fn capture_caps(env: &Env, cap_bytes: i64) -> Result<(usize, usize)> {
     Ok((cap - cap / 2, cap / 2))
 }
 
-/// Start capturing the output of a command: a FIFO in a new directory of DIRECTORY (mode
-/// 0700, the FIFO 0600), drained by a thread of the module, which keeps the first and the
-/// last bytes of the output, CAP-BYTES in all. Returns the capture (`user-ptr'); its FIFO
-/// is `gptel-scope-module-capture-fifo'. Signals `gptel-scope-io-error' when the FIFO cannot
-/// be made.
+/// The bytes of each string of LIST.
+fn byte_strings<'e>(env: &'e Env, list: Value<'e>) -> Result<Vec<Vec<u8>>> {
+    // `length' refuses a list that is circular or not a list.
+    let n: i64 = env.call("length", [list])?.into_rust()?;
+    let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    let mut rest = list;
+    for _ in 0..n {
+        out.push(string_arg(env.call(car, [rest])?)?);
+        rest = env.call(cdr, [rest])?;
+    }
+    Ok(out)
+}
+
+/// Start PROGRAM (an absolute file name) with ARGV (a list of strings, its first word
+/// included) and exactly ENVIRONMENT (NAME=VALUE strings) in DIRECTORY: in a session of its
+/// own, standard input from /dev/null, standard output and error to a pipe a thread of the
+/// module drains, keeping the first and the last bytes of the output, CAP-BYTES in all.
+/// When the command ends, a line saying how (`exit N', `signal N' or `unknown') is written
+/// to CHANNEL, a pipe process. Returns (PID . CAPTURE), or nil when this system cannot start
+/// a command so (the caller then starts it with `make-process'). Signals
+/// `gptel-scope-io-error' when it cannot be started.
 #[defun]
-fn capture_start<'e>(env: &'e Env, directory: Value<'e>, cap_bytes: i64) -> Result<Value<'e>> {
+fn spawn<'e>(env: &'e Env, program: Value<'e>, argv: Value<'e>, environment: Value<'e>, directory: Value<'e>, cap_bytes: i64, channel: Value<'e>) -> Result<Value<'e>> {
+    use std::io::Write;
     let (head, tail) = capture_caps(env, cap_bytes)?;
-    let dir = std::path::PathBuf::from(text_arg(env, directory)?);
-    match crate::output::capture::Capture::with_fifo(&dir, head, tail) {
-        Ok(c) => std::cell::RefCell::new(Capture(c)).into_lisp(env),
+    let program = std::path::PathBuf::from(text_arg(env, program)?);
+    let directory = std::path::PathBuf::from(text_arg(env, directory)?);
+    let argv = byte_strings(env, argv)?;
+    let environment = byte_strings(env, environment)?;
+    let mut writer = env.open_channel(channel)?;
+    // Emacs's copy of the channel lacks close-on-exec: every program started while it is open
+    // would inherit it. Where it cannot be found and set, `make-process' starts the command.
+    match crate::output::spawn::descriptor_in(&format!("{writer:?}")) {
+        Some(fd) if crate::output::spawn::pipe_close_on_exec(fd) => {}
+        _ => return Ok(nil.bind(env)),
+    }
+    let cmd = crate::output::spawn::Command { program: &program, argv: &argv, env: &environment, directory: &directory };
+    let on_exit = Box::new(move |exit: crate::output::spawn::Exit| {
+        // Emacs gone or the channel deleted: nobody is left to tell.
+        let _ = writer.write_all(exit.line().as_bytes());
+    });
+    match crate::output::spawn::spawn(&cmd, head, tail, on_exit) {
+        Ok(Some(started)) => {
+            let capture = std::cell::RefCell::new(Capture(started.capture)).into_lisp(env)?;
+            env.cons(i64::from(started.pid), capture)
+        }
+        Ok(None) => Ok(nil.bind(env)),
         Err(e) => signal(env, e),
     }
 }
@@ -710,15 +746,6 @@ fn capture_new<'e>(env: &'e Env, cap_bytes: i64) -> Result<Value<'e>> {
     std::cell::RefCell::new(Capture(crate::output::capture::Capture::new(head, tail))).into_lisp(env)
 }
 
-/// The file name of the FIFO of CAPTURE, nil when it has none (or has finished).
-#[defun]
-fn capture_fifo<'e>(env: &'e Env, capture: Value<'e>) -> Result<Value<'e>> {
-    let cell: &std::cell::RefCell<Capture> = capture.into_rust()?;
-    let c = cell.try_borrow()?;
-    let path = c.0.fifo_path().map(|p| p.to_string_lossy().into_owned());
-    opt_str(env, path.as_deref())
-}
-
 /// Give CAPTURE the next piece of the output, BYTES (a unibyte string).
 #[defun]
 fn capture_push<'e>(env: &'e Env, capture: Value<'e>, bytes: Value<'e>) -> Result<Value<'e>> {
@@ -728,8 +755,8 @@ fn capture_push<'e>(env: &'e Env, capture: Value<'e>, bytes: Value<'e>) -> Resul
 }
 
 /// The output CAPTURE holds, once the command has ended: waits up to WAIT-MS milliseconds
-/// for the output to end (what the command left running may hold the FIFO), then stops
-/// reading and removes the FIFO. Returns (:output :truncated :total-bytes :kept-bytes
+/// for the output to end (what the command left running may hold the pipe), then stops
+/// reading. Returns (:output :truncated :total-bytes :kept-bytes
 /// :lines :error): the output decoded (invalid bytes as U+FFFD, NUL as U+2400), the values
 /// REDACTOR hides replaced, and within MAX-CHARS characters all of it, else its first and
 /// last part around a notice; :error says why the output could not be read to its end.
