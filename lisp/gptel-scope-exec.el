@@ -281,7 +281,8 @@ not found, or this system lacks what the module needs."
                        ;; Deleted (`list-processes', `delete-process'): the command
                        ;; is killed at once and the result says so.
                        :sentinel (lambda (p _event)
-                                   (unless (process-live-p p)
+                                   (when (and (process-get p 'gptel-scope-pid)
+                                              (not (process-live-p p)))
                                      (gptel-scope-exec-kill p t)
                                      (funcall ended p t 9)))
                        :filter (lambda (p text)
