@@ -165,14 +165,17 @@ bound on the end of the output: it comes when the output ends."
 (ert-deftest gptel-scope-test-capture-output-a-pipe-input-null-no-file ()
   "The command's output is a pipe and its input /dev/null; nothing is made
 in the temporary directory while output flows."
-  (let* ((before (directory-files temporary-file-directory))
+  (let* ((temporary-file-directory (file-name-as-directory (make-temp-file "gptel-scope-tmp-" t)))
+         (before (directory-files temporary-file-directory))
          (run (gptel-scope-test--start
                "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 | sed 's/:.*//'; yes | head -c 20000000 | tail -c 2; sleep 0.3")))
     (should (gptel-scope-test--spawned-p (car run)))
     (accept-process-output nil 0.1)
     (should (equal (directory-files temporary-file-directory) before))
     (let ((r (gptel-scope-test--await (cdr run))))
-      (should (equal (plist-get r :output) "/dev/null\npipe\npipe\ny\n")))))
+      (should (equal (plist-get r :output) "/dev/null\npipe\npipe\ny\n")))
+    (should (equal (directory-files temporary-file-directory) before))
+    (delete-directory temporary-file-directory)))
 
 (ert-deftest gptel-scope-test-capture-writes-no-file-under-a-file-size-limit ()
   "The output is no file: a command whose files may not grow past 512 bytes
