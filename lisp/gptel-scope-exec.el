@@ -258,8 +258,8 @@ command, or the pipe process through which the module says it ended."
 
 (defun gptel-scope-exec--failed (directory err)
   "Signal ERR, the failure to start a command in DIRECTORY.
-When DIRECTORY cannot be entered now (it went in the instant after it
-was looked at), say so as `gptel-scope-exec--no-directory' does."
+When DIRECTORY cannot be entered now (it went in the instant after
+it was looked at), say so as `gptel-scope-exec--no-directory' does."
   (unless (file-accessible-directory-p directory)
     (gptel-scope-exec--no-directory directory))
   (signal (car err) (cdr err)))
@@ -268,9 +268,11 @@ was looked at), say so as `gptel-scope-exec--no-directory' does."
   "Start ARGV in DIRECTORY with the module, its output captured (CAP bytes).
 Return a pipe process standing for it, through which the module says
 when it ended; then ENDED is called with the pipe process, whether a
-signal killed the command and its exit status or signal.  Return nil
-when the module cannot start it (the caller then does): the program is
-not found, or this system lacks what the module needs."
+signal killed the command, its exit status or signal, and, when the
+pipe process was deleted first, `deleted' (the command is to be
+killed).  Return nil when the module cannot start it (the caller then
+does): the program is not found, or this system lacks what the module
+needs."
   (let ((program (and gptel-scope-exec--spawn
                       (fboundp 'gptel-scope-module-spawn)
                       (gptel-scope-exec--program argv))))
@@ -283,8 +285,7 @@ not found, or this system lacks what the module needs."
                        :sentinel (lambda (p _event)
                                    (when (and (process-get p 'gptel-scope-pid)
                                               (not (process-live-p p)))
-                                     (gptel-scope-exec-kill p t)
-                                     (funcall ended p t 9)))
+                                     (funcall ended p t 9 'deleted)))
                        :filter (lambda (p text)
                                  (setq said (concat said text))
                                  (when (string-search "\n" said)
@@ -353,13 +354,15 @@ does."
     (when gptel-scope-exec-argv-function
       (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
     (let ((ended
-           (lambda (p signaled code)
+           (lambda (p signaled code &optional deleted)
              (unless done
                (setq done t)
                (setq gptel-scope-exec--live (delq p gptel-scope-exec--live))
                (when timer (cancel-timer timer))
                ;; Nothing the command started may outlive it.
-               (gptel-scope-exec--kill-group p)
+               (if deleted
+                   (gptel-scope-exec-kill p t)
+                 (gptel-scope-exec--kill-group p))
                (let ((capture (process-get p 'gptel-scope-capture))
                      (cut nil))
                  (when (process-get p 'gptel-scope-pid)

@@ -109,18 +109,25 @@ writer dies once nothing reads the pipe."
 
 (ert-deftest gptel-scope-test-capture-short-commands-in-a-row-whole-with-status ()
   "Commands that print a little, one after another: each result is all its
-output with its exit status, and no descriptor, thread or process of
-them is left behind."
+output with its exit status, none is killed once it ended by itself (no
+pid is signalled after it was reaped), and no descriptor, thread or
+process of them is left behind."
   (skip-unless (file-directory-p "/proc/self/task"))
   (gptel-scope-test-settle)
-  (let ((fds (gptel-scope-test--own "fd"))
-        (processes (process-list)))
-    (dotimes (i 30)
-      (let ((r (gptel-scope-test--run (format "echo out %d; echo err %d >&2; exit %d" i i (% i 4)))))
-        (should (equal (list (plist-get r :output) (plist-get r :exit-code) (plist-get r :success)
-                             (plist-get r :total-bytes))
-                       (list (format "out %d\nerr %d\n" i i) (% i 4) (= 0 (% i 4))
-                             (+ 10 (* 2 (length (number-to-string i)))))))))
+  (let* ((fds (gptel-scope-test--own "fd"))
+         (processes (process-list))
+         (kills 0)
+         (count (lambda (&rest _) (cl-incf kills))))
+    (advice-add 'gptel-scope-exec-kill :before count)
+    (unwind-protect
+        (dotimes (i 30)
+          (let ((r (gptel-scope-test--run (format "echo out %d; echo err %d >&2; exit %d" i i (% i 4)))))
+            (should (equal (list (plist-get r :output) (plist-get r :exit-code) (plist-get r :success)
+                                 (plist-get r :total-bytes))
+                           (list (format "out %d\nerr %d\n" i i) (% i 4) (= 0 (% i 4))
+                                 (+ 10 (* 2 (length (number-to-string i)))))))))
+      (advice-remove 'gptel-scope-exec-kill count))
+    (should (= kills 0))
     ;; The module's threads end within 50 ms of their command's result.
     (with-timeout (2 nil)
       (while (cdr (gptel-scope-test--own "task")) (accept-process-output nil 0.02)))
