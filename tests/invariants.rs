@@ -70,6 +70,7 @@ fn invariant_checker_catches_an_unlisted_command() {
         ("sh -c 'ls; sed x'", "`sed` is not listed in the scope"),
         ("find . -exec sed {} \\;", "`sed` is not listed in the scope"),
         ("timeout 5 nice -n 1 perl x", "`perl` is not listed in the scope"),
+        ("timeout --sig KILL 5 perl x", "`perl` is not listed in the scope"),
         ("echo ${x:-$(id)}", "the walk cannot see through a parameter expansion that can run commands: `${x:-$(id)}`"),
         ("cat <<EOF\n$(uname)\nEOF", "`uname` is not listed in the scope"),
         ("{uname,-a}", "`uname` is not listed in the scope"),
@@ -77,7 +78,7 @@ fn invariant_checker_catches_an_unlisted_command() {
         let found = unlisted_commands(&scope, cmd);
         assert!(found.iter().any(|f| f == want), "{cmd:?}: {found:?}");
     }
-    for cmd in ["ls -la", "git log -1 | head", "find . -name '*.c' -exec grep -l x {} +", "env ls", "{ls,-la}", "cat <<'EOF'\n$(uname)\nEOF", "sh -c 'ls src'", "$'ls' -la", "timeout -s KILL 5 ls", "timeout -s \u{fffd}KILL 5 ls", "timeout -s KILL ~ ls"] {
+    for cmd in ["ls -la", "git log -1 | head", "find . -name '*.c' -exec grep -l x {} +", "env ls", "{ls,-la}", "cat <<'EOF'\n$(uname)\nEOF", "sh -c 'ls src'", "$'ls' -la", "timeout -s KILL 5 ls", "timeout -s \u{fffd}KILL 5 ls", "timeout -s KILL ~ ls", "timeout --sig KILL \u{fffd}0 ls src", "timeout --kill 1 5 ls"] {
         assert_eq!(unlisted_commands(&scope, cmd), Vec::<String>::new(), "{cmd:?}");
     }
 }

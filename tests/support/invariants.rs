@@ -658,13 +658,17 @@ fn wrapper_value_options(name: &str) -> &'static [&'static str] {
     }
 }
 
-/// Whether the wrapper option word `s` takes the next word as its value: listed as it is, or
-/// a cluster of short options whose first letter taking a value is its last (`exec -ca NAME`;
-/// `-cafoo` holds its value).
+/// Whether the wrapper option word `s` takes the next word as its value: listed as it is, an
+/// abbreviation getopt_long resolves to exactly one listed long option (`timeout --sig KILL`),
+/// or a cluster of short options whose first letter taking a value is its last (`exec -ca
+/// NAME`; `-cafoo` holds its value).
 fn takes_next(name: &str, s: &str) -> bool {
     let opts = wrapper_value_options(name);
     if opts.contains(&s) {
         return true;
+    }
+    if s.len() > 2 && s.starts_with("--") && !s.contains('=') {
+        return opts.iter().filter(|o| o.starts_with("--") && o.starts_with(s)).count() == 1;
     }
     let Some(letters) = s.strip_prefix('-').filter(|l| !l.starts_with('-') && l.chars().count() > 1) else { return false };
     for (k, c) in letters.char_indices() {
