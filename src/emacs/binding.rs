@@ -689,15 +689,7 @@ fn capture_caps(env: &Env, cap_bytes: i64) -> Result<(usize, usize)> {
 
 /// The bytes of each string of LIST.
 fn byte_strings<'e>(env: &'e Env, list: Value<'e>) -> Result<Vec<Vec<u8>>> {
-    // `length' refuses a list that is circular or not a list.
-    let n: i64 = env.call("length", [list])?.into_rust()?;
-    let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
-    let mut rest = list;
-    for _ in 0..n {
-        out.push(string_arg(env.call(car, [rest])?)?);
-        rest = env.call(cdr, [rest])?;
-    }
-    Ok(out)
+    chunk_list(env, list)?.into_iter().map(string_arg).collect()
 }
 
 /// Start PROGRAM (an absolute file name) with ARGV (a list of strings, its first word

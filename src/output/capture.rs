@@ -13,7 +13,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -389,16 +389,11 @@ fn os_error(what: &str, e: std::io::Error) -> ScopeError {
     ScopeError::Io { path: "(the output pipe)".into(), message: format!("{what}: {e}") }
 }
 
-/// A pipe, both ends close-on-exec, neither among the standard descriptors (a child's 0, 1
-/// and 2 are made from them): (read end, write end).
+/// A pipe, both ends close-on-exec (as `std::io::pipe` makes them), neither among the
+/// standard descriptors (a child's 0, 1 and 2 are made from them): (read end, write end).
 fn pipe() -> Result<(File, File)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(os_error("cannot make a pipe", std::io::Error::last_os_error()));
-    }
-    // SAFETY: pipe2 made both descriptors, owned by nothing else.
-    let ends = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+    let (reader, writer) = std::io::pipe().map_err(|e| os_error("cannot make a pipe", e))?;
+    let ends = (File::from(OwnedFd::from(reader)), File::from(OwnedFd::from(writer)));
     Ok((above_standard(ends.0)?, above_standard(ends.1)?))
 }
 

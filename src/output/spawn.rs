@@ -283,28 +283,27 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    /// Runs `script` with `sh -c` in `dir` with `env`; returns the exit, the output and the pid.
-    fn run(script: &str, dir: &Path, env: &[&str]) -> (Exit, String, i32) {
-        let argv: Vec<Vec<u8>> = ["sh", "-c", script].iter().map(|a| a.as_bytes().to_vec()).collect();
-        let env: Vec<Vec<u8>> = env.iter().map(|e| e.as_bytes().to_vec()).collect();
+    /// Runs `program` with `argv` in `dir` with `env`; returns the exit, the output and the pid.
+    fn run_argv(program: &str, argv: &[&str], dir: &Path, env: &[&str]) -> (Exit, String, i32) {
+        let bytes = |words: &[&str]| -> Vec<Vec<u8>> { words.iter().map(|w| w.as_bytes().to_vec()).collect() };
+        let (argv, env) = (bytes(argv), bytes(env));
         let (tx, rx) = mpsc::channel();
-        let cmd = Command { program: Path::new("/bin/sh"), argv: &argv, env: &env, directory: dir };
+        let cmd = Command { program: Path::new(program), argv: &argv, env: &env, directory: dir };
         let Started { pid, mut capture } = spawn(&cmd, 1 << 20, 1 << 20, Box::new(move |e| { let _ = tx.send(e); })).unwrap().unwrap();
         let exit = rx.recv_timeout(Duration::from_secs(20)).unwrap();
         let f = capture.finish(Duration::from_secs(5));
         (exit, f.buffer.result(1 << 20, None, f.ended).output, pid)
     }
 
+    /// Runs `script` with `sh -c` in `dir` with `env`; returns the exit, the output and the pid.
+    fn run(script: &str, dir: &Path, env: &[&str]) -> (Exit, String, i32) {
+        run_argv("/bin/sh", &["sh", "-c", script], dir, env)
+    }
+
     #[test]
     fn spawned_command_gets_exactly_its_environment() {
-        let argv = vec![b"env".to_vec()];
-        let env: Vec<Vec<u8>> = ["A=1", "B.C=2", "C-D=3", "=x", "E"].iter().map(|e| e.as_bytes().to_vec()).collect();
-        let (tx, rx) = mpsc::channel();
-        let cmd = Command { program: Path::new("/usr/bin/env"), argv: &argv, env: &env, directory: Path::new("/") };
-        let Started { mut capture, .. } = spawn(&cmd, 4096, 4096, Box::new(move |e| { let _ = tx.send(e); })).unwrap().unwrap();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(20)).unwrap(), Exit::Code(0));
-        let f = capture.finish(Duration::from_secs(5));
-        assert_eq!(f.buffer.result(4096, None, f.ended).output, "A=1\nB.C=2\nC-D=3\n=x\nE\n");
+        let (exit, out, _) = run_argv("/usr/bin/env", &["env"], Path::new("/"), &["A=1", "B.C=2", "C-D=3", "=x", "E"]);
+        assert_eq!((exit, out.as_str()), (Exit::Code(0), "A=1\nB.C=2\nC-D=3\n=x\nE\n"));
     }
 
     #[test]
