@@ -58,9 +58,35 @@
 (declare-function gptel-scope-module-capture-finish "gptel-scope-module"
                   (capture max-chars redactor wait-ms))
 
+(defconst gptel-scope-exec--git-config
+  '(("core.fsmonitor" . "false") ("core.hooksPath" . "/dev/null") ("core.pager" . "cat")
+    ("core.sshCommand" . "ssh") ("credential.helper" . "") ("gpg.program" . "gpg")
+    ("gpg.ssh.program" . "ssh-keygen") ("gpg.x509.program" . "gpgsm")
+    ("commit.gpgSign" . "false") ("tag.gpgSign" . "false") ("log.showSignature" . "false")
+    ("sequence.editor" . "true") ("protocol.ext.allow" . "never")
+    ("safe.bareRepository" . "explicit"))
+  "Git settings every command gets, over every configuration file.
+Git runs the programs its configuration names (a file system monitor,
+hooks, a pager, ssh, credential helpers, gpg); these keys, given as git's
+own command-line settings (GIT_CONFIG_COUNT), put git's defaults back
+wherever the configuration comes from (a repository made on the
+command line, an included file): a listed git command runs git.  Hooks
+never run in a tool call.  A bare repository is used only when named.
+Drivers named by attributes (filters, textconv, merge drivers) have no
+fixed key: the repository's configuration that defines them is
+protected instead (SECURITY.md).")
+
 (defconst gptel-scope-exec--set
-  '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "SYSTEMD_PAGER=cat" "GIT_TERMINAL_PROMPT=0"
-    "GIT_EDITOR=true" "EDITOR=true" "VISUAL=true" "TERM=dumb")
+  (append
+   '("PAGER=cat" "GIT_PAGER=cat" "MANPAGER=cat" "SYSTEMD_PAGER=cat" "GIT_TERMINAL_PROMPT=0"
+     "GIT_EDITOR=true" "EDITOR=true" "VISUAL=true" "TERM=dumb")
+   (list (format "GIT_CONFIG_COUNT=%d" (length gptel-scope-exec--git-config)))
+   (let ((i -1))
+     (mapcan (lambda (kv)
+               (setq i (1+ i))
+               (list (format "GIT_CONFIG_KEY_%d=%s" i (car kv))
+                     (format "GIT_CONFIG_VALUE_%d=%s" i (cdr kv))))
+             gptel-scope-exec--git-config)))
   "Variables every command gets.")
 
 (defconst gptel-scope-exec--unset '("BASH_ENV" "ENV" "PROMPT_COMMAND" "CDPATH" "GLOBIGNORE")
@@ -71,6 +97,14 @@
 `gptel-scope-exec-start' calls it, in the buffer whose scope applies,
 to wrap each command (gptel-scope-sandbox sets it).  It may signal to
 refuse the run.")
+
+(defvar gptel-scope-exec-call nil
+  "What the decision of the call being started says it needs, or nil.
+A plist (:read PATHS :write PATHS :programs NAMES): the paths an
+allow-once grant let it reach beyond the scope and the programs it
+runs.  Bound around `gptel-scope-exec-start' by the tools, for
+`gptel-scope-exec-argv-function' (the sandbox shows the call what its
+decision allowed, and its programs' toolchains).")
 
 (defvar gptel-scope-exec-environment-function nil
   "Function returning (ENV . REDACTOR) for a command, or nil.
@@ -330,7 +364,8 @@ by `gptel-scope-exec--spawn'."
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
 plist has :success, :exit-code (nil when killed by a signal), :signal,
-:output, :truncated, :timed-out, :duration-ms, :total-bytes (all the
+:output, :truncated, :timed-out, :sandboxed (run wrapped by
+`gptel-scope-exec-argv-function'), :duration-ms, :total-bytes (all the
 output), :kept-bytes (the part kept in memory, its first and last
 bytes) and :lines (the lines of all the output); when the result
 itself could not be made, :error says why.  CALLBACK is called once
@@ -342,7 +377,7 @@ does."
   (let* ((start (float-time))
          (max-chars (max 0 max-chars))
          (cap (* (max 1 gptel-scope-capture-factor) (max 1024 max-chars)))
-         (timed-out nil) (done nil) (timer nil)
+         (timed-out nil) (done nil) (timer nil) (sandboxed nil)
          (default-directory (file-name-as-directory directory))
          ;; The scope's environment, and what hides the values it leaves out.
          (scoped (gptel-scope-exec--scoped))
@@ -351,8 +386,10 @@ does."
          (proc nil))
     (unless (file-accessible-directory-p directory)
       (gptel-scope-exec--no-directory directory))
-    (when gptel-scope-exec-argv-function
-      (setq argv (funcall gptel-scope-exec-argv-function argv directory)))
+    (let ((wrapped (and gptel-scope-exec-argv-function
+                        (funcall gptel-scope-exec-argv-function argv directory))))
+      (when (and wrapped (not (eq wrapped argv)))
+        (setq argv wrapped sandboxed t)))
     (let ((ended
            (lambda (p signaled code &optional deleted)
              (unless done
@@ -383,6 +420,7 @@ does."
                                       :truncated (plist-get cut :truncated)
                                       :lines (plist-get cut :lines)
                                       :timed-out timed-out
+                                      :sandboxed sandboxed
                                       :total-bytes (plist-get cut :total-bytes)
                                       :kept-bytes (plist-get cut :kept-bytes)
                                       :duration-ms (round (* 1000 (- (float-time) start))))))

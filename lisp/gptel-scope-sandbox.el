@@ -114,7 +114,7 @@ an empty regular file of this user."
 They are the hidden paths that exist inside the shown directories and
 the masks, without any lying under a covered directory (the empty file
 system over it is read-only, and covers them already)."
-  (let* ((shown (append (plist-get mounts :read) (plist-get mounts :write)))
+  (let* ((shown (append (plist-get mounts :read) (plist-get mounts :write) (plist-get mounts :tools)))
          (inside (lambda (p) (seq-some (lambda (d) (or (equal d "/") (equal p d)
                                                         (string-prefix-p (file-name-as-directory d) p)))
                                        shown)))
@@ -165,8 +165,10 @@ writing their caches and settings there work and keep nothing."
 
 (defun gptel-scope-sandbox-argv (argv directory mounts)
   "Return the bwrap argv running ARGV in DIRECTORY with MOUNTS.
-MOUNTS is a plist (:read DIRS :write DIRS :hide PATHS :masks MASKS
-:protect PATHS :network BOOL) of absolute paths; each of MASKS a plist
+MOUNTS is a plist (:read DIRS :write DIRS :tools PATHS :hide PATHS
+:masks MASKS :protect PATHS :network BOOL) of absolute paths (:tools
+shown read-only: the toolchains of the call's programs, the user's git
+configuration); each of MASKS a plist
 \(:path PATH :kind \"file\" or \"dir\").  The network is shared only
 when :network is t.  A mount of a path that does not exist is
 skipped; a hidden path is covered only when it exists inside a read or
@@ -185,7 +187,9 @@ one covers that too), then the protected paths outside them."
            (gptel-scope-sandbox--system-mounts)
            (gptel-scope-sandbox--private-home shown)
            (mapcar (lambda (d) (cons d (list "--ro-bind-try" d d))) (plist-get mounts :read))
-           (mapcar (lambda (d) (cons d (list "--bind-try" d d))) (plist-get mounts :write))))
+           (mapcar (lambda (d) (cons d (list "--bind-try" d d))) (plist-get mounts :write))
+           ;; The programs' toolchains and the user's git configuration, read-only.
+           (mapcar (lambda (d) (cons d (list "--ro-bind-try" d d))) (plist-get mounts :tools))))
          (covers (gptel-scope-sandbox--covers mounts))
          (protect
           (seq-filter (lambda (p)
@@ -221,12 +225,27 @@ Tried once per program and session."
         (push (cons gptel-scope-sandbox-program works) gptel-scope-sandbox--works)
         works))))
 
-(defun gptel-scope-sandbox-mounts (&optional buffer)
+(defun gptel-scope-sandbox--call-json (call)
+  "Return CALL, a decision's :sandbox plist, as the module reads it."
+  (list :read (vconcat (plist-get call :read))
+        :write (vconcat (plist-get call :write))
+        :programs (vconcat (plist-get call :programs))))
+
+(defun gptel-scope-sandbox-mounts (&optional buffer directory call)
   "Return the sandbox mounts of BUFFER's scope.
-That is (:read DIRS :write DIRS :hide PATHS :protect PATHS :masks MASKS
-:cannot_mask WHY), from the module."
+That is (:read DIRS :write DIRS :tools PATHS :hide PATHS :protect PATHS
+:masks MASKS :cannot_mask WHY), from the module.  With CALL, what a
+call's decision says it needs (`gptel-scope-exec-call'), the mounts of
+that call run in DIRECTORY: what its grants let it reach, the
+toolchains its programs resolve to on the PATH of `process-environment',
+the rules of the repository it runs in protected."
   (gptel-scope-load-module)
-  (gptel-scope-module-sandbox-mounts (gptel-scope--request (or buffer (current-buffer)))))
+  (let ((buffer (or buffer (current-buffer))))
+    (gptel-scope-module-sandbox-mounts
+     (apply #'gptel-scope--request buffer
+            (append (and directory (list :directory (directory-file-name (expand-file-name directory))))
+                    (and call (list :call (gptel-scope-sandbox--call-json call)
+                                    :env (vconcat process-environment))))))))
 
 (defvar gptel-scope-sandbox--warned nil
   "Non-nil once the user was told that commands run without the sandbox.")
@@ -268,7 +287,7 @@ does not work, or when the entries to mask could not all be found."
   (cond
    ((null gptel-scope-sandbox) argv)
    ((gptel-scope-sandbox-works-p)
-    (let ((mounts (gptel-scope-sandbox-mounts)))
+    (let ((mounts (gptel-scope-sandbox-mounts nil directory gptel-scope-exec-call)))
       ;; The denied entries could not all be found: run nothing rather than show them.
       (when (plist-get mounts :cannot_mask)
         (signal 'gptel-scope-sandbox-error (list (plist-get mounts :cannot_mask))))
@@ -286,6 +305,48 @@ That is when `gptel-scope-sandbox' wraps commands here and
        (eq gptel-scope-sandbox-denied-reads 'mask)
        (gptel-scope-sandbox-works-p)))
 
+(defconst gptel-scope-sandbox--failures
+  '((not-found . "\\(?:^\\|: \\)\\([^ :\n]+\\): \\(?:command not found\\|No such file or directory\\)$")
+    (read-only . "\\(?:^\\|[ `'\"]\\)\\(/?[^ :`'\"\n]+\\)['\"]?: Read-only file system")
+    (missing . "\\(?:^\\|[ `'\"]\\)\\(/?[^ :`'\"\n]+\\)['\"]?: No such file or directory"))
+  "What a failure the sandbox may have caused looks like in an output.
+Each (KIND . REGEXP), group 1 the program or path.")
+
+(defun gptel-scope-sandbox--failure-match (kind output)
+  "Return the program or path of the first failure of KIND in OUTPUT, or nil."
+  (let ((case-fold-search nil))
+    (and (string-match (alist-get kind gptel-scope-sandbox--failures) output)
+         (match-string 1 output))))
+
+(defun gptel-scope-sandbox-failure-note (output code directory)
+  "Say why the sandboxed command that printed OUTPUT and exited CODE failed.
+DIRECTORY is where it ran.  Return a sentence naming what the sandbox
+did and what to do instead, or nil when nothing shows that the sandbox
+caused the failure: a program found outside but not inside (exit 127),
+a path the sandbox shows read-only, or one it does not show."
+  (let ((output (or output "")))
+    (or
+     (let ((program (and (eql code 127) (gptel-scope-sandbox--failure-match 'not-found output))))
+       (when program
+         (let ((outside (if (string-search "/" program)
+                            (let ((f (expand-file-name program directory))) (and (file-executable-p f) f))
+                          (executable-find program))))
+           (when outside
+             (format "The sandbox caused this: `%s' is %s outside the sandbox but not inside it, which shows the system's directories, the scope's, and the toolchains found on PATH for the programs of the call.  Do not retry the same command; ask the user to add its directory to paths.read, or call request_scope_expansion with the path %s and your reason."
+                     program outside (file-name-directory outside))))))
+     (let ((path (gptel-scope-sandbox--failure-match 'read-only output)))
+       (when path
+         (let ((full (expand-file-name path directory)))
+           (format "The sandbox caused this: %s is read-only inside it, because the scope does not let this call write there (paths.write), or it holds rules no tool may change (a scope document, git's configuration or hooks).  Write inside the write scope, or call request_scope_expansion with tool_name \"run_bash_command\", resource \"%s\" and your reason."
+                   full (file-name-directory full)))))
+     (let* ((path (gptel-scope-sandbox--failure-match 'missing output))
+            (full (and path (expand-file-name path directory))))
+       (when (and full (file-exists-p full))
+         (format "The sandbox caused this: %s exists outside the sandbox but is not shown inside it: it is outside the scope's read paths, or a deny pattern hides it.  If the task needs it and no deny pattern covers it, call request_scope_expansion with the path and your reason."
+                 full))))))
+
+(unless gptel-scope-failure-note-function
+  (setq gptel-scope-failure-note-function #'gptel-scope-sandbox-failure-note))
 (unless gptel-scope-exec-argv-function
   (setq gptel-scope-exec-argv-function #'gptel-scope-sandbox-wrap))
 (unless gptel-scope-masked-function

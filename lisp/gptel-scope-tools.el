@@ -683,6 +683,12 @@ whole number of seconds; 0 means the scope's."
         (min asked gptel-scope-max-timeout)
       (or (plist-get decision :timeout) 30))))
 
+(defvar gptel-scope-failure-note-function nil
+  "Function (OUTPUT EXIT-CODE DIRECTORY) saying why a sandboxed command failed.
+Called when a command the sandbox wrapped failed; it returns a
+sentence naming what the sandbox did and what to do instead, or nil
+when the failure is the command's own.  The sandbox sets it.")
+
 (defun gptel-scope--result-json (decision result timeout)
   "Return the JSON for the model of RESULT, the run of DECISION with TIMEOUT."
   (let ((timed-out (plist-get result :timed-out))
@@ -708,7 +714,13 @@ whole number of seconds; 0 means the scope's."
                    :message (format "The command was killed by signal %s; its output is shown."
                                     (plist-get result :signal))))
             ((not (plist-get result :success))
-             (list :message (format "The command failed with exit code %s; its output is shown." code)))))))
+             (list :message
+                   (concat (format "The command failed with exit code %s; its output is shown." code)
+                           (let ((note (and (plist-get result :sandboxed) gptel-scope-failure-note-function
+                                            (funcall gptel-scope-failure-note-function
+                                                     (plist-get result :output) code
+                                                     (plist-get decision :directory)))))
+                             (if note (concat " " note) "")))))))))
 
 ;;;; Running
 
@@ -828,15 +840,16 @@ arguments, go into its events."
                   (list (format "The directory %s now leads to %s (it changed after the command was judged); nothing ran"
                                 dir now)))))
       (gptel-scope--emit 'start tool args :id id)
-      (gptel-scope-exec-start
-       argv (plist-get decision :directory)
-       ;; Run by the process sentinel: an error here must still answer.
-       (lambda (r)
-         (gptel-scope--guard callback tool
-           (gptel-scope--emit-result tool args id r)
-           (funcall callback (gptel-scope--result-json decision r timeout))))
-       :timeout timeout
-       :max-chars (or (plist-get decision :max-output-chars) 20000))
+      (let ((gptel-scope-exec-call (plist-get decision :sandbox)))
+        (gptel-scope-exec-start
+         argv (plist-get decision :directory)
+         ;; Run by the process sentinel: an error here must still answer.
+         (lambda (r)
+           (gptel-scope--guard callback tool
+             (gptel-scope--emit-result tool args id r)
+             (funcall callback (gptel-scope--result-json decision r timeout))))
+         :timeout timeout
+         :max-chars (or (plist-get decision :max-output-chars) 20000)))
       ;; The grant is used up by the call it let through (E18).
       (gptel-scope--use-grants buffer (plist-get decision :grants-used)))))
 

@@ -245,7 +245,13 @@ so does an error that echoes a secret back, and list_dir of a file named like on
         (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-run-command "printenv" nil dir) :output)
                        ;; What every command gets from the runner, and the one included;
                        ;; bubblewrap, on by default where it works, adds the working directory.
-                       (concat "PAGER=cat\nGIT_PAGER=cat\nMANPAGER=cat\nSYSTEMD_PAGER=cat\nGIT_TERMINAL_PROMPT=0\nGIT_EDITOR=true\nEDITOR=true\nVISUAL=true\nTERM=dumb\nPROJECT_NOTE=ordinary-note-1\n"
+                       (concat "PAGER=cat\nGIT_PAGER=cat\nMANPAGER=cat\nSYSTEMD_PAGER=cat\nGIT_TERMINAL_PROMPT=0\nGIT_EDITOR=true\nEDITOR=true\nVISUAL=true\nTERM=dumb\n"
+                               ;; git's settings that put its own programs back (GIT_CONFIG_*).
+                               (mapconcat (lambda (e) (concat e "\n"))
+                                          (seq-filter (lambda (e) (string-prefix-p "GIT_CONFIG_" e))
+                                                      gptel-scope-exec--set)
+                                          "")
+                               "PROJECT_NOTE=ordinary-note-1\n"
                                (if (and gptel-scope-sandbox (gptel-scope-sandbox-works-p))
                                    (format "PWD=%s\n" (directory-file-name dir))
                                  ""))))))))

@@ -375,7 +375,7 @@ ordinary files notes.txt and a/b/code.txt holding K=ordinary."
           (gptel-scope-sandbox--works (list (cons gptel-scope-sandbox-program t)))
           (why "the sandbox cannot tell which entries under /p the deny patterns `**/.env` cover: more than 100000 entries under /p"))
       (cl-letf (((symbol-function 'gptel-scope-sandbox-mounts)
-                 (lambda (&optional _) (list :read (list (directory-file-name dir)) :cannot_mask why))))
+                 (lambda (&rest _) (list :read (list (directory-file-name dir)) :cannot_mask why))))
         (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls > out/ran" ".")))
           (should (equal (plist-get r :reason) "sandbox_unavailable"))
           (should (string-match-p (regexp-quote why) (plist-get r :message)))

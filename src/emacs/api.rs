@@ -139,6 +139,7 @@ fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
     v["timeout"] = json!(bt.timeout);
     v["max_output_chars"] = json!(bt.max_output_chars);
     v["response"] = if d.allowed { Value::Null } else { Value::String(refusal_response(d)) };
+    v["sandbox"] = serde_json::to_value(crate::policy::sandbox::call_needs(d)).unwrap_or(Value::Null);
     v
 }
 

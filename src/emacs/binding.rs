@@ -35,6 +35,10 @@ emacs::use_symbols! {
     k_refusal => ":refusal"
     k_required_scope => ":required-scope"
     k_resource => ":resource"
+    k_read => ":read"
+    k_write => ":write"
+    k_programs => ":programs"
+    k_sandbox => ":sandbox"
     k_shown_bytes => ":shown-bytes"
     k_shown_chars => ":shown-chars"
     k_shown_lines => ":shown-lines"
@@ -237,6 +241,20 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
         lstr(env, d.required_scope)?,
         k_category.bind(env),
         opt_str(env, d.category.as_deref())?,
+        k_sandbox.bind(env),
+        call_needs(env, &crate::policy::sandbox::call_needs(d))?,
+    ])
+}
+
+/// The plist of a call's needs in the sandbox: (:read :write :programs).
+fn call_needs<'e>(env: &'e Env, n: &crate::policy::sandbox::CallNeeds) -> Result<Value<'e>> {
+    env.list(&[
+        k_read.bind(env),
+        str_list(env, &n.read)?,
+        k_write.bind(env),
+        str_list(env, &n.write)?,
+        k_programs.bind(env),
+        str_list(env, &n.programs)?,
     ])
 }
 
@@ -317,7 +335,9 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 
 /// Judge a shell command as run_bash_command does before running it, in brief.
 /// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
-/// :warnings :grants-used :required-scope :category), which is all running it takes; a
+/// :warnings :grants-used :required-scope :category :sandbox), which is all running it
+/// takes (:sandbox is what the sandbox shows the call beyond the scope: :read :write
+/// :programs); a
 /// refusal as the refusal itself, a `user-ptr' (`plist-get' of it is nil). Its plist is
 /// `gptel-scope-module-refusal-details' of it, (:allowed nil :tool :reason :message
 /// :resource :validation-type :required-scope :category :violations :refusal), each

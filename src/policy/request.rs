@@ -55,6 +55,12 @@ pub struct Request {
     /// scope's directories (the elisp layer says so when bubblewrap will wrap it): a whole
     /// tree read there is allowed with a warning, since what it would read is hidden.
     pub masked: bool,
+    /// For the sandbox's mounts of one call: what its decision says it needs
+    /// ([`crate::policy::sandbox::call_needs`]).
+    pub call: Option<crate::policy::sandbox::CallNeeds>,
+    /// For the sandbox's mounts of one call: the variables of its environment that find its
+    /// programs (`PATH`, the toolchains' homes), as `NAME=VALUE`.
+    pub env: Vec<String>,
 }
 
 impl Request {

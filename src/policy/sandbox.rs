@@ -49,6 +49,65 @@ pub struct Mounts {
     pub cannot_mask: Option<String>,
     /// The scope lets commands use the network (`sandbox.network`).
     pub network: bool,
+    /// Shown read-only for the programs of the call and git: the toolchains its programs
+    /// resolve to ([`crate::scope::toolchain`]) and the user's own git configuration, when
+    /// the home is not shown. Sorted, outermost only.
+    pub tools: Vec<String>,
+}
+
+/// What one call needs beyond the scope's directories, from its decision: the paths an
+/// allow-once grant let it reach, and the programs it runs. Only an allowed decision has
+/// needs; a refused one runs nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CallNeeds {
+    /// Shown read-only for this call: what a grant let it read outside the read scope.
+    pub read: Vec<String>,
+    /// Shown writable for this call: where a grant let it write outside the write scope
+    /// (a directory it runs in, or the directory holding a path it writes: creating,
+    /// renaming or removing an entry writes its directory).
+    pub write: Vec<String>,
+    /// The programs it runs, as the command line names them (`cargo`, `./x.sh`).
+    pub programs: Vec<String>,
+}
+
+/// The nearest directory at or above `p` that exists.
+fn existing_dir(p: &Path) -> Option<PathBuf> {
+    p.ancestors().find(|a| crate::resolve::is_dir(a)).map(Path::to_path_buf)
+}
+
+/// The needs of the call `d` decided ([`CallNeeds`]).
+pub fn call_needs(d: &crate::policy::decide::Decision) -> CallNeeds {
+    let mut needs = CallNeeds::default();
+    if !d.allowed {
+        return needs;
+    }
+    for v in d.violations.iter().filter(|v| v.granted && v.validation_type == "path") {
+        let p = Path::new(&v.resource);
+        if !p.is_absolute() {
+            continue;
+        }
+        let shown = match v.access {
+            // A directory it runs in is written inside; a path, through its directory.
+            Some("write") if v.reason == "directory_not_in_scope" => existing_dir(p),
+            Some("write") => p.parent().and_then(existing_dir),
+            _ if crate::resolve::exists(p) => Some(p.to_path_buf()),
+            _ => p.parent().and_then(existing_dir),
+        };
+        let Some(shown) = shown else { continue };
+        let list = if v.access == Some("write") { &mut needs.write } else { &mut needs.read };
+        list.push(shown.to_string_lossy().into_owned());
+    }
+    for c in &d.commands {
+        if !c.name.is_empty() && !needs.programs.contains(&c.name) {
+            needs.programs.push(c.name.clone());
+        }
+    }
+    for list in [&mut needs.read, &mut needs.write] {
+        list.sort();
+        list.dedup();
+    }
+    needs
 }
 
 /// An entry the sandbox masks, at its path inside the sandbox.
@@ -232,21 +291,128 @@ pub fn protected_mounts(protected: &[PathBuf], write: &[String]) -> Vec<String> 
     out.into_iter().map(|p| p.to_string_lossy().into_owned()).collect()
 }
 
-/// [`mounts`] for the scope of a JSON request (its `sources`, `home` and `project_root`).
+/// The entries of git's directory `gitdir` that name programs git runs or where it finds
+/// objects: bound read-only over a writable work tree, so that no command changes what git
+/// runs the next time the user runs it (SECURITY.md, "git's configuration").
+const GIT_RULES: &[&str] = &["config", "config.worktree", "hooks", "info", "objects/info", "commondir"];
+
+/// Reads at most 4 KiB of the file `p`: the gitfiles and `commondir` files git writes are a
+/// line.
+fn read_small(p: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(p).ok()?.take(4096).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).trim().to_string())
+}
+
+/// What the sandbox protects of the git repository holding `dir`: the `.git` entry of its
+/// work tree (a directory, or a gitfile naming one elsewhere) and, in its git directory and
+/// the common one (`commondir`, of a linked work tree), the entries of [`GIT_RULES`] that
+/// exist.
+pub fn git_protected(dir: &Path) -> Vec<PathBuf> {
+    let Some(top) = dir.ancestors().find(|d| crate::resolve::exists(&d.join(".git"))) else { return Vec::new() };
+    let marker = top.join(".git");
+    let mut out = Vec::new();
+    let gitdir = if crate::resolve::is_dir(&marker) {
+        marker
+    } else {
+        // A gitfile: which repository the work tree is, read-only too.
+        out.push(marker.clone());
+        match read_small(&marker).as_deref().and_then(|t| t.strip_prefix("gitdir:")) {
+            Some(g) => top.join(g.trim()),
+            None => return out,
+        }
+    };
+    let mut dirs = vec![gitdir.clone()];
+    if let Some(common) = read_small(&gitdir.join("commondir")) {
+        dirs.push(normalize(&gitdir.join(common)));
+    }
+    for g in dirs {
+        for rule in GIT_RULES {
+            let p = g.join(rule);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The user's own git configuration, shown read-only when the home is not shown: the files
+/// git reads as its global configuration (`user.name`, `core.autocrlf`, its ignore and
+/// attributes files). Each that exists and no deny pattern covers.
+fn git_user_config(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let xdg = var("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| home.join(".config"));
+    [home.join(".gitconfig"), xdg.join("git/config"), xdg.join("git/ignore"), xdg.join("git/attributes")]
+        .into_iter()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+        .collect()
+}
+
+/// The toolchains `programs` resolve to: (roots to show, credential files to hide).
+fn toolchains(programs: &[&str], path: &str, home: &Path, var: &dyn Fn(&str) -> Option<String>, dir: &Path, visible: &dyn Fn(&Path) -> bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let _ = (programs, path, home, var, dir, visible);
+    (Vec::new(), Vec::new())
+}
+
+/// The system directories every command sees (the elisp layer binds them): a path under
+/// one of them needs no mount of its own.
+const SYSTEM: &[&str] = &["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// [`mounts`] for the scope of a JSON request (its `sources`, `home` and `project_root`),
+/// and, when the request holds a `call`, for that call: what its decision let it reach
+/// beyond the scope, its programs' toolchains, and the repository's rules protected.
 pub fn mounts_for_request(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
     let p = prepare(&req)?;
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| p.loaded.project_root.clone());
-    // An allow-once grant of a path lets the call it was given for reach that path: shown
-    // writable for the call (a grant does not say whether the call reads or writes there;
-    // the decision judged each effect the command has on it, and the grant is used up).
+    let home = p.home.as_deref();
     let mut granted = p.loaded.scope.paths.clone();
-    granted.write.extend(req.grants.iter().map(|g| g.resource.trim()).filter(|r| r.starts_with('/') || r.starts_with('~')).map(str::to_owned));
+    if req.call.is_none() {
+        // A terminal session (no call judged yet): an allow-once grant of a path shows it
+        // writable, the grant saying nothing of how the session uses it.
+        granted.write.extend(req.grants.iter().map(|g| g.resource.trim()).filter(|r| r.starts_with('/') || r.starts_with('~')).map(str::to_owned));
+    }
     let paths = &granted;
-    let mut m = mounts(paths, p.home.as_deref(), root.as_deref());
-    m.protect = protected_mounts(p.matcher.protected(), &m.write);
+    let mut m = mounts(paths, home, root.as_deref());
+    let env = |name: &str| -> Option<String> {
+        req.env.iter().find_map(|e| e.split_once('=').filter(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+    };
+    if let Some(call) = &req.call {
+        // What the call's decision let it reach: its grants, used up by this call.
+        let write: Vec<PathBuf> = m.write.iter().chain(&call.write).map(PathBuf::from).collect();
+        m.write = outermost(write, &[]).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let written: Vec<PathBuf> = m.write.iter().map(PathBuf::from).collect();
+        let read: Vec<PathBuf> = m.read.iter().chain(&call.read).map(PathBuf::from).collect();
+        m.read = outermost(read, &written).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        // The toolchains its programs resolve to, and git's user configuration.
+        let shown: Vec<PathBuf> = m.read.iter().chain(&m.write).map(PathBuf::from).collect();
+        let visible = |q: &Path| SYSTEM.iter().any(|s| q.starts_with(s)) || shown.iter().any(|d| q.starts_with(d));
+        let mut tools: Vec<PathBuf> = Vec::new();
+        if let Some(h) = home {
+            let dir = req.directory.as_deref().map(PathBuf::from).unwrap_or_else(|| h.to_path_buf());
+            let programs: Vec<&str> = call.programs.iter().map(String::as_str).collect();
+            let (show, hide) = toolchains(&programs, &env("PATH").unwrap_or_default(), h, &env, &dir, &visible);
+            tools.extend(show);
+            m.hide.extend(hide.iter().map(|p| p.to_string_lossy().into_owned()));
+            let runs_git = call.programs.iter().any(|p| p.rsplit('/').next() == Some("git"));
+            if runs_git && !shown.iter().any(|d| h.starts_with(d)) {
+                tools.extend(git_user_config(h, &env));
+            }
+        }
+        // No deny pattern is lifted for a program: a denied root or file is not shown.
+        tools.retain(|t| !matches!(p.matcher.check(&resolve(t), crate::policy::paths::Access::Read), crate::policy::paths::PathVerdict::Denied(_)));
+        m.tools = outermost(tools, &shown).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    }
+    let mut protected: Vec<PathBuf> = p.matcher.protected().to_vec();
+    if let Some(dir) = req.directory.as_deref() {
+        protected.extend(git_protected(&resolve(Path::new(dir)).target));
+    }
+    m.protect = protected_mounts(&protected, &m.write);
+    m.hide.sort();
+    m.hide.dedup();
     m.network = p.loaded.scope.sandbox.network;
-    match masks(&m, &glob_denies(paths, p.home.as_deref(), root.as_deref()), &p.matcher, &Limits::default()) {
+    match masks(&m, &glob_denies(paths, home, root.as_deref()), &p.matcher, &Limits::default()) {
         Ok(k) => m.masks = k,
         Err(why) => m.cannot_mask = Some(why),
     }
