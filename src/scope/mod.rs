@@ -7,5 +7,6 @@ pub mod env;
 pub mod config;
 pub mod semantics;
 pub mod trust;
+pub mod toolchain;
 
 pub use document::*;
