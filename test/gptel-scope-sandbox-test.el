@@ -381,5 +381,58 @@ ordinary files notes.txt and a/b/code.txt holding K=ordinary."
           (should (string-match-p (regexp-quote why) (plist-get r :message)))
           (should-not (file-exists-p (expand-file-name "out/ran" dir))))))))
 
+;;;; A failure the sandbox caused says so
+
+(ert-deftest gptel-scope-test-sandbox-failure-notes ()
+  "Exit 127 of a program found outside, a read-only path, a path not shown: each named."
+  (let* ((dir (file-name-as-directory (file-truename (make-temp-file "gptel-scope-note-" t))))
+         (tool (expand-file-name "bin/mytool" dir))
+         (shown (expand-file-name "notes.txt" dir)))
+    (unwind-protect
+        (progn
+          (make-directory (file-name-directory tool))
+          (with-temp-file tool (insert "#!/bin/sh\n"))
+          (set-file-modes tool #o755)
+          (with-temp-file shown (insert "n\n"))
+          (let ((exec-path (cons (file-name-directory tool) exec-path)))
+            (dolist (row
+                     `(;; A program the sandbox does not show: where it is outside, what to do.
+                       ("make: mytool: No such file or directory\n" 127
+                        ,(format "The sandbox caused this: `mytool' is %s outside the sandbox but not inside it" tool))
+                       ("bash: line 1: mytool: command not found\n" 127
+                        ,(format "`mytool' is %s outside the sandbox" tool))
+                       ;; Not installed anywhere: the command's own failure.
+                       ("bash: line 1: no-such-program-x: command not found\n" 127 nil)
+                       ;; 127 from the program itself, not the shell: nothing said.
+                       ("mytool: command not found\n" 1 nil)
+                       ;; Read-only: the path, the directory to ask for.
+                       ("touch: cannot touch 'new.txt': Read-only file system\n" 1
+                        ,(format "The sandbox caused this: %snew.txt is read-only inside it" dir))
+                       ("sed: couldn't open temporary file ./sedAb12: Read-only file system\n" 4
+                        ,(format "%ssedAb12 is read-only inside it" dir))
+                       ;; A path that exists outside but is not shown.
+                       ("cat: notes.txt: No such file or directory\n" 1
+                        ,(format "The sandbox caused this: %s exists outside the sandbox but is not shown inside it" shown))
+                       ;; Missing outside too: the command's own failure.
+                       ("cat: gone.txt: No such file or directory\n" 1 nil)
+                       ("" 2 nil)))
+              (let ((note (gptel-scope-sandbox-failure-note (nth 0 row) (nth 1 row) dir)))
+                (if (nth 2 row)
+                    (should (and note (string-match-p (regexp-quote (nth 2 row)) note)))
+                  (should-not note))))))
+      (delete-directory dir t))))
+
+(ert-deftest gptel-scope-test-sandbox-failure-note-reaches-the-model ()
+  "A sandboxed command's failure result carries the note; an unsandboxed one does not."
+  (let ((decision (list :warnings nil :directory "/tmp"))
+        (result (list :success nil :exit-code 1 :output "touch: cannot touch 'x': Read-only file system\n"
+                      :duration-ms 1)))
+    (should (string-match-p "The sandbox caused this: /tmp/x is read-only"
+                            (plist-get (gptel-scope-test-parse
+                                        (gptel-scope--result-json decision (append (list :sandboxed t) result) 30))
+                                       :message)))
+    (should (equal (plist-get (gptel-scope-test-parse (gptel-scope--result-json decision result 30)) :message)
+                   "The command failed with exit code 1; its output is shown."))))
+
 (provide 'gptel-scope-sandbox-test)
 ;;; gptel-scope-sandbox-test.el ends here

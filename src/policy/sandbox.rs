@@ -349,12 +349,6 @@ fn git_user_config(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<Pat
         .collect()
 }
 
-/// The toolchains `programs` resolve to: (roots to show, credential files to hide).
-fn toolchains(programs: &[&str], path: &str, home: &Path, var: &dyn Fn(&str) -> Option<String>, dir: &Path, visible: &dyn Fn(&Path) -> bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let _ = (programs, path, home, var, dir, visible);
-    (Vec::new(), Vec::new())
-}
-
 /// The system directories every command sees (the elisp layer binds them): a path under
 /// one of them needs no mount of its own.
 const SYSTEM: &[&str] = &["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -392,9 +386,10 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
         if let Some(h) = home {
             let dir = req.directory.as_deref().map(PathBuf::from).unwrap_or_else(|| h.to_path_buf());
             let programs: Vec<&str> = call.programs.iter().map(String::as_str).collect();
-            let (show, hide) = toolchains(&programs, &env("PATH").unwrap_or_default(), h, &env, &dir, &visible);
-            tools.extend(show);
-            m.hide.extend(hide.iter().map(|p| p.to_string_lossy().into_owned()));
+            let path = env("PATH").unwrap_or_default();
+            let found = crate::scope::toolchain::needed(&programs, &crate::scope::toolchain::Env { path: &path, home: h, var: &env }, &dir, &visible);
+            tools.extend(found.show);
+            m.hide.extend(found.hide.iter().map(|p| p.to_string_lossy().into_owned()));
             let runs_git = call.programs.iter().any(|p| p.rsplit('/').next() == Some("git"));
             if runs_git && !shown.iter().any(|d| h.starts_with(d)) {
                 tools.extend(git_user_config(h, &env));

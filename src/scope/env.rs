@@ -5,8 +5,10 @@
 //! `environment:` key lets through:
 //!
 //! - `inherit: core` (the default): the variables a command needs to work (`PATH`, `HOME`,
-//!   `USER`, `LOGNAME`, `SHELL`, `LANG`, `LC_*`, `TERM`, `TZ`, `TMPDIR`); `all`: every
-//!   variable; `none`: nothing;
+//!   `USER`, `LOGNAME`, `SHELL`, `LANG`, `LC_*`, `TERM`, `TZ`, `TMPDIR`) and those that find
+//!   the user's toolchains ([`crate::scope::toolchain::VARIABLES`]: `CARGO_HOME`,
+//!   `RUSTUP_HOME`, `NVM_DIR`, `PYENV_ROOT`, `VIRTUAL_ENV`, `GOPATH`, `JAVA_HOME`, ...);
+//!   `all`: every variable; `none`: nothing;
 //! - `include`: more variables, by name or glob;
 //! - `exclude`: variables left out, by name or glob, whatever `inherit` and `include` say;
 //! - `set`: variables with the value the scope gives them.
@@ -283,6 +285,8 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
                 Inherit::All => (Fate::Inherited, None),
                 Inherit::Core => match core.first(name) {
                     Some(p) => (Fate::Core, Some(p.to_string())),
+                    // The toolchains' homes and versions (rustup, nvm, pyenv, go, ...).
+                    None if crate::scope::toolchain::VARIABLES.contains(&name) => (Fate::Core, Some(name.to_string())),
                     None => (Fate::NotInherited, None),
                 },
                 Inherit::None => (Fate::NotInherited, None),
