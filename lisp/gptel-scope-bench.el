@@ -429,27 +429,47 @@ than the wall clock on a busy machine)."
                               (format "%.3f ms" (* 1e3 (gptel-scope-bench--median bare-cpu)))
                               nil "(info)" 'info))))
 
+(defun gptel-scope-bench--sandbox-cost (command)
+  "Return (WITH WITHOUT) median seconds of run_bash_command on COMMAND.
+With the sandbox (its default) interleaved with the same call without."
+  (let (with without)
+    (let ((gptel-scope-sandbox 'auto)) (gptel-scope-bench--spawn-tool command))
+    (dotimes (_ gptel-scope-bench-spawns)
+      (let ((gptel-scope-sandbox nil))
+        (push (car (gptel-scope-bench--spawn-tool command)) without))
+      (let ((gptel-scope-sandbox 'auto))
+        (push (car (gptel-scope-bench--spawn-tool command)) with)))
+    (list (gptel-scope-bench--median with) (gptel-scope-bench--median without))))
+
 (defun gptel-scope-bench--sandbox ()
   "Measure the sandbox's cost per command: run_bash_command on `true'.
 With the sandbox (its default) interleaved with the same call without;
 the difference of the medians is the cost (the mounts asked of the
-module, the walk for denied entries, starting bubblewrap)."
+module, the walk for denied entries, starting bubblewrap).  Then the
+same for `git status' in a repository: a program looked up on PATH,
+git's rules protected and the user's git configuration shown."
   (if (not (let ((gptel-scope-sandbox 'auto)) (gptel-scope-sandbox-works-p)))
       (gptel-scope-bench--row "Emacs: the sandbox's cost per command" "no bwrap" "-" nil "(info)" 'info)
-    (let (with without)
-      (let ((gptel-scope-sandbox 'auto)) (gptel-scope-bench--spawn-tool "true"))
-      (dotimes (_ gptel-scope-bench-spawns)
-        (let ((gptel-scope-sandbox nil))
-          (push (car (gptel-scope-bench--spawn-tool "true")) without))
-        (let ((gptel-scope-sandbox 'auto))
-          (push (car (gptel-scope-bench--spawn-tool "true")) with)))
-      (let* ((w (gptel-scope-bench--median with))
-             (wo (gptel-scope-bench--median without))
-             (cost (* 1e3 (- w wo))))
+    (pcase-let ((`(,w ,wo) (gptel-scope-bench--sandbox-cost "true")))
+      (let ((cost (* 1e3 (- w wo))))
         (gptel-scope-bench--row "Emacs: the sandbox's cost per command (run_bash_command true)"
                                 (format "%.2f ms" cost)
                                 (format "%.2f ms with, %.2f ms without" (* 1e3 w) (* 1e3 wo))
-                                (/ cost 10.0) "<= 10 ms" (<= cost 10.0))))))
+                                (/ cost 10.0) "<= 10 ms" (<= cost 10.0))))
+    (when (executable-find "git")
+      (let ((repo (expand-file-name "repo" default-directory)))
+        (make-directory repo t)
+        (let ((default-directory (file-name-as-directory repo)))
+          (call-process "git" nil nil nil "init" "-q")
+          (with-temp-file "a.txt" (insert "a\n"))
+          (call-process "git" nil nil nil "add" "a.txt")
+          (call-process "git" nil nil nil "-c" "user.name=b" "-c" "user.email=b@b" "commit" "-qm" "one")
+          (pcase-let ((`(,w ,wo) (gptel-scope-bench--sandbox-cost "git status --short")))
+            (let ((cost (* 1e3 (- w wo))))
+              (gptel-scope-bench--row "Emacs: the sandbox's cost per command (run_bash_command git status)"
+                                      (format "%.2f ms" cost)
+                                      (format "%.2f ms with, %.2f ms without" (* 1e3 w) (* 1e3 wo))
+                                      (/ cost 10.0) "<= 10 ms" (<= cost 10.0)))))))))
 
 (defvar gptel-scope-bench-big-output "yes | head -c 300000000"
   "The command of the big output figures: 300 MB of output.")
