@@ -48,7 +48,7 @@ fn a_calls_needs_come_from_its_decision() {
     type Row<'a> = (&'a str, &'a str, &'a str, &'a [&'a str], bool, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
     #[rustfmt::skip]
     let rows: &[Row] = &[
-        ("in scope: nothing more", "touch y", "out", &[], true, &[], &[], &["touch"]),
+        ("in scope: the directory it writes in, writable already", "touch y", "out", &[], true, &["ROOT/out"], &[], &["touch"]),
         ("refused: no needs", "touch new.txt", ".", &[], false, &[], &[], &[]),
         ("Allow once of a write in the directory: the directory, for this call",
          "touch new.txt", ".", &["./"], true, &["ROOT"], &[], &["touch"]),
@@ -56,8 +56,8 @@ fn a_calls_needs_come_from_its_decision() {
          "touch b.txt", "src", &["./src"], true, &["ROOT/src"], &[], &["touch"]),
         ("a path that does not exist yet: the nearest directory that does",
          "mkdir -p x/y && touch x/y/z", "src", &["./src"], true, &["ROOT/src"], &[], &["mkdir", "touch"]),
-        ("a dangerous command allowed once: no path beyond the scope, nothing more",
-         "rm x", "out", &["rm x"], true, &[], &[], &["rm"]),
+        ("a dangerous command allowed once: the directory of what it removes",
+         "rm x", "out", &["rm x"], true, &["ROOT/out"], &[], &["rm"]),
         ("a read outside the read scope: shown read-only",
          "cat /etc/hostname", ".", &["/etc/hostname"], true, &[], &["/etc/hostname"], &["cat"]),
     ];

@@ -55,17 +55,17 @@ pub struct Mounts {
     pub tools: Vec<String>,
 }
 
-/// What one call needs beyond the scope's directories, from its decision: the paths an
-/// allow-once grant let it reach, and the programs it runs. Only an allowed decision has
+/// What one call needs beyond the scope's directories, from its decision: the paths it
+/// writes and those an allow-once grant let it reach, and the programs it runs. Only an allowed decision has
 /// needs; a refused one runs nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CallNeeds {
     /// Shown read-only for this call: what a grant let it read outside the read scope.
     pub read: Vec<String>,
-    /// Shown writable for this call: where a grant let it write outside the write scope
-    /// (a directory it runs in, or the directory holding a path it writes: creating,
-    /// renaming or removing an entry writes its directory).
+    /// Shown writable for this call: the directory holding each path it writes (creating,
+    /// renaming or removing an entry writes its directory), and a directory a grant let it
+    /// write in. Most lie in a writable mount already.
     pub write: Vec<String>,
     /// The programs it runs, as the command line names them (`cargo`, `./x.sh`).
     pub programs: Vec<String>,
@@ -81,6 +81,13 @@ pub fn call_needs(d: &crate::policy::decide::Decision) -> CallNeeds {
     let mut needs = CallNeeds::default();
     if !d.allowed {
         return needs;
+    }
+    // Every path it writes, in scope or granted: through the directory holding it (a write
+    // pattern may name a file that does not exist yet, whose prefix cannot be mounted).
+    for e in d.paths.iter().filter(|e| e.access == "write" && matches!(e.verdict, "allowed" | "out_of_scope")) {
+        if let Some(dir) = Path::new(&e.resolved).parent().and_then(existing_dir) {
+            needs.write.push(dir.to_string_lossy().into_owned());
+        }
     }
     for v in d.violations.iter().filter(|v| v.granted && v.validation_type == "path") {
         let p = Path::new(&v.resource);
