@@ -34,6 +34,7 @@
 (require 'gptel-scope-events)
 (require 'gptel-scope-env)
 (require 'gptel-scope-sandbox)
+(require 'gptel-scope-lint)
 
 (defvar gptel-scope-tool-validation)
 (declare-function gptel-make-tool "ext:gptel-request")
@@ -215,11 +216,22 @@ per-file stats.  This is apply_patch."
 (defun gptel-scope-system-info (&rest _)
   "Return JSON describing the system and the scope in effect.
 This is get_system_info: platform, Emacs, module and shell versions,
-the scope files, the file-system boundary and the environment of
-commands (names only), without running anything.  It takes no argument
+the scope files, the file-system boundary, the environment of
+commands (names only) and the denied paths git's history holds (a
+bounded look at the repository by git's plumbing), running nothing
+else.  It takes no argument
 \(any given is ignored); a remote chat directory, and any other error,
 is its result."
   (gptel-scope--redact (current-buffer) (gptel-scope-fs--system-info)))
+
+(defun gptel-scope-fs--denied-in-history ()
+  "Return what the scope denies that git's history holds, a vector of sentences.
+From `gptel-scope-lint' (`denied_in_history'): git commands that print
+files from history are refused while it is there."
+  (vconcat
+   (delq nil (mapcar (lambda (w) (and (equal (plist-get w :code) "denied_in_history")
+                                      (plist-get w :message)))
+                     (ignore-errors (gptel-scope-lint-warnings))))))
 
 (defun gptel-scope-fs--system-info ()
   "Return the JSON of `gptel-scope-system-info', not yet redacted."
@@ -251,6 +263,7 @@ is its result."
            :approval_policy (or (plist-get scope :approval-policy) :null)
            :timeout (or (plist-get scope :timeout) :null)
            :sandbox (gptel-scope-sandbox-status)
+           :denied_in_history (gptel-scope-fs--denied-in-history)
            :environment (gptel-scope-env-summary))))
     (error (gptel-scope--error-json err "get_system_info"))))
 
