@@ -24,7 +24,7 @@ fn multi_word_entries_match_after_global_options() {
         ("git log -1", "read_only: git log"),
         ("git --no-pager log", "read_only: git log"),
         ("git -C src log", "read_only: git log"),
-        ("git --git-dir .git diff", "read_only: git diff"),
+        ("git --namespace ns diff", "read_only: git diff"),
     ] {
         let d = decide_in(&s, &repo, None, None, &[], cmd);
         assert!(d.allowed, "{cmd}: {}", d.message);

@@ -130,7 +130,8 @@ fn i16_git_log_p_in_a_repository_that_once_committed_env_is_refused() {
         ("cd src && git log -p", "reaches_denied_path"),
         ("git --git-dir=.git log -p", "reaches_denied_path"),
         ("git --git-dir .git --work-tree . log -p", "reaches_denied_path"),
-        ("cd src && git --git-dir=../.git log --oneline", "allow"),
+        // Another repository than the one git finds is refused whatever it holds.
+        ("cd src && git --git-dir=../.git log --oneline", "flag_not_allowed"),
         ("git --work-tree=src log -p", "reaches_denied_path"),
         ("git --bare log -p", "reaches_denied_path"),
         ("git --icase-pathspecs log -p -- ':!.env'", "reaches_denied_path"),
@@ -171,6 +172,47 @@ fn i16_git_log_p_in_a_repository_that_once_committed_env_is_refused() {
     );
 }
 
+/// The history reads of the issue, with `**/.env` denied and `.git` not: every way to print
+/// the old `.env` is refused, by its path or by the look at the store; what reads no file
+/// of history (or leaves it out) stays allowed, and so does everyday git.
+#[test]
+fn i16_history_reads_without_a_git_deny_pattern() {
+    let f = once_committed();
+    let commit = git(&f.proj, &["rev-parse", "HEAD~1"]);
+    let blob = git(&f.proj, &["rev-parse", "HEAD~1:.env"]);
+    let short = &commit[..7];
+    f.check(&[
+        ("git show HEAD~1:.env", "path_denied"),
+        (&format!("git show {commit}:.env"), "path_denied"),
+        (&format!("git show {blob}"), "reaches_denied_path"),
+        (&format!("git show {commit}"), "reaches_denied_path"),
+        (&format!("git show {short}"), "reaches_denied_path"),
+        ("git show ':/env'", "reaches_denied_path"),
+        ("git show HEAD", "reaches_denied_path"),
+        ("git log -p", "reaches_denied_path"),
+        (&format!("git cat-file -p {blob}"), "reaches_denied_path"),
+        ("git diff HEAD~2 HEAD", "reaches_denied_path"),
+        ("git archive HEAD~1", "reaches_denied_path"),
+        ("git grep K HEAD~1", "reaches_denied_path"),
+        ("git --git-dir=.git show HEAD~1", "reaches_denied_path"),
+        ("GIT_DIR=.git git show HEAD~1", "denied"),
+        ("git --git-dir=copy log -p", "flag_not_allowed"),
+        ("GIT_ALTERNATE_OBJECT_DIRECTORIES=../other/.git/objects git log -p -- src", "denied"),
+        ("cat .git/config > .git/objects/info/alternates", "scope_document"),
+        // Everyday git: .env is only in history.
+        ("git log --oneline", "allow"),
+        ("git status", "allow"),
+        ("git diff", "allow"),
+        ("git show --stat HEAD", "allow"),
+        (&format!("git show --stat {commit}"), "allow"),
+        ("git add src/a.rs", "allow"),
+        ("git commit -m msg", "allow"),
+        ("git commit -m msg -- src/a.rs", "allow"),
+        ("git show HEAD -- src", "allow"),
+        ("git log -p -- ':(top,exclude,glob)**/.env'", "allow"),
+    ]);
+}
+
 #[test]
 fn i16_git_add_env_and_diff_cached_is_refused() {
     let f = fx(&[], &[(".env", "K=1\n")]);
@@ -184,7 +226,7 @@ fn i16_git_add_env_and_diff_cached_is_refused() {
         ("cd src && git add -A", "reaches_denied_path"),
         // The work tree would be src/, the index the project's: not judged, refused.
         ("cd src && git --git-dir=../.git add -A", "reaches_denied_path"),
-        ("git --git-dir=.git add src", "allow"),
+        ("git --git-dir=.git add src", "flag_not_allowed"),
         ("git add -A -- ':!.env'", "allow"),
         ("git add -n -A", "allow"),
         ("git add --dry-run .", "allow"),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::policy::gitconfig;
 use crate::scope::Paths;
 
 pub use crate::resolve::{exists, is_dir, memo, probes_asked, resolve, Memo, Resolved};
@@ -27,6 +28,10 @@ pub struct Matcher {
     /// Files and directories that hold rules (scope documents, profiles, the trust list):
     /// never written, whatever the scope says. Each as given and where it leads.
     protected: Vec<PathBuf>,
+    /// The home directory and the project root: where git's configuration is looked for
+    /// ([`gitconfig`]), which is protected like the paths above.
+    home: Option<PathBuf>,
+    root: Option<PathBuf>,
 }
 
 /// The name of the scope documents the upward search finds: a file so named anywhere is
@@ -397,13 +402,37 @@ pub enum PathVerdict {
     ScopeDocument(String),
 }
 
-/// The message of a refused write to a scope document.
+/// The message of a refused write to a scope document or to git's configuration
+/// ([`gitconfig`]), which tells which it is; the home directory is the environment's (the
+/// engine's decisions use [`Matcher::scope_document_message`], which knows the request's).
 pub fn scope_document_message(what: &str, resolved: &Path, protected: &str) -> String {
-    let doc = if resolved == Path::new(protected) { String::new() } else { format!(" (it protects {protected})") };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    protection_message(what, resolved, Path::new(protected), home.as_deref(), None)
+}
+
+fn protection_message(what: &str, resolved: &Path, protected: &Path, home: Option<&Path>, root: Option<&Path>) -> String {
+    if let Some(detail) = git_configuration(resolved, protected, home, root) {
+        return format!(
+            "{what} would write {}, which is git's configuration{detail}: git runs the programs it names (hooks, core.fsmonitor, pagers, diff and merge drivers, aliases), here and outside the sandbox the next time the user runs git in this repository. Git's configuration is never written by a tool, whatever the scope says: it is the user's to change. Do not try another route (git config, git -c, GIT_* variables, another repository or copy of it); if git needs a setting or a hook, ask the user to make the change.",
+            resolved.display()
+        );
+    }
+    let doc = if resolved == protected { String::new() } else { format!(" (it protects {})", protected.display()) };
     format!(
         "{what} would write {}, which holds the rules this session runs under{doc}. Scope documents (every scope.yml, the session's preset.md, the profiles and the trust list) are never written by a tool, whatever the scope says: the scope is the user's to change. Do not try another route; if the scope must change, call request_scope_expansion for the command or path you need, or ask the user to edit the scope.",
         resolved.display()
     )
+}
+
+/// Whether the protected path `protected` (reached by writing `resolved`) is git's
+/// configuration, and how, for a message: `Some("")` by its name, `Some(" (...)")` when the
+/// configuration names it or the path written lies below it.
+fn git_configuration(resolved: &Path, protected: &Path, home: Option<&Path>, root: Option<&Path>) -> Option<String> {
+    if gitconfig::by_name(protected, home).is_some() {
+        return Some(if resolved == protected { String::new() } else { format!(" (it protects {})", protected.display()) });
+    }
+    let places: Vec<&Path> = [Some(resolved), Some(protected), root].into_iter().flatten().collect();
+    gitconfig::named(&places, home).describe(protected).map(|d| format!(" ({d})"))
 }
 
 impl Matcher {
@@ -411,7 +440,15 @@ impl Matcher {
         let (read, write) = (Set::new(&paths.read, home, project_root)?, Set::new(&paths.write, home, project_root)?);
         let known: std::collections::HashSet<&str> = read.patterns.iter().map(String::as_str).collect();
         let readable = read.patterns.iter().chain(write.patterns.iter().filter(|p| !known.contains(p.as_str()))).cloned().collect();
-        Ok(Matcher { read, write, deny: Set::new(&paths.deny, home, project_root)?, readable, protected: Vec::new() })
+        Ok(Matcher {
+            read,
+            write,
+            deny: Set::new(&paths.deny, home, project_root)?,
+            readable,
+            protected: Vec::new(),
+            home: home.map(Path::to_path_buf),
+            root: project_root.map(Path::to_path_buf),
+        })
     }
 
     /// This matcher with `paths` protected: a write to one of them, or to anything under
@@ -444,8 +481,10 @@ impl Matcher {
     }
 
     /// Why writing `r` would change the rules, if it would: it is named `scope.yml`, or is
-    /// (or lies under) a protected path, or is a hard link of a protected file. Returns the
-    /// protected path it concerns.
+    /// (or lies under) a protected path, or is git's configuration ([`gitconfig`]: by its
+    /// name, or named by the configuration of the repository holding it, of the project's
+    /// or of the user), or is a hard link of a protected file. Returns the protected path it
+    /// concerns.
     pub fn scope_document(&self, r: &Resolved) -> Option<PathBuf> {
         for p in [&r.literal, &r.target] {
             if named_like_scope_document(p) {
@@ -454,8 +493,26 @@ impl Matcher {
             if let Some(e) = self.protected.iter().find(|e| p.starts_with(e)) {
                 return Some(e.clone());
             }
+            if let Some(g) = gitconfig::by_name(p, self.home.as_deref()) {
+                return Some(g);
+            }
+        }
+        let named = gitconfig::named(&self.git_places(&[&r.literal, &r.target]), self.home.as_deref());
+        if let Some((x, _)) = [&r.literal, &r.target].into_iter().find_map(|p| named.holding(p)) {
+            return Some(x.to_path_buf());
         }
         self.hard_link_of_protected(&r.target)
+    }
+
+    /// The places whose repositories' configuration is read: `paths`, and the project root.
+    fn git_places<'p>(&'p self, paths: &[&'p Path]) -> Vec<&'p Path> {
+        paths.iter().copied().chain(self.root.as_deref()).collect()
+    }
+
+    /// The message of a refused write to `protected` (reached by writing `resolved`): a
+    /// scope document's, or git configuration's.
+    pub fn scope_document_message(&self, what: &str, resolved: &Path, protected: &str) -> String {
+        protection_message(what, resolved, Path::new(protected), self.home.as_deref(), self.root.as_deref())
     }
 
     /// A protected file that `p` is another name of (the same inode), when `p` has more
@@ -467,9 +524,40 @@ impl Matcher {
     }
 
     /// A protected path lying strictly under the directory `dir` (the target of a write
-    /// that replaces or removes what is below it: `rm -r`, `mv`, `tar x`).
-    pub fn protected_below(&self, dir: &Path) -> Option<&PathBuf> {
-        self.protected.iter().find(|e| e.as_path() != dir && e.starts_with(dir))
+    /// that replaces or removes what is below it: `rm -r`, `mv`, `tar x`): a scope document,
+    /// git's configuration, or a repository (`dir/.git`).
+    pub fn protected_below(&self, dir: &Path) -> Option<PathBuf> {
+        self.protected_below_but_repositories(dir).or_else(|| {
+            let g = dir.join(".git");
+            crate::resolve::exists(&g).then_some(g)
+        })
+    }
+
+    /// As [`Matcher::protected_below`], but for a write by git itself into its work tree
+    /// (`git checkout -- DIR`, `git apply`), which never writes a path with a `.git`
+    /// component (git refuses one): a repository below is not reached, the scope documents,
+    /// hooks directories and included configuration files there are.
+    pub fn protected_below_but_repositories(&self, dir: &Path) -> Option<PathBuf> {
+        if let Some(e) = self.protected.iter().find(|e| e.as_path() != dir && e.starts_with(dir)) {
+            return Some(e.clone());
+        }
+        if let Some(u) = gitconfig::user_files_below(dir, self.home.as_deref()) {
+            return Some(u);
+        }
+        gitconfig::named(&self.git_places(&[dir]), self.home.as_deref()).below(dir).map(Path::to_path_buf)
+    }
+
+    /// A protected path a write scope covers (a command whose paths are unseen, `xargs sed
+    /// -i`, could write it): a protected path, else the configuration of the project's
+    /// repository or a hooks directory it names.
+    pub fn writable_protected(&self) -> Option<PathBuf> {
+        if let Some(p) = self.protected.iter().find(|p| self.in_write_scope(p)) {
+            return Some(p.clone());
+        }
+        let root = self.root.as_deref()?;
+        let top = gitconfig::work_tree_top(root)?;
+        let named = gitconfig::named(&[root], self.home.as_deref());
+        gitconfig::repository_files(&top).into_iter().chain(named.hooks.into_iter().map(|(h, _)| h)).find(|p| self.in_write_scope(p))
     }
 
     /// Judges a resolved path for an access: deny wins (literal or target), then the target

@@ -82,7 +82,9 @@ pub struct CommandSemantics {
     /// Operands read must be in scope even under `path_arguments: warn` (`ln`: a link to a
     /// path outside the scope would open it to every later command).
     pub enforce_operands: bool,
-    /// Options that run a program or code that cannot be judged: always denied.
+    /// Options that run a program or code that cannot be judged: always denied. `OPT=`
+    /// denies an option of optional value only when it is given one (`git --exec-path=DIR`
+    /// runs git's commands from DIR; a bare `git --exec-path` prints where they are).
     pub deny_options: Vec<String>,
     /// Options of an interpreter whose value is code it runs (`emacs --eval`, `python -c`):
     /// allowed with a warning, since listing the interpreter allows what it runs.
@@ -98,6 +100,11 @@ pub struct CommandSemantics {
     pub subcommands: bool,
     /// Global options (before the subcommand) that take a value.
     pub global_value_options: Vec<String>,
+    /// Global options that are refused before the subcommand only (`OPT=` as in
+    /// [`Self::deny_options`]): after it the same word is the subcommand's own (`git -c`
+    /// sets configuration, `git switch -c` makes a branch; `git --git-dir` chooses the
+    /// repository, `git rev-parse --git-dir` prints it).
+    pub global_deny_options: Vec<String>,
     /// Per-subcommand semantics (`git diff`: `--output` writes).
     pub subcommand_semantics: BTreeMap<String, CommandSemantics>,
     /// A built-in handler in code for commands whose arguments are a language of their own:
@@ -212,7 +219,7 @@ mod tests {
     fn options_that_run_programs_are_denied() {
         for (cmd, opt) in [("rg", "--pre"), ("git", "-c"), ("git", "--ext-diff"), ("sort", "--compress-program"), ("tar", "--checkpoint-action"), ("fd", "--exec"), ("man", "-P"), ("rsync", "-e"), ("emacs", "--user"), ("zip", "-TT")] {
             let s = builtin().get(cmd).unwrap_or_else(|| panic!("{cmd} missing"));
-            assert!(s.deny_options.iter().any(|o| o == opt), "{cmd} {opt}");
+            assert!(s.deny_options.iter().chain(&s.global_deny_options).any(|o| o == opt), "{cmd} {opt}");
         }
     }
 }

@@ -76,6 +76,7 @@ fn listed(sem: &CommandSemantics) -> impl Iterator<Item = &str> {
         &sem.code_file_options,
         &sem.directory_options,
         &sem.global_value_options,
+        &sem.global_deny_options,
         &sem.data_operand_options,
         &sem.recursive_options,
         &sem.names_only_options,

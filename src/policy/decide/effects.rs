@@ -3,6 +3,7 @@
 
 use super::*;
 use super::argv;
+use super::git;
 
 /// Whether a word built at run time could expand to an option (`-x`, `--x=...`): it does
 /// not start with a literal character other than `-`.
@@ -16,6 +17,7 @@ pub(super) fn has_path_options(sem: &CommandSemantics) -> bool {
     !(sem.read_options.is_empty()
         && sem.write_options.is_empty()
         && sem.deny_options.is_empty()
+        && sem.global_deny_options.is_empty()
         && sem.code_options.is_empty()
         && sem.code_file_options.is_empty()
         && sem.directory_options.is_empty()
@@ -224,11 +226,18 @@ impl<'a> Judge<'a> {
     /// value names.
     pub(super) fn option(&mut self, base: &str, sem: &CommandSemantics, o: &argv::Opt, cwds: &[PathBuf], cat: Category, label: &str) {
         let opt = o.name.as_str();
-        // An ambiguous abbreviation is refused when it could stand for a refused option.
-        if sem.deny_options.iter().any(|d| d == opt || o.candidates.contains(d)) {
+        // An ambiguous abbreviation is refused when it could stand for a refused option;
+        // `OPT=` only when a value is given.
+        let denied = |d: &String| match d.strip_suffix('=') {
+            Some(name) => (name == opt && o.value.is_some()) || o.candidates.iter().any(|c| c == name),
+            None => d == opt || o.candidates.contains(d),
+        };
+        if sem.deny_options.iter().chain(&sem.global_deny_options).any(denied) {
+            let known = if base == "git" { git::option_refusal(opt) } else { None };
+            let (why, instead) = known.unwrap_or(("can run other programs or read what the scope does not allow", "Run the command without it"));
             self.violate(
                 "flag_not_allowed",
-                format!("`{base} {opt}` can run other programs or read what the scope does not allow; it is not allowed. Run the command without it (the user may allow it with a `semantics:` entry for {base} in the scope; request_scope_expansion cannot)."),
+                format!("`{base} {opt}` {why}; it is not allowed. {instead} (the user may allow it with a `semantics:` entry for {base} in the scope; request_scope_expansion cannot)."),
                 Some(label.to_string()),
                 format!("{base} {opt}"),
                 "command",

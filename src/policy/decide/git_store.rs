@@ -11,8 +11,8 @@ use crate::policy::gitstore::{self, Answer, Look};
 use crate::policy::pathspec::Pathspec;
 use crate::policy::{denied, paths::Resolved};
 
-/// Global options of git that take a value (besides `-C`).
-const GLOBAL_VALUE: &[&str] = &["-c", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds", "--attr-source", "--git-dir", "--work-tree"];
+/// Global options of git that take a value (besides `-C`; `--exec-path` only with `=`).
+const GLOBAL_VALUE: &[&str] = &["-c", "--namespace", "--super-prefix", "--config-env", "--list-cmds", "--attr-source", "--git-dir", "--work-tree"];
 /// Global options that change how pathspecs are read.
 const PATHSPEC_GLOBALS: &[&str] = &["--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"];
 /// Global options that make the working directory the repository.

@@ -15,7 +15,7 @@ pub(super) const INERT_BUILTINS: &[&str] = &[
 /// Environment variables that change which program runs or how a shell starts.
 pub(super) const DANGEROUS_VARS: &[&str] = &[
     "PATH", "IFS", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE",
-    "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER",
+    "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER",
     "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
     "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "MAKEFLAGS",
     "TAR_OPTIONS", "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "SHELL",
@@ -25,7 +25,15 @@ pub(super) const DANGEROUS_VARS: &[&str] = &[
     "GOFLAGS", "CC", "CXX", "VIMINIT", "EXINIT", "MYVIMRC", "BASH_XTRACEFD", "BASH_LOADABLES_PATH",
     "LESS", "LESSKEY", "LESSKEYIN", "PYTHONBREAKPOINT", "PERL5DB", "HISTFILE", "INPUTRC",
 ];
-pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG", "NPM_CONFIG_"];
+/// Prefixes of variables that do so: every `GIT_*` variable but [`SAFE_GIT_VARS`] (git's
+/// variables choose the repository, its work tree, index and object stores (`GIT_DIR`,
+/// `GIT_WORK_TREE`, `GIT_COMMON_DIR`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`,
+/// `GIT_ALTERNATE_OBJECT_DIRECTORIES`: a repository whose configuration or objects a tool
+/// made), set configuration (`GIT_CONFIG*`, `GIT_CONFIG_PARAMETERS`, `GIT_TEMPLATE_DIR`),
+/// run programs (`GIT_EXEC_PATH`, `GIT_EXTERNAL_DIFF`, `GIT_SSH`, `GIT_SSH_COMMAND`,
+/// `GIT_ASKPASS`, `GIT_EDITOR`, `GIT_SEQUENCE_EDITOR`, `GIT_PAGER`, `GIT_PROXY_COMMAND`),
+/// write files (`GIT_TRACE*=PATH`) or change how pathspecs read (`GIT_*_PATHSPECS`).
+pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_", "NPM_CONFIG_"];
 /// bash's own variables and arrays (bash(1), "Shell Variables"): the ones it reads to decide
 /// how to find, expand or run later commands (`BASH_CMDS` and `BASH_ALIASES` rewrite what a
 /// name runs, `POSIXLY_CORRECT` turns on aliases, `EXECIGNORE` and `FUNCNEST` change lookup
@@ -43,16 +51,17 @@ pub(super) const SHELL_STATE_VARS: &[&str] = &[
 /// (`BASH_CMDS`, `BASH_ALIASES`, `BASH_COMPAT`, `BASH_ENV`, ...), `COMP_*`, `HIST*`,
 /// `READLINE_*`.
 pub(super) const SHELL_STATE_PREFIXES: &[&str] = &["BASH", "COMP_", "HIST", "READLINE_"];
-/// `GIT_*` variables that only label commits.
+/// The `GIT_*` variables allowed: they label commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`), or
+/// take a word that names no file or program and only turns something off or says how
+/// much to print (`GIT_TERMINAL_PROMPT=0`, `GIT_OPTIONAL_LOCKS=0`, `GIT_MERGE_VERBOSITY`,
+/// `GIT_FLUSH`). `GIT_TRACE*` is not among them: its value may be a file git writes.
 pub(super) const SAFE_GIT_VARS: &[&str] = &[
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT",
+    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_MERGE_VERBOSITY", "GIT_FLUSH",
 ];
 
 pub(super) fn dangerous_var(name: &str) -> bool {
-    DANGEROUS_VARS.contains(&name)
-        || DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
-        || (name.starts_with("GIT_") && !SAFE_GIT_VARS.contains(&name))
+    DANGEROUS_VARS.contains(&name) || (DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p)) && !SAFE_GIT_VARS.contains(&name))
 }
 
 /// Whether `name` is one of bash's own variables ([`SHELL_STATE_VARS`]).
@@ -421,9 +430,14 @@ impl<'a> Judge<'a> {
             return;
         }
         if dangerous_var(name) {
+            let message = if name.starts_with("GIT_") {
+                format!("setting {name} can make git use another repository or configuration, or run other programs (git runs the programs a configuration names); it is not allowed. Only {} may be set. Run the command without it.", SAFE_GIT_VARS.join(", "))
+            } else {
+                format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it.")
+            };
             self.violate(
                 "denied",
-                format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it."),
+                message,
                 Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
                 name.to_string(),
                 "command",
@@ -900,8 +914,10 @@ impl<'a> Judge<'a> {
         self.rules(name, args, label);
         if base == "git" {
             self.git_command_known(&sub_words, &entry, label);
+            self.git_runs(&sub_words, label);
             self.git_denied_paths(args, cwds);
             self.git_worktree_writes(args, cwds, label);
+            self.git_config_writes(args, cwds, label);
             self.git_store(args, cwds, label);
         }
         self.categorized(cat, name, args, cwds, label);
@@ -1021,14 +1037,13 @@ impl<'a> Judge<'a> {
         (self.stdin_from, self.runtime_roots) = saved;
         if wrote {
             // The paths come from the input: any file of the write scope.
-            let writable = self.ctx.matcher.protected().iter().find(|p| self.ctx.matcher.in_write_scope(p)).cloned();
-            if let Some(doc) = writable {
+            if let Some(doc) = self.ctx.matcher.writable_protected() {
                 let name = args[i].display();
                 self.violate(
                     "scope_document",
                     format!(
                         "{} (`xargs {name}` writes paths read from its input, which the engine cannot see, and the write scope holds it: pass the paths as arguments)",
-                        paths::scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy())
+                        self.ctx.matcher.scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy())
                     ),
                     Some(label.to_string()),
                     doc.to_string_lossy().into_owned(),
@@ -1256,6 +1271,14 @@ mod tests {
             ("PAGER", true), ("LD_PRELOAD", true), ("DYLD_INSERT_LIBRARIES", true), ("GIT_SSH_COMMAND", true),
             ("GIT_CONFIG_COUNT", true), ("BASH_FUNC_x%%", true), ("PATH", true), ("GIT_AUTHOR_NAME", false),
             ("LC_ALL", false), ("RUST_BACKTRACE", false), ("FOO", false),
+            // git's variables: all but a few that name no file or program.
+            ("GIT_DIR", true), ("GIT_WORK_TREE", true), ("GIT_COMMON_DIR", true), ("GIT_INDEX_FILE", true),
+            ("GIT_OBJECT_DIRECTORY", true), ("GIT_ALTERNATE_OBJECT_DIRECTORIES", true), ("GIT_EXEC_PATH", true),
+            ("GIT_EXTERNAL_DIFF", true), ("GIT_SSH", true), ("GIT_ASKPASS", true), ("GIT_EDITOR", true), ("GIT_PAGER", true),
+            ("GIT_TEMPLATE_DIR", true), ("GIT_CONFIG", true), ("GIT_CONFIG_GLOBAL", true), ("GIT_CONFIG_PARAMETERS", true),
+            ("GIT_TRACE", true), ("GIT_TRACE_PACKET", true), ("GIT_LITERAL_PATHSPECS", true), ("GIT_NEW_THING", true),
+            ("GIT_COMMITTER_EMAIL", false), ("GIT_AUTHOR_DATE", false), ("GIT_TERMINAL_PROMPT", false),
+            ("GIT_OPTIONAL_LOCKS", false), ("GIT_MERGE_VERBOSITY", false), ("GIT_FLUSH", false), ("GITX", false),
         ] {
             assert_eq!(dangerous_var(name), bad, "{name}");
         }

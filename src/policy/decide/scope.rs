@@ -120,7 +120,7 @@ impl<'a> Judge<'a> {
                 let hit = if hard_link && (!last || n == 1) {
                     self.ctx.matcher.scope_document(&r).map(|doc| (doc, "would make another name of it, through which it could be written"))
                 } else if removes {
-                    self.ctx.matcher.protected_below(&r.target).cloned().map(|doc| (doc, "would replace or remove what lies below it"))
+                    self.ctx.matcher.protected_below(&r.target).map(|doc| (doc, "would replace or remove what lies below it"))
                 } else {
                     None
                 };
@@ -135,7 +135,7 @@ impl<'a> Judge<'a> {
         if cwd_write && UNNAMED_WRITERS.contains(&base) {
             for d in cwds {
                 let r = paths::resolve(d);
-                if let Some(doc) = self.ctx.matcher.protected_below(&r.target).cloned() {
+                if let Some(doc) = self.ctx.matcher.protected_below(&r.target) {
                     let how = format!(
                         "`{base}` writes files it does not name into {}, which holds it: run it in a directory that holds no scope document",
                         r.target.display()
@@ -160,7 +160,7 @@ impl<'a> Judge<'a> {
             PathVerdict::Allowed(_) => {}
             PathVerdict::ScopeDocument(doc) => self.violate(
                 "scope_document",
-                paths::scope_document_message(&format!("`{label}`"), &r.target, &doc),
+                self.ctx.matcher.scope_document_message(&format!("`{label}`"), &r.target, &doc),
                 Some(label.to_string()),
                 r.target.to_string_lossy().into_owned(),
                 "path",
@@ -213,7 +213,7 @@ impl<'a> Judge<'a> {
         let protected = doc.to_string_lossy();
         self.violate(
             "scope_document",
-            format!("{} ({how})", paths::scope_document_message(what, doc, &protected)),
+            format!("{} ({how})", self.ctx.matcher.scope_document_message(what, doc, &protected)),
             Some(label.to_string()),
             protected.into_owned(),
             "path",
@@ -228,7 +228,7 @@ impl<'a> Judge<'a> {
             let Some(v) = st.value.as_deref() else { continue };
             for d in cwds {
                 let r = paths::resolve(&d.join(v));
-                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target).cloned());
+                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target));
                 if let Some(doc) = hit {
                     let how = format!(
                         "{what}, which the engine cannot see, under {}: start it where no scope document lies, or name the files",
@@ -298,7 +298,7 @@ impl<'a> Judge<'a> {
                 PathVerdict::Allowed(_) => {}
                 PathVerdict::ScopeDocument(doc) => self.violate(
                     "scope_document",
-                    paths::scope_document_message(&format!("`{v}` ({source})"), &r.target, &doc),
+                    self.ctx.matcher.scope_document_message(&format!("`{v}` ({source})"), &r.target, &doc),
                     None,
                     r.target.to_string_lossy().into_owned(),
                     "path",
