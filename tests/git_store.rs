@@ -213,6 +213,46 @@ fn i16_history_reads_without_a_git_deny_pattern() {
     ]);
 }
 
+/// Objects no ref, reflog or index entry reaches (a `.env` staged and taken out again, a
+/// dropped stash that held it) are not seen by the look at the store: named by their hash,
+/// they are refused; objects history reaches are read as before.
+#[test]
+fn i16_objects_history_does_not_reach_are_refused() {
+    let f = fx(&[], &[]);
+    std::fs::write(f.proj.join(".env"), "K=1\n").unwrap();
+    git(&f.proj, &["add", ".env"]);
+    git(&f.proj, &["rm", "-q", "--cached", ".env"]);
+    let dangling = git(&f.proj, &["hash-object", ".env"]);
+    std::fs::write(f.proj.join(".env"), "K=2\n").unwrap();
+    git(&f.proj, &["stash", "-q", "-u"]);
+    let untracked = git(&f.proj, &["rev-parse", "stash^3"]);
+    git(&f.proj, &["stash", "drop", "-q"]);
+    assert!(!f.proj.join(".env").exists());
+    let reached = git(&f.proj, &["rev-parse", "HEAD:src/a.rs"]);
+    let head = git(&f.proj, &["rev-parse", "HEAD"]);
+    f.check(&[
+        (&format!("git cat-file -p {dangling}"), "reaches_denied_path"),
+        (&format!("git show {dangling}"), "reaches_denied_path"),
+        (&format!("git unpack-file {dangling}"), "reaches_denied_path"),
+        (&format!("git show {untracked}"), "reaches_denied_path"),
+        (&format!("git show --stat {untracked}"), "reaches_denied_path"),
+        (&format!("git archive {untracked}"), "reaches_denied_path"),
+        (&format!("git diff {untracked} HEAD"), "reaches_denied_path"),
+        (&format!("git log -p {head}..{untracked}"), "reaches_denied_path"),
+        // Reached: read as before.
+        (&format!("git cat-file -p {reached}"), "allow"),
+        (&format!("git show {head}"), "allow"),
+        (&format!("git show {}", &head[..8]), "allow"),
+        ("git log -p", "allow"),
+        ("git grep cafe HEAD", "allow"),
+    ]);
+    let d = f.decide(&format!("git cat-file -p {dangling}"));
+    assert_eq!(
+        d.message,
+        format!("`git cat-file -p {dangling}` reads an object of git's object store by its hash, and {dangling} names an object that no ref, reflog or index entry reaches: which path it had, and so whether it is a denied file, cannot be told, and a denied file is never read, from the work tree or from git. Name commits by a ref (`HEAD~1`, a branch) or a hash that history reaches, and files as REV:PATH.")
+    );
+}
+
 #[test]
 fn i16_git_add_env_and_diff_cached_is_refused() {
     let f = fx(&[], &[(".env", "K=1\n")]);

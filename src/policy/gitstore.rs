@@ -223,6 +223,37 @@ pub fn object_type(top: &Path, rev: &str, limits: &Limits) -> Result<String, Why
     Ok(String::from_utf8_lossy(&out).trim().to_string())
 }
 
+/// Whether the object `name` (hexadecimal: its hash, or a prefix of it) is reached from the
+/// refs, reflogs or index the look reads ([`look`]): a commit listed by `git rev-list --all
+/// --reflog`, a tree or blob that such a commit holds (`git log --find-object`) or that the
+/// index holds, a tag a ref names. A name that is no object names nothing read: `true`.
+pub fn reachable(top: &Path, name: &str, limits: &Limits) -> Result<bool, Why> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Why::GitFailed("rev-parse".into(), format!("`{name}` is not an object name")));
+    }
+    let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
+    let oid = match repo.git(&["rev-parse", "--verify", "--quiet", &format!("{name}^{{object}}")]) {
+        Ok(out) => String::from_utf8_lossy(&out).trim().to_string(),
+        Err(Why::GitFailed(..)) => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    let kind = String::from_utf8_lossy(&repo.git(&["cat-file", "-t", &oid])?).trim().to_string();
+    let listed = |out: &[u8]| out.split(|&b| b == b'\n' || b == 0).any(|l| l == oid.as_bytes());
+    match kind.as_str() {
+        "commit" => Ok(listed(&repo.git(&["rev-list", "--all", "--reflog"])?)),
+        "tag" => Ok(listed(&repo.git(&["for-each-ref", "--format=%(objectname)"])?)),
+        _ => {
+            let find = format!("--find-object={oid}");
+            if !repo.git(&["log", "--all", "--reflog", "--format=%H", "-n1", "--no-ext-diff", "--no-textconv", &find])?.is_empty() {
+                return Ok(true);
+            }
+            // The index: `MODE OID STAGE\tPATH`.
+            let staged = repo.git(&["ls-files", "-s", "-z"])?;
+            Ok(staged.split(|&b| b == 0).any(|e| e.split(|&b| b == b' ').nth(1) == Some(oid.as_bytes())))
+        }
+    }
+}
+
 /// Which of the paths `rels` (relative to `top`) `git add` would take into the index:
 /// all with `force`, else those `git check-ignore` does not report (tracked files never are).
 pub fn would_add(top: &Path, rels: &[Vec<u8>], force: bool, limits: &Limits) -> Result<Vec<Vec<u8>>, Why> {

@@ -86,6 +86,9 @@ impl<'a> Judge<'a> {
                 continue;
             }
             let prefix = dir.strip_prefix(&top).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+            if matches!(reads, Reads::Store { .. } | Reads::Objects) && self.unreachable_objects(&line, &top, label) {
+                continue;
+            }
             match &reads {
                 Reads::Store { look, pathspec, blobs } => self.store_reads(&line, &top, &dir, &prefix, *look, *pathspec, *blobs, label),
                 Reads::Objects => self.object_reads(&line, &top, label),
@@ -250,6 +253,47 @@ impl<'a> Judge<'a> {
                 self.store_unknown(label, &why.to_string(), how);
             }
         }
+    }
+
+    /// Objects named by their hash that git's history does not reach (a blob staged once and
+    /// taken out again, a stash dropped, a commit left by a reset whose reflog expired, an
+    /// object of another store through `objects/info/alternates`): the look at the store sees
+    /// refs, reflogs and the index only, so whose path such an object had cannot be told.
+    /// Refused; returns whether it was. Names that are refs, paths or `REV:PATH` (judged by
+    /// its path) are not looked at.
+    fn unreachable_objects(&mut self, line: &Line<'_>, top: &Path, label: &str) -> bool {
+        let values = self.git_value_options(line.sub);
+        let (opts, operands) = split_options(&line.before, &values);
+        // `git grep PATTERN REV...`: the first operand is the pattern, unless `-e`/`-f` give it.
+        let pattern = line.sub == "grep" && !opts.iter().any(|o| matches!(*o, "-e" | "-f") || o.starts_with("--regexp") || o.starts_with("--file"));
+        let mut refused = false;
+        for o in operands.into_iter().skip(usize::from(pattern)).flatten() {
+            if rev_path(o) || self.names_a_path(line, o) {
+                continue;
+            }
+            for end in o.split("...").flat_map(|p| p.split("..")) {
+                let end = end.trim_start_matches('^');
+                let base = &end[..end.find(['^', '~', '@', ':']).unwrap_or(end.len())];
+                if !(4..=64).contains(&base.len()) || !base.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    continue;
+                }
+                let why = match gitstore::reachable(top, base, &gitstore::Limits::default()) {
+                    Ok(true) => continue,
+                    Ok(false) => format!("{base} names an object that no ref, reflog or index entry reaches"),
+                    Err(why) => format!("whether {base} is reached from a ref cannot be told ({why})"),
+                };
+                self.violate(
+                    "reaches_denied_path",
+                    format!("`{label}` reads an object of git's object store by its hash, and {why}: which path it had, and so whether it is a denied file, cannot be told, and a denied file is never read, from the work tree or from git. Name commits by a ref (`HEAD~1`, a branch) or a hash that history reaches, and files as REV:PATH."),
+                    Some(label.to_string()),
+                    base.to_string(),
+                    "command",
+                    Some(Access::Read),
+                );
+                refused = true;
+            }
+        }
+        refused
     }
 
     /// `git cat-file -p X`, `git cat-file blob X`: a blob is printed whatever its path.
