@@ -152,3 +152,61 @@ fn a_preset_front_matter_line_is_the_line_of_the_file() {
         }])
     );
 }
+
+/// A deny pattern matching a path git's history holds: a warning on the pattern's line,
+/// saying which commands are refused and how to purge it; one per pattern found, in the
+/// index too; none for a repository whose store holds no denied path.
+#[test]
+fn a_denied_path_in_git_history_is_a_warning() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(tmp.path()).expect("canonical").join("p");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(&root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let lint_root = || -> Vec<(String, u64, String, String)> {
+        let text = "paths:\n  read: [\"${project_root}/**\"]\n  deny:\n    - \"**/.env\"\n    - \"**/*.pem\"\n";
+        let req = json!({"sources": [{"inline": text, "name": "scope.yml"}], "home": HOME, "project_root": root});
+        let Value::Array(items) = api::lint_scope(&req.to_string()).expect("lint") else { panic!("not a list") };
+        items
+            .iter()
+            .map(|w| (w["code"].as_str().unwrap_or_default().to_string(), w["line"].as_u64().unwrap_or_default(), w["message"].as_str().unwrap_or_default().to_string(), w["suggestion"].as_str().unwrap_or_default().to_string()))
+            .collect()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "a\n").expect("a");
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "a"]);
+    assert_eq!(lint_root(), Vec::new(), "a clean repository");
+    std::fs::write(root.join(".env"), "K=1\n").expect("env");
+    git(&["add", ".env"]);
+    git(&["commit", "-qm", "add env"]);
+    git(&["rm", "-q", "--cached", ".env"]);
+    git(&["commit", "-qm", "rm env"]);
+    let p = root.display().to_string();
+    let message = |path: &str, pattern: &str, where_: &str| {
+        format!("The deny pattern \"{pattern}\" matches {p}/{path}, which is {where_} of the git repository {p}: git commands that print files from there (`git log -p`, `git show`, `git diff REV`, `git archive`, `git grep REV`, `git cat-file -p`) will be refused unless a pathspec leaves it out; `git status`, `git diff`, `git add FILE` and `git commit` keep working.")
+    };
+    let suggestion = |rel: &str| {
+        format!("If it was committed by mistake, rotate the secret it holds, take it out of git (`git rm --cached {rel}` and a commit, if it is still tracked) and purge it from history: `git filter-repo --invert-paths --path {rel}`, then `git reflog expire --expire=now --all && git gc --prune=now`. Until then such commands are refused.")
+    };
+    assert_eq!(lint_root(), vec![("denied_in_history".to_string(), 4, message(".env", "**/.env", "in history"), suggestion(".env"))]);
+    // A second pattern, staged: a warning of its own, on its line.
+    std::fs::write(root.join("k.pem"), "KEY\n").expect("pem");
+    git(&["add", "k.pem"]);
+    assert_eq!(
+        lint_root(),
+        vec![
+            ("denied_in_history".to_string(), 4, message(".env", "**/.env", "in history"), suggestion(".env")),
+            ("denied_in_history".to_string(), 5, message("k.pem", "**/*.pem", "in the index"), suggestion("k.pem")),
+        ]
+    );
+}

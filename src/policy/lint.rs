@@ -1,11 +1,15 @@
 //! The scope linter: where the scope the user wrote defeats itself. Each warning names the
 //! scope document and the line of the entry it concerns, says what is wrong and gives the
 //! text to write instead. Paths are judged with the engine's own matcher ([`Matcher`]) and
-//! interpreters found in the command semantics ([`crate::scope::semantics`]); nothing is run.
+//! interpreters found in the command semantics ([`crate::scope::semantics`]); nothing is run
+//! but the bounded, hardened look at the project's git store ([`gitstore`]) for denied paths
+//! in its history.
 
 use std::path::{Path, PathBuf};
 
 use crate::policy::decide;
+use crate::policy::gitconfig;
+use crate::policy::gitstore::{self, Answer, Look};
 use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::config::{self, Source};
 use crate::scope::{Paths, Scope};
@@ -15,7 +19,9 @@ use crate::{Result, ScopeError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LintWarning {
     /// What kind of self-defeat: `script_in_write_scope`, `interpreter_listed`,
-    /// `secrets_not_denied`, `deny_never_matches`, `write_wider_than_read`, `duplicate_entry`.
+    /// `secrets_not_denied`, `deny_never_matches`, `write_wider_than_read`, `duplicate_entry`,
+    /// `denied_in_history` (a deny pattern matches a path git's history holds: every git
+    /// command that reads history is refused).
     pub code: &'static str,
     /// The scope document (a file, or the name of an inline scope) the entry comes from.
     pub file: String,
@@ -102,6 +108,7 @@ pub fn lint(scope: &Scope, docs: &[Document], home: Option<&Path>, project_root:
     l.commands(&mut out);
     l.duplicates(&mut out);
     l.deny_patterns(&mut out);
+    l.denied_in_history(&mut out);
     l.secrets(&mut out);
     l.write_wider(&mut out);
     let rank = |w: &LintWarning| docs.iter().rposition(|d| d.name == w.file).unwrap_or(0);
@@ -289,6 +296,48 @@ impl Linter<'_> {
                     format!("Write \"{fixed}\" instead."),
                 );
             }
+        }
+    }
+
+    /// Deny patterns that match a path the project's git repository holds in its history,
+    /// index or HEAD tree ([`gitstore::look`], bounded): every git command that prints files
+    /// from there without a pathspec leaving it out is refused. One look per pattern found,
+    /// each leaving out the patterns already reported; none when the store cannot be read.
+    fn denied_in_history(&self, out: &mut Vec<LintWarning>) {
+        let (Some(root), Some(m)) = (self.root, self.matcher.as_ref()) else { return };
+        let Some(top) = gitconfig::work_tree_top(root) else { return };
+        let deny: Vec<&String> = self.scope.paths.deny.iter().filter(|p| compiles(p, self.home, self.root)).collect();
+        let mut reported: Vec<String> = Vec::new();
+        for _ in 0..deny.len() {
+            let Ok(seen) = Matcher::new(&Paths { read: Vec::new(), write: Vec::new(), deny: reported.clone() }, self.home, self.root) else { return };
+            let exempt = |rel: &[u8]| {
+                let p = top.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel));
+                matches!(seen.check(&plain(&p), Access::Read), PathVerdict::Denied(_))
+            };
+            let Answer::Holds { path, pattern, where_ } = gitstore::look(&top, m, Look::ALL, &exempt, &gitstore::Limits::default()) else { return };
+            // The entry as written whose expansion is the pattern found.
+            let Some(entry) = deny.iter().find(|d| {
+                Matcher::new(&Paths { read: Vec::new(), write: Vec::new(), deny: vec![(**d).clone()] }, self.home, self.root).is_ok_and(|one| one.deny_patterns().first() == Some(&pattern))
+            }) else {
+                return;
+            };
+            let rel = shell_words::quote(&path.strip_prefix(&top).unwrap_or(&path).to_string_lossy()).into_owned();
+            self.warn(
+                out,
+                "denied_in_history",
+                &["paths", "deny"],
+                Some(entry),
+                format!(
+                    "The deny pattern \"{entry}\" matches {}, which is {} of the git repository {}: git commands that print files from there (`git log -p`, `git show`, `git diff REV`, `git archive`, `git grep REV`, `git cat-file -p`) will be refused unless a pathspec leaves it out; `git status`, `git diff`, `git add FILE` and `git commit` keep working.",
+                    path.display(),
+                    where_.describe(),
+                    top.display()
+                ),
+                format!(
+                    "If it was committed by mistake, rotate the secret it holds, take it out of git (`git rm --cached {rel}` and a commit, if it is still tracked) and purge it from history: `git filter-repo --invert-paths --path {rel}`, then `git reflog expire --expire=now --all && git gc --prune=now`. Until then such commands are refused."
+                ),
+            );
+            reported.push((*entry).clone());
         }
     }
 
