@@ -40,6 +40,9 @@
     (with-temp-file (expand-file-name "repo/scope.yml" root) (insert "paths:\n  read: [\"/**\"]\n"))
     (with-temp-file (expand-file-name "repo/preset.md" root) (insert "---\npaths: {}\n---\n"))
     (make-symbolic-link "scope.yml" (expand-file-name "repo/cfg" root))
+    ;; The user's git configuration names a hooks directory in the project (XGCFG cases).
+    (with-temp-file (expand-file-name "home/.gitconfig" root)
+      (insert "[core]\n\thooksPath = ~/../repo/.githooks\n"))
     root))
 
 (defconst gptel-scope-test--corpus-writers
@@ -124,7 +127,7 @@ that closing the gap forces the case to become `deny'."
 (ert-deftest gptel-scope-test-extra-attack-corpus-through-the-module ()
   (skip-unless (file-exists-p (expand-file-name "attacks-scope.yml" gptel-scope-test--corpus)))
   (let ((r (gptel-scope-test--corpus-misses gptel-scope-test--extra-corpus)))
-    (should (equal (car r) 612))
+    (should (equal (car r) 655))
     (should (equal (cdr r) nil))))
 
 (provide 'gptel-scope-corpus-test)

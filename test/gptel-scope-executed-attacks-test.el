@@ -150,7 +150,9 @@ family then end in +w)."
     ("repo/scope.yml" . "paths:\n  read: [\"/**\"]\n")
     ("repo/preset.md" . "---\npaths: {}\n---\n")
     ("repo/canary" . "No allowed command removes this file.\n")
-    ("home/.bashrc" . "x\n"))
+    ("home/.bashrc" . "x\n")
+    ;; The user's git configuration names a hooks directory in the project (XGCFG cases).
+    ("home/.gitconfig" . "[core]\n\thooksPath = ~/../repo/.githooks\n"))
   "The ordinary files of the fixture, (PATH . CONTENT) under its root.")
 
 (defconst gptel-scope-test-xa--secrets
@@ -257,11 +259,15 @@ command they use listed, ROOT/repo writable, .env denied)."
 (defun gptel-scope-test-xa--writable-p (root scope path)
   "Return non-nil when a command may write PATH under SCOPE in the fixture ROOT.
 Nothing for `read'; for `write', what is under ROOT/repo but the
-denied .env and scope documents: every file named scope.yml (the
-module protects them all, in any case) and the session's preset.md."
+denied .env, scope documents (every file named scope.yml in any case,
+all protected by the module, and the session's preset.md) and git's
+configuration (the config, hooks and info of .git, and the .githooks
+directory of the fixture's core.hooksPath)."
   (and (eq scope 'write)
        (string-prefix-p (expand-file-name "repo/" root) (file-name-as-directory path))
-       (not (member (downcase (file-name-nondirectory path)) '("scope.yml" "preset.md" ".env")))))
+       (not (member (downcase (file-name-nondirectory path)) '("scope.yml" "preset.md" ".env")))
+       (not (string-match-p "/repo/\\(\\.githooks\\|\\.git/\\(config\\|hooks\\|info\\|commondir\\|objects/info\\)\\)"
+                            path))))
 
 (defun gptel-scope-test-xa-fixture (&optional scope)
   "Make a fresh fixture from the template; return its root, a directory name.
@@ -566,7 +572,7 @@ breaches is reported too, to be taken off the list."
       (gptel-scope-test-xa-remove root))))
 
 (ert-deftest gptel-scope-test-xa-write-scope-breaches ()
-  "Under the write scope, a write in the project is no breach; of a scope document it is."
+  "Under the write scope, a write is a breach only on protected files."
   (let ((root (gptel-scope-test-xa-fixture 'write)))
     (unwind-protect
         (let ((before (gptel-scope-test-xa-snapshot root nil))
@@ -574,12 +580,13 @@ breaches is reported too, to be taken off the list."
           (should (string-match-p (concat "write: \\[\"" (regexp-quote root) "repo/\\*\\*\"\\]")
                                   (gptel-scope-test-file-string (expand-file-name "attacks-scope.yml" root))))
           (dolist (f '("repo/notes.txt" "repo/src/new.c" "repo/src/Scope.yml" "repo/preset.md" "repo/.env"
-                       "home/.bashrc"))
+                       "repo/.git/config" "home/.bashrc"))
             (gptel-scope-test-xa--write (expand-file-name f root) "changed\n"))
           (should (equal (gptel-scope-test-xa-changes before (gptel-scope-test-xa-snapshot root nil) writable)
                          (list (concat "changed " root "home")
                                (concat "changed " root "home/.bashrc")
                                (concat "changed " root "repo/.env")
+                               (concat "changed " root "repo/.git/config")
                                (concat "changed " root "repo/preset.md")
                                (concat "created " root "repo/src/Scope.yml")))))
       (gptel-scope-test-xa-remove root))))

@@ -10,7 +10,7 @@
 mod common;
 
 /// Rows of tests/corpus/attacks-extra.tsv.
-const N_EXTRA: usize = 612;
+const N_EXTRA: usize = 655;
 use common::*;
 
 /// Judges every case whose id starts with `prefix` (all when empty); returns the misses.
@@ -60,6 +60,8 @@ family! {
     extra_run_time_name_lists => "XNAMES-",
     extra_writes_through_option_values => "XOPTW-",
     extra_wrapper_options => "XOPTX-",
+    extra_git_configuration => "XGCFG-",
+    extra_git_history => "XHIST-",
 }
 
 /// Every row has the five columns, a known expectation, a source, and a unique id.

@@ -74,6 +74,8 @@ impl AttackFixture {
         std::fs::write(r.join("repo/scope.yml"), "paths:\n  read: [\"/**\"]\n").unwrap();
         std::fs::write(r.join("repo/preset.md"), "---\npaths: {}\n---\n").unwrap();
         std::os::unix::fs::symlink("scope.yml", r.join("repo/cfg")).unwrap();
+        // The user's git configuration names a hooks directory in the project (XGCFG cases).
+        std::fs::write(r.join("home/.gitconfig"), GITCONFIG).unwrap();
         AttackFixture { tmp }
     }
     pub fn root(&self) -> &Path {
@@ -108,6 +110,9 @@ impl AttackFixture {
         text
     }
 }
+
+/// The fixture's `home/.gitconfig`: `core.hooksPath` is the project's `.githooks`.
+pub const GITCONFIG: &str = "[core]\n\thooksPath = ~/../repo/.githooks\n";
 
 /// Decodes the escapes of attacks.tsv.
 pub fn unescape(s: &str) -> String {
