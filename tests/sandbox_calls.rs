@@ -58,6 +58,12 @@ fn a_calls_needs_come_from_its_decision() {
          "mkdir -p x/y && touch x/y/z", "src", &["./src"], true, &["ROOT/src"], &[], &["mkdir", "touch"]),
         ("a dangerous command allowed once: the directory of what it removes",
          "rm x", "out", &["rm x"], true, &["ROOT/out"], &[], &["rm"]),
+        ("an unlisted command allowed once: still judged for what it writes",
+         "cp a.txt b.txt", "src", &["cp"], false, &[], &[], &[]),
+        ("... and run once the place is allowed too: its directory, for this call",
+         "cp a.txt b.txt", "src", &["cp", "./src"], true, &["ROOT/src"], &[], &["cp"]),
+        ("an unlisted command allowed once that writes nothing: nothing more",
+         "wc -l a.txt", "src", &["wc"], true, &[], &[], &["wc"]),
         ("a read outside the read scope: shown read-only",
          "cat /etc/hostname", ".", &["/etc/hostname"], true, &[], &["/etc/hostname"], &["cat"]),
     ];

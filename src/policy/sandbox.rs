@@ -572,7 +572,7 @@ mod tests {
         let root = dir.path().to_string_lossy().into_owned();
         assert_eq!(v, serde_json::json!({"read": [root.clone()], "write": [format!("{root}/out")],
                                      "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"], "protect": [],
-                                     "masks": [], "cannot_mask": null, "network": false}));
+                                     "masks": [], "cannot_mask": null, "network": false, "tools": []}));
         let err = mounts_for_request("{\"sources\": []}").unwrap_err();
         assert_eq!(err.reason(), "no_scope_config");
     }

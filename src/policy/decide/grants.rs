@@ -48,6 +48,13 @@ pub(super) fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option
 }
 
 impl<'a> Judge<'a> {
+    /// Whether the violation found last is one a grant of this call covers.
+    pub(super) fn last_granted(&self) -> bool {
+        self.violations.last().is_some_and(|v| {
+            grantable(v.reason) && self.ctx.grants.iter().any(|g| g.tool == self.ctx.tool && grant_covers(g, v, &self.command, self.ctx.home))
+        })
+    }
+
     pub(super) fn finish(mut self) -> Decision {
         // Grants.
         let mut used: Vec<Grant> = Vec::new();

@@ -903,6 +903,13 @@ impl<'a> Judge<'a> {
         }
         let Some((cat, entry)) = self.category_of(name, &sub_words, cwds) else {
             self.not_allowed(name, &sub_words, label, ev);
+            // Allowed once by the user, it is still judged for what it reads and writes, as a
+            // listed command is: the grant lets the program run, not touch what the scope
+            // keeps from it (and the sandbox shows the call what its decision allows).
+            if self.last_granted() {
+                self.rules(name, args, label);
+                self.categorized(Category::ReadOnly, name, args, cwds, label);
+            }
             return;
         };
         ev.category = Some(cat.as_str().into());
