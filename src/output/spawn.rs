@@ -311,7 +311,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dir = std::fs::canonicalize(dir.path()).unwrap();
         let script = "echo \"$0|$1\"; pwd; echo err >&2; \
-                      ps -o pid=,pgid=,sid=,tty= -p $$; grep -E '^Sig(Blk|Ign)' /proc/$$/status; \
+                      ps -o pid=,pgid=,sid=,tty= -p $$; \
+                      while read -r l; do case $l in SigBlk*|SigIgn*) echo \"$l\";; esac; done < /proc/$$/status; \
                       read x; echo \"read:$?\"; exit 7";
         let (exit, out, pid) = run(script, &dir, &["PATH=/usr/bin:/bin"]);
         assert_eq!(exit, Exit::Code(7));
