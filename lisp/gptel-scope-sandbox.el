@@ -237,15 +237,17 @@ That is (:read DIRS :write DIRS :tools PATHS :hide PATHS :protect PATHS
 :masks MASKS :cannot_mask WHY), from the module.  With CALL, what a
 call's decision says it needs (`gptel-scope-exec-call'), the mounts of
 that call run in DIRECTORY: what its grants let it reach, the
-toolchains its programs resolve to on the PATH of `process-environment',
-the rules of the repository it runs in protected."
+toolchains its programs resolve to on the PATH of `process-environment'.
+With DIRECTORY and no CALL (a terminal session), the toolchains of
+every program the scope lists.  With DIRECTORY, the rules of the
+repository it runs in are protected."
   (gptel-scope-load-module)
   (let ((buffer (or buffer (current-buffer))))
     (gptel-scope-module-sandbox-mounts
      (apply #'gptel-scope--request buffer
-            (append (and directory (list :directory (directory-file-name (expand-file-name directory))))
-                    (and call (list :call (gptel-scope-sandbox--call-json call)
-                                    :env (vconcat process-environment))))))))
+            (append (and directory (list :directory (directory-file-name (expand-file-name directory))
+                                         :env (vconcat process-environment)))
+                    (and call (list :call (gptel-scope-sandbox--call-json call))))))))
 
 (defvar gptel-scope-sandbox--warned nil
   "Non-nil once the user was told that commands run without the sandbox.")

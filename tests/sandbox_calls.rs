@@ -129,3 +129,36 @@ fn git_rules_of_a_gitfile() {
 }
 
 use std::path::Path;
+
+/// A terminal session has no call judged yet: the toolchains of every program the scope
+/// lists are shown, read-only; a call shows those of its own programs only.
+#[test]
+fn toolchains_of_a_session_and_of_a_call() {
+    let t = TempDir::new("sandbox-toolchains");
+    let p = t.path();
+    let home = p.join("home");
+    std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+    std::fs::create_dir_all(home.join(".rustup/toolchains/stable/bin")).unwrap();
+    let rustup = home.join(".cargo/bin/rustup");
+    std::fs::write(&rustup, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&rustup, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("rustup", home.join(".cargo/bin/cargo")).unwrap();
+    std::fs::write(home.join(".cargo/credentials.toml"), "token = \"x\"\n").unwrap();
+    std::fs::create_dir_all(p.join("proj")).unwrap();
+    std::fs::write(p.join("proj/scope.yml"), "paths:\n  read: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls, \"cargo build\"]\n").unwrap();
+    let mounts = |call: Option<Value>| -> Value {
+        let mut req = json!({"sources": [{"file": p.join("proj/scope.yml")}], "home": home, "directory": p.join("proj"),
+                             "env": [format!("PATH={}/.cargo/bin:/usr/bin:/bin", home.display())]});
+        if let Some(c) = call {
+            req["call"] = c;
+        }
+        sandbox::mounts_for_request(&req.to_string()).unwrap()
+    };
+    let h = home.display().to_string();
+    let session = mounts(None);
+    assert_eq!(session["tools"], json!([format!("{h}/.cargo"), format!("{h}/.rustup")]));
+    assert_eq!(session["hide"].as_array().unwrap().iter().filter(|x| x.as_str().unwrap().starts_with(&h)).count(), 4, "{}", session["hide"]);
+    assert!(session["hide"].as_array().unwrap().contains(&json!(format!("{h}/.cargo/credentials.toml"))));
+    assert_eq!(mounts(Some(json!({"programs": ["cargo"]})))["tools"], session["tools"]);
+    assert_eq!(mounts(Some(json!({"programs": ["ls"]})))["tools"], json!([]));
+}

@@ -386,21 +386,30 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
         let written: Vec<PathBuf> = m.write.iter().map(PathBuf::from).collect();
         let read: Vec<PathBuf> = m.read.iter().chain(&call.read).map(PathBuf::from).collect();
         m.read = outermost(read, &written).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
-        // The toolchains its programs resolve to, and git's user configuration.
+    }
+    // The toolchains of the programs: the call's, or for a terminal session (no call judged
+    // yet) every program the scope lists; and git's user configuration when git is one.
+    let listed: Vec<String>;
+    let programs: &[String] = match &req.call {
+        Some(call) => &call.programs,
+        None => {
+            let c = &p.loaded.scope.bash_tools.categories;
+            listed = c.read_only.iter().chain(&c.safe_write).chain(&c.dangerous).filter_map(|e| e.split_whitespace().next().map(str::to_owned)).collect();
+            &listed
+        }
+    };
+    if let (Some(h), false) = (home, req.env.is_empty()) {
         let shown: Vec<PathBuf> = m.read.iter().chain(&m.write).map(PathBuf::from).collect();
         let visible = |q: &Path| SYSTEM.iter().any(|s| q.starts_with(s)) || shown.iter().any(|d| q.starts_with(d));
-        let mut tools: Vec<PathBuf> = Vec::new();
-        if let Some(h) = home {
-            let dir = req.directory.as_deref().map(PathBuf::from).unwrap_or_else(|| h.to_path_buf());
-            let programs: Vec<&str> = call.programs.iter().map(String::as_str).collect();
-            let path = env("PATH").unwrap_or_default();
-            let found = crate::scope::toolchain::needed(&programs, &crate::scope::toolchain::Env { path: &path, home: h, var: &env }, &dir, &visible);
-            tools.extend(found.show);
-            m.hide.extend(found.hide.iter().map(|p| p.to_string_lossy().into_owned()));
-            let runs_git = call.programs.iter().any(|p| p.rsplit('/').next() == Some("git"));
-            if runs_git && !shown.iter().any(|d| h.starts_with(d)) {
-                tools.extend(git_user_config(h, &env));
-            }
+        let dir = req.directory.as_deref().map(PathBuf::from).unwrap_or_else(|| h.to_path_buf());
+        let names: Vec<&str> = programs.iter().map(String::as_str).collect();
+        let path = env("PATH").unwrap_or_default();
+        let found = crate::scope::toolchain::needed(&names, &crate::scope::toolchain::Env { path: &path, home: h, var: &env }, &dir, &visible);
+        let mut tools = found.show;
+        m.hide.extend(found.hide.iter().map(|p| p.to_string_lossy().into_owned()));
+        let runs_git = programs.iter().any(|p| p.rsplit('/').next() == Some("git"));
+        if runs_git && !shown.iter().any(|d| h.starts_with(d)) {
+            tools.extend(git_user_config(h, &env));
         }
         // No deny pattern is lifted for a program: a denied root or file is not shown.
         tools.retain(|t| !matches!(p.matcher.check(&resolve(t), crate::policy::paths::Access::Read), crate::policy::paths::PathVerdict::Denied(_)));
