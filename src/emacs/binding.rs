@@ -248,7 +248,7 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
 
 /// The plist of a call's needs in the sandbox: (:read :write :programs).
 fn call_needs<'e>(env: &'e Env, n: &crate::policy::sandbox::CallNeeds) -> Result<Value<'e>> {
-    env.list(&[
+    env.list([
         k_read.bind(env),
         str_list(env, &n.read)?,
         k_write.bind(env),

@@ -428,8 +428,11 @@ mod tests {
         (header, last_body + 1)
     }
 
+    /// `[start, end)`, the lines shown and the total, as the streaming reader gives them.
+    type Streamed = (usize, usize, Vec<Vec<u8>>, Option<usize>);
+
     /// `[start, end)` and the lines shown by the streaming reader.
-    fn streamed(text: &str, at: usize, limit: usize) -> Option<(usize, usize, Vec<Vec<u8>>, Option<usize>)> {
+    fn streamed(text: &str, at: usize, limit: usize) -> Option<Streamed> {
         let span = Lines::new(Cursor::new(text.as_bytes().to_vec())).block(at, limit).expect("read");
         span.map(|s| (s.start, s.end, s.lines, s.total))
     }
