@@ -333,3 +333,19 @@ fn everyday_git_and_ordinary_writes_are_allowed() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A command outside every category that the user allowed once is judged as a listed one
+/// is: `git config` allowed once still may not write git's configuration.
+#[test]
+fn a_command_allowed_once_still_cannot_write_git_configuration() {
+    let r = repo(true);
+    for (command, resource) in [("git config core.pager 'touch pwned'", "git config"), ("tee .git/hooks/pre-commit < src/a.rs", "tee")] {
+        let scope = "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls]\n";
+        let req = |grants: Value| json!({"sources": [{"inline": scope, "name": "scope.yml"}], "directory": r.root, "project_root": r.root,
+                                          "home": r.home, "command": command, "grants": grants});
+        let v = api::check_command(&req(json!([])).to_string()).expect("decision");
+        assert_eq!((v["allowed"].clone(), v["reason"].clone(), v["resource"].clone()), (json!(false), json!("command_not_allowed"), json!(resource)), "{command}");
+        let g = api::check_command(&req(json!([{"tool": "run_bash_command", "resource": resource}])).to_string()).expect("decision");
+        assert_eq!((g["allowed"].clone(), g["reason"].clone()), (json!(false), json!("scope_document")), "{command}: {}", g["message"]);
+    }
+}

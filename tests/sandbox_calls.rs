@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 /// The scope of the rows: the project readable; `out/` writable; `.env` denied.
 const SCOPE: &str = "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/out/**\"]\n  deny: [\"**/.env\"]\nbash_tools:\n  categories:\n    read_only: [ls, cat, \"git status\"]\n    safe_write: [touch, mkdir, make, \"git commit\"]\n    dangerous: [rm]\n";
 
-/// A project: its scope, `out/`, `src/a.txt`, a repository with hooks and configuration.
+/// A project: its scope, `out/`, `src/a.txt`, a repository with hooks and configuration
+/// naming a hooks directory in the work tree (`core.hooksPath`).
 fn project() -> TempDir {
     let t = TempDir::new("sandbox-calls");
     let p = t.path();
@@ -22,7 +23,8 @@ fn project() -> TempDir {
         std::fs::create_dir_all(p.join(d)).unwrap();
     }
     std::fs::write(p.join("src/a.txt"), "a\n").unwrap();
-    std::fs::write(p.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(p.join(".git/config"), "[core]\n\tbare = false\n\thooksPath = .githooks\n").unwrap();
+    std::fs::create_dir_all(p.join(".githooks")).unwrap();
     std::fs::write(p.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     t
 }
@@ -105,7 +107,7 @@ fn the_mounts_of_a_call() {
     assert_eq!(rel(p.path(), &m["read"]), Vec::<String>::new());
     assert_eq!(
         rel(p.path(), &m["protect"]),
-        ["ROOT/.git/config", "ROOT/.git/hooks", "ROOT/.git/info", "ROOT/.git/objects/info", "ROOT/scope.yml"]
+        ["ROOT/.git/config", "ROOT/.git/hooks", "ROOT/.git/info", "ROOT/.git/objects/info", "ROOT/.githooks", "ROOT/scope.yml"]
     );
 }
 
@@ -122,10 +124,10 @@ fn git_rules_of_a_gitfile() {
     std::fs::write(p.join("main/.git/worktrees/w/config.worktree"), "").unwrap();
     std::fs::create_dir_all(p.join("w/src")).unwrap();
     std::fs::write(p.join("w/.git"), format!("gitdir: {}/main/.git/worktrees/w\n", p.display())).unwrap();
-    let got: Vec<String> = sandbox::git_protected(&p.join("w/src")).iter().map(|q| q.display().to_string().replace(&p.display().to_string(), "T")).collect();
-    assert_eq!(got, ["T/w/.git", "T/main/.git/worktrees/w/config.worktree", "T/main/.git/worktrees/w/commondir", "T/main/.git/config", "T/main/.git/hooks"]);
+    let got: Vec<String> = sandbox::git_protected(&p.join("w/src"), None).iter().map(|q| q.display().to_string().replace(&p.display().to_string(), "T")).collect();
+    assert_eq!(got, ["T/main/.git/config", "T/main/.git/hooks", "T/main/.git/worktrees/w/commondir", "T/main/.git/worktrees/w/config.worktree", "T/w/.git"]);
     // Outside any repository: nothing.
-    assert!(sandbox::git_protected(Path::new("/")).is_empty());
+    assert!(sandbox::git_protected(Path::new("/"), None).is_empty());
 }
 
 use std::path::Path;

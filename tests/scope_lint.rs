@@ -34,7 +34,9 @@ const CAREFUL_DENY: &str = "  deny: [\"~/.ssh/**\", \"~/.gnupg/**\", \"**/.env\"
 #[test]
 fn each_family_gives_its_warning_on_the_line_of_the_entry() {
     let project = "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\n";
-    let rows: Vec<(&str, String, Vec<(&str, u64, &str, &str)>)> = vec![
+    /// Name, scope text, warnings expected: (code, line, message, suggestion).
+    type Row<'a> = (&'a str, String, Vec<(&'a str, u64, &'a str, &'a str)>);
+    let rows: Vec<Row> = vec![
         (
             "a path-qualified script in the write scope",
             format!("{project}bash_tools:\n  categories:\n    safe_write:\n      - make\n      - ./build.sh\n"),

@@ -130,27 +130,33 @@ pub fn work_tree_top(p: &Path) -> Option<PathBuf> {
     p.ancestors().find(|d| resolve::exists(&d.join(".git"))).map(Path::to_path_buf)
 }
 
-/// The repository's own configuration files of the work tree whose top is `top`: the
-/// common directory's `config` and the git directory's `config.worktree` (a `.git` file
-/// naming the git directory followed).
-pub fn repository_files(top: &Path) -> Vec<PathBuf> {
+/// The git directory and the common directory of the work tree whose top is `top` (a
+/// `.git` file naming the git directory followed, and its `commondir`), if it has one.
+pub fn git_dirs(top: &Path) -> Option<(PathBuf, PathBuf)> {
     let dotgit = top.join(".git");
     let gitdir = match std::fs::symlink_metadata(&dotgit) {
-        Ok(m) if m.is_file() => match read_bounded(&dotgit) {
-            Some(text) => match text.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(str::trim) {
-                Some(g) if !g.is_empty() => resolve::normalize(&top.join(g)),
-                _ => return Vec::new(),
-            },
-            None => return Vec::new(),
-        },
+        Ok(m) if m.is_file() => {
+            let text = read_bounded(&dotgit)?;
+            let g = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|g| !g.is_empty())?;
+            resolve::normalize(&top.join(g))
+        }
         Ok(_) => dotgit,
-        Err(_) => return Vec::new(),
+        Err(_) => return None,
     };
     let common = match read_bounded(&gitdir.join("commondir")) {
         Some(c) if !c.trim().is_empty() => resolve::normalize(&gitdir.join(c.trim())),
         _ => gitdir.clone(),
     };
-    vec![common.join("config"), gitdir.join("config.worktree")]
+    Some((gitdir, common))
+}
+
+/// The repository's own configuration files of the work tree whose top is `top`: the
+/// common directory's `config` and the git directory's `config.worktree`.
+pub fn repository_files(top: &Path) -> Vec<PathBuf> {
+    match git_dirs(top) {
+        Some((gitdir, common)) => vec![common.join("config"), gitdir.join("config.worktree")],
+        None => Vec::new(),
+    }
 }
 
 /// What the configuration read for the repositories holding each of `places` (and the

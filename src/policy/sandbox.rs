@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::policy::denied::{all_denied_under, Limits, Reach};
+use crate::policy::gitconfig;
 use crate::policy::paths::{resolve, Matcher};
 use crate::policy::request::{prepare, Request};
 use crate::scope::config::expand_pattern;
@@ -298,50 +299,46 @@ pub fn protected_mounts(protected: &[PathBuf], write: &[String]) -> Vec<String> 
     out.into_iter().map(|p| p.to_string_lossy().into_owned()).collect()
 }
 
-/// The entries of git's directory `gitdir` that name programs git runs or where it finds
-/// objects: bound read-only over a writable work tree, so that no command changes what git
-/// runs the next time the user runs it (SECURITY.md, "git's configuration").
-const GIT_RULES: &[&str] = &["config", "config.worktree", "hooks", "info", "objects/info", "commondir"];
+/// The entries of a git directory that hold other git directories (linked work trees,
+/// submodules): the sandbox binds the rules inside each, not the whole.
+const GIT_DIR_HOLDERS: &[&str] = &["worktrees", "modules"];
 
-/// Reads at most 4 KiB of the file `p`: the gitfiles and `commondir` files git writes are a
-/// line.
-fn read_small(p: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    std::fs::File::open(p).ok()?.take(4096).read_to_end(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf).trim().to_string())
-}
+/// The most linked work trees and submodules whose rules the sandbox binds.
+const MAX_LINKED: usize = 64;
 
-/// What the sandbox protects of the git repository holding `dir`: the `.git` entry of its
-/// work tree (a directory, or a gitfile naming one elsewhere) and, in its git directory and
-/// the common one (`commondir`, of a linked work tree), the entries of [`GIT_RULES`] that
-/// exist.
-pub fn git_protected(dir: &Path) -> Vec<PathBuf> {
-    let Some(top) = dir.ancestors().find(|d| crate::resolve::exists(&d.join(".git"))) else { return Vec::new() };
-    let marker = top.join(".git");
+/// What the sandbox protects of the git repository holding `dir`, each that exists: a
+/// gitfile naming the git directory elsewhere; in the git directory and the common one, the
+/// entries git reads as configuration ([`gitconfig::UNDER_GIT_DIR`]: `config`, `hooks`,
+/// `info`, `modules`, ...) and `objects/info` (alternates); the `core.hooksPath` directories
+/// and included files the configuration names ([`gitconfig::named`]). The engine refuses
+/// every tool that would write them (SECURITY.md, "git's configuration").
+pub fn git_protected(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(top) = gitconfig::work_tree_top(dir) else { return Vec::new() };
     let mut out = Vec::new();
-    let gitdir = if crate::resolve::is_dir(&marker) {
-        marker
-    } else {
-        // A gitfile: which repository the work tree is, read-only too.
-        out.push(marker.clone());
-        match read_small(&marker).as_deref().and_then(|t| t.strip_prefix("gitdir:")) {
-            Some(g) => top.join(g.trim()),
-            None => return out,
-        }
-    };
-    let mut dirs = vec![gitdir.clone()];
-    if let Some(common) = read_small(&gitdir.join("commondir")) {
-        dirs.push(normalize(&gitdir.join(common)));
+    let marker = top.join(".git");
+    if std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file()) {
+        out.push(marker);
     }
-    for g in dirs {
-        for rule in GIT_RULES {
-            let p = g.join(rule);
-            if std::fs::symlink_metadata(&p).is_ok() {
-                out.push(p);
+    if let Some((gitdir, common)) = gitconfig::git_dirs(&top) {
+        let mut dirs = if gitdir == common { vec![gitdir] } else { vec![gitdir, common.clone()] };
+        // The git directories of linked work trees and submodules hold their own rules, and
+        // their index, HEAD and objects, which git writes for them: only the rules are bound.
+        for holder in GIT_DIR_HOLDERS {
+            if let Ok(rd) = std::fs::read_dir(common.join(holder)) {
+                dirs.extend(rd.take(MAX_LINKED).filter_map(|e| e.ok()).map(|e| e.path()));
+            }
+        }
+        for g in dirs {
+            for rule in gitconfig::UNDER_GIT_DIR.iter().filter(|r| !GIT_DIR_HOLDERS.contains(r)).chain(&["objects/info"]) {
+                out.push(g.join(rule));
             }
         }
     }
+    let named = gitconfig::named(&[dir], home);
+    out.extend(named.hooks.into_iter().chain(named.included).map(|(p, _)| p));
+    out.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -417,7 +414,7 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
     }
     let mut protected: Vec<PathBuf> = p.matcher.protected().to_vec();
     if let Some(dir) = req.directory.as_deref() {
-        protected.extend(git_protected(&resolve(Path::new(dir)).target));
+        protected.extend(git_protected(&resolve(Path::new(dir)).target, home));
     }
     m.protect = protected_mounts(&protected, &m.write);
     m.hide.sort();

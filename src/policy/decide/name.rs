@@ -901,16 +901,19 @@ impl<'a> Judge<'a> {
             }
             return;
         }
-        let Some((cat, entry)) = self.category_of(name, &sub_words, cwds) else {
-            self.not_allowed(name, &sub_words, label, ev);
-            // Allowed once by the user, it is still judged for what it reads and writes, as a
-            // listed command is: the grant lets the program run, not touch what the scope
-            // keeps from it (and the sandbox shows the call what its decision allows).
-            if self.last_granted() {
-                self.rules(name, args, label);
-                self.categorized(Category::ReadOnly, name, args, cwds, label);
+        let (cat, entry) = match self.category_of(name, &sub_words, cwds) {
+            Some(found) => found,
+            None => {
+                self.not_allowed(name, &sub_words, label, ev);
+                // Allowed once by the user, it is still judged for what it reads, writes and
+                // runs, as a listed command is: the grant lets the program run, not touch what
+                // the scope keeps from it (and the sandbox shows the call what its decision
+                // allows).
+                if !self.last_granted() {
+                    return;
+                }
+                (Category::ReadOnly, format!("allowed once: {name}"))
             }
-            return;
         };
         ev.category = Some(cat.as_str().into());
         ev.rule = Some(entry.clone());
