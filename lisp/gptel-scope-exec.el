@@ -100,9 +100,9 @@ refuse the run.")
 
 (defvar gptel-scope-exec-call nil
   "What the decision of the call being started says it needs, or nil.
-A plist (:read PATHS :write PATHS :programs NAMES): the paths an
-allow-once grant let it reach beyond the scope and the programs it
-runs.  Bound around `gptel-scope-exec-start' by the tools, for
+A plist (:read PATHS :write PATHS :write-in DIRS :programs NAMES):
+what a grant let it read, the paths it writes, the directories a grant
+let it write in, and the programs it runs.  Bound around `gptel-scope-exec-start' by the tools, for
 `gptel-scope-exec-argv-function' (the sandbox shows the call what its
 decision allowed, and its programs' toolchains).")
 

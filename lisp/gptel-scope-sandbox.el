@@ -229,6 +229,7 @@ Tried once per program and session."
   "Return CALL, a decision's :sandbox plist, as the module reads it."
   (list :read (vconcat (plist-get call :read))
         :write (vconcat (plist-get call :write))
+        :write_in (vconcat (plist-get call :write-in))
         :programs (vconcat (plist-get call :programs))))
 
 (defun gptel-scope-sandbox-mounts (&optional buffer directory call)

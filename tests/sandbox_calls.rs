@@ -44,38 +44,40 @@ fn rel(p: &std::path::Path, v: &Value) -> Vec<String> {
     v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().replace(&root, "ROOT")).collect()
 }
 
-/// Rows: name, command, directory, grants, allowed, the call's writes and reads, its programs.
+/// Rows: name, command, directory, grants, allowed, the paths it writes, the directories it
+/// writes in by a grant, what a grant let it read, its programs.
 #[test]
 fn a_calls_needs_come_from_its_decision() {
-    type Row<'a> = (&'a str, &'a str, &'a str, &'a [&'a str], bool, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+    type Row<'a> = (&'a str, &'a str, &'a str, &'a [&'a str], bool, &'a [&'a str], &'a [&'a str], &'a [&'a str], &'a [&'a str]);
     #[rustfmt::skip]
     let rows: &[Row] = &[
-        ("in scope: the directory it writes in, writable already", "touch y", "out", &[], true, &["ROOT/out"], &[], &["touch"]),
-        ("refused: no needs", "touch new.txt", ".", &[], false, &[], &[], &[]),
-        ("Allow once of a write in the directory: the directory, for this call",
-         "touch new.txt", ".", &["./"], true, &["ROOT"], &[], &["touch"]),
-        ("a write in a directory below: that directory",
-         "touch b.txt", "src", &["./src"], true, &["ROOT/src"], &[], &["touch"]),
-        ("a path that does not exist yet: the nearest directory that does",
-         "mkdir -p x/y && touch x/y/z", "src", &["./src"], true, &["ROOT/src"], &[], &["mkdir", "touch"]),
-        ("a dangerous command allowed once: the directory of what it removes",
-         "rm x", "out", &["rm x"], true, &["ROOT/out"], &[], &["rm"]),
+        ("in scope: the path it writes", "touch y", "out", &[], true, &["ROOT/out/y"], &[], &[], &["touch"]),
+        ("refused: no needs", "touch new.txt", ".", &[], false, &[], &[], &[], &[]),
+        ("Allow once of a write in the directory: the path, and the directory it writes in",
+         "touch new.txt", ".", &["./"], true, &["ROOT/new.txt"], &["ROOT"], &[], &["touch"]),
+        ("a write in a directory below",
+         "touch b.txt", "src", &["./src"], true, &["ROOT/src/b.txt"], &["ROOT/src"], &[], &["touch"]),
+        ("paths that do not exist yet",
+         "mkdir -p x/y && touch x/y/z", "src", &["./src"], true, &["ROOT/src/x/y", "ROOT/src/x/y/z"], &["ROOT/src"], &[], &["mkdir", "touch"]),
+        ("a dangerous command allowed once: what it removes",
+         "rm x", "out", &["rm x"], true, &["ROOT/out/x"], &[], &[], &["rm"]),
         ("an unlisted command allowed once: still judged for what it writes",
-         "cp a.txt b.txt", "src", &["cp"], false, &[], &[], &[]),
-        ("... and run once the place is allowed too: its directory, for this call",
-         "cp a.txt b.txt", "src", &["cp", "./src"], true, &["ROOT/src"], &[], &["cp"]),
+         "cp a.txt b.txt", "src", &["cp"], false, &[], &[], &[], &[]),
+        ("... and run once the place is allowed too",
+         "cp a.txt b.txt", "src", &["cp", "./src"], true, &["ROOT/src/b.txt"], &[], &[], &["cp"]),
         ("an unlisted command allowed once that writes nothing: nothing more",
-         "wc -l a.txt", "src", &["wc"], true, &[], &[], &["wc"]),
-        ("a read outside the read scope: shown read-only",
-         "cat /etc/hostname", ".", &["/etc/hostname"], true, &[], &["/etc/hostname"], &["cat"]),
+         "wc -l a.txt", "src", &["wc"], true, &[], &[], &[], &["wc"]),
+        ("a read outside the read scope",
+         "cat /etc/hostname", ".", &["/etc/hostname"], true, &[], &[], &["/etc/hostname"], &["cat"]),
     ];
-    for (name, command, dir, grants, allowed, write, read, programs) in rows {
+    for (name, command, dir, grants, allowed, write, write_in, read, programs) in rows {
         let p = project();
         std::fs::write(p.path().join("out/x"), "").unwrap();
         let d = decide(p.path(), command, dir, grants);
         assert_eq!(d["allowed"], json!(allowed), "{name}: {}", d["message"]);
         let n = &d["sandbox"];
         assert_eq!(rel(p.path(), &n["write"]), *write, "{name}: write");
+        assert_eq!(rel(p.path(), &n["write_in"]), *write_in, "{name}: write_in");
         assert_eq!(rel(p.path(), &n["read"]), *read, "{name}: read");
         assert_eq!(rel(p.path(), &n["programs"]), *programs, "{name}: programs");
     }
@@ -99,10 +101,20 @@ fn the_mounts_of_a_call() {
     let m = mounts(None);
     assert_eq!(rel(p.path(), &m["write"]), ["ROOT/out"]);
     assert_eq!(rel(p.path(), &m["protect"]), Vec::<String>::new());
-    // A call whose grant lets it write in the project: the project writable for it, and
-    // git's rules (and the scope document) bound read-only over it.
-    let call = CallNeeds { write: vec![root.clone()], read: vec![], programs: vec!["git".into()] };
-    let m = mounts(Some(call));
+    // A write in scope adds nothing; one outside, the directory that holds it, for this
+    // call; a path that does not exist yet, the nearest directory that does.
+    let call = |write: &[&str], write_in: &[&str]| CallNeeds {
+        write: write.iter().map(|w| w.replace("ROOT", &root)).collect(),
+        write_in: write_in.iter().map(|w| w.replace("ROOT", &root)).collect(),
+        read: vec![],
+        programs: vec!["git".into()],
+    };
+    assert_eq!(rel(p.path(), &mounts(Some(call(&["ROOT/out/new"], &[])))["write"]), ["ROOT/out"]);
+    assert_eq!(rel(p.path(), &mounts(Some(call(&["ROOT/src/a.txt"], &[])))["write"]), ["ROOT/out", "ROOT/src"]);
+    assert_eq!(rel(p.path(), &mounts(Some(call(&["ROOT/src/x/y/z"], &[])))["write"]), ["ROOT/out", "ROOT/src"]);
+    // A grant to write in the project: the project writable for the call, and git's rules
+    // (and the scope document) bound read-only over it.
+    let m = mounts(Some(call(&[], &["ROOT"])));
     assert_eq!(rel(p.path(), &m["write"]), ["ROOT"]);
     assert_eq!(rel(p.path(), &m["read"]), Vec::<String>::new());
     assert_eq!(

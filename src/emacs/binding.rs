@@ -37,6 +37,7 @@ emacs::use_symbols! {
     k_resource => ":resource"
     k_read => ":read"
     k_write => ":write"
+    k_write_in => ":write-in"
     k_programs => ":programs"
     k_sandbox => ":sandbox"
     k_shown_bytes => ":shown-bytes"
@@ -246,13 +247,15 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
     ])
 }
 
-/// The plist of a call's needs in the sandbox: (:read :write :programs).
+/// The plist of a call's needs in the sandbox: (:read :write :write-in :programs).
 fn call_needs<'e>(env: &'e Env, n: &crate::policy::sandbox::CallNeeds) -> Result<Value<'e>> {
     env.list([
         k_read.bind(env),
         str_list(env, &n.read)?,
         k_write.bind(env),
         str_list(env, &n.write)?,
+        k_write_in.bind(env),
+        str_list(env, &n.write_in)?,
         k_programs.bind(env),
         str_list(env, &n.programs)?,
     ])
@@ -337,7 +340,7 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
 /// :warnings :grants-used :required-scope :category :sandbox), which is all running it
 /// takes (:sandbox is what the sandbox shows the call beyond the scope: :read :write
-/// :programs); a
+/// :write-in :programs); a
 /// refusal as the refusal itself, a `user-ptr' (`plist-get' of it is nil). Its plist is
 /// `gptel-scope-module-refusal-details' of it, (:allowed nil :tool :reason :message
 /// :resource :validation-type :required-scope :category :violations :refusal), each

@@ -62,12 +62,12 @@ pub struct Mounts {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CallNeeds {
-    /// Shown read-only for this call: what a grant let it read outside the read scope.
+    /// What a grant let it read outside the read scope.
     pub read: Vec<String>,
-    /// Shown writable for this call: the directory holding each path it writes (creating,
-    /// renaming or removing an entry writes its directory), and a directory a grant let it
-    /// write in. Most lie in a writable mount already.
+    /// The paths it writes, in scope or granted (resolved).
     pub write: Vec<String>,
+    /// The directories a grant let it write in (a command writing files it does not name).
+    pub write_in: Vec<String>,
     /// The programs it runs, as the command line names them (`cargo`, `./x.sh`).
     pub programs: Vec<String>,
 }
@@ -83,39 +83,53 @@ pub fn call_needs(d: &crate::policy::decide::Decision) -> CallNeeds {
     if !d.allowed {
         return needs;
     }
-    // Every path it writes, in scope or granted: through the directory holding it (a write
-    // pattern may name a file that does not exist yet, whose prefix cannot be mounted).
     for e in d.paths.iter().filter(|e| e.access == "write" && matches!(e.verdict, "allowed" | "out_of_scope")) {
-        if let Some(dir) = Path::new(&e.resolved).parent().and_then(existing_dir) {
-            needs.write.push(dir.to_string_lossy().into_owned());
+        if Path::new(&e.resolved).is_absolute() {
+            needs.write.push(e.resolved.clone());
         }
     }
-    for v in d.violations.iter().filter(|v| v.granted && v.validation_type == "path") {
-        let p = Path::new(&v.resource);
-        if !p.is_absolute() {
-            continue;
-        }
-        let shown = match v.access {
-            // A directory it runs in is written inside; a path, through its directory.
-            Some("write") if v.reason == "directory_not_in_scope" => existing_dir(p),
-            Some("write") => p.parent().and_then(existing_dir),
-            _ if crate::resolve::exists(p) => Some(p.to_path_buf()),
-            _ => p.parent().and_then(existing_dir),
+    for v in d.violations.iter().filter(|v| v.granted && v.validation_type == "path" && v.resource.starts_with('/')) {
+        let list = match v.access {
+            Some("write") if v.reason == "directory_not_in_scope" => &mut needs.write_in,
+            Some("write") => &mut needs.write,
+            _ => &mut needs.read,
         };
-        let Some(shown) = shown else { continue };
-        let list = if v.access == Some("write") { &mut needs.write } else { &mut needs.read };
-        list.push(shown.to_string_lossy().into_owned());
+        list.push(v.resource.clone());
     }
     for c in &d.commands {
         if !c.name.is_empty() && !needs.programs.contains(&c.name) {
             needs.programs.push(c.name.clone());
         }
     }
-    for list in [&mut needs.read, &mut needs.write] {
+    for list in [&mut needs.read, &mut needs.write, &mut needs.write_in] {
         list.sort();
         list.dedup();
     }
     needs
+}
+
+/// The mounts a call adds to `m` for `call`, each only where `m` does not show it already:
+/// a path it writes through the directory holding it (creating, renaming or removing an
+/// entry writes its directory; a path that does not exist yet has nothing to mount), a
+/// directory it writes in, a path it reads (itself, or the directory that would hold it).
+fn add_call(m: &mut Mounts, call: &CallNeeds) {
+    let existing = |list: &[String]| -> Vec<PathBuf> { list.iter().map(PathBuf::from).filter(|p| std::fs::symlink_metadata(p).is_ok()).collect() };
+    let writable = existing(&m.write);
+    let shown: Vec<PathBuf> = writable.iter().cloned().chain(existing(&m.read)).collect();
+    let mut write: Vec<PathBuf> = m.write.iter().map(PathBuf::from).collect();
+    for p in call.write.iter().map(Path::new).filter(|p| !writable.iter().any(|w| p.starts_with(w))) {
+        write.extend(p.parent().and_then(existing_dir));
+    }
+    for d in call.write_in.iter().map(Path::new).filter(|d| !writable.iter().any(|w| d.starts_with(w))) {
+        write.extend(existing_dir(d));
+    }
+    m.write = outermost(write, &[]).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let written: Vec<PathBuf> = m.write.iter().map(PathBuf::from).collect();
+    let mut read: Vec<PathBuf> = m.read.iter().map(PathBuf::from).collect();
+    for p in call.read.iter().map(Path::new).filter(|p| !shown.iter().any(|w| p.starts_with(w))) {
+        read.extend(if crate::resolve::exists(p) { Some(p.to_path_buf()) } else { p.parent().and_then(existing_dir) });
+    }
+    m.read = outermost(read, &written).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
 }
 
 /// An entry the sandbox masks, at its path inside the sandbox.
@@ -377,12 +391,8 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
         req.env.iter().find_map(|e| e.split_once('=').filter(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
     };
     if let Some(call) = &req.call {
-        // What the call's decision let it reach: its grants, used up by this call.
-        let write: Vec<PathBuf> = m.write.iter().chain(&call.write).map(PathBuf::from).collect();
-        m.write = outermost(write, &[]).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
-        let written: Vec<PathBuf> = m.write.iter().map(PathBuf::from).collect();
-        let read: Vec<PathBuf> = m.read.iter().chain(&call.read).map(PathBuf::from).collect();
-        m.read = outermost(read, &written).into_iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        // What the call's decision let it reach, for this call only.
+        add_call(&mut m, call);
     }
     // The toolchains of the programs: the call's, or for a terminal session (no call judged
     // yet) every program the scope lists; and git's user configuration when git is one.
