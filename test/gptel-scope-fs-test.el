@@ -130,6 +130,29 @@ project, ../outside.txt."
       (should (equal (plist-get r :fs_mode) "restricted"))
       (should (equal (plist-get r :approval_policy) "never")))))
 
+(ert-deftest gptel-scope-test-system-info-says-what-history-holds ()
+  "A denied file committed once and removed: get_system_info says history holds it."
+  (skip-unless (executable-find "git"))
+  (gptel-scope-test-with-project dir "paths:\n  read: [\"${project_root}/**\"]\n  deny: [\"**/.env\"]\n"
+    (let ((default-directory dir))
+      (dolist (args '(("init" "-q") ("config" "user.name" "T") ("config" "user.email" "t@t")))
+        (apply #'call-process "git" nil nil nil args))
+      (with-temp-file ".env" (insert "TOKEN=abc\n"))
+      (call-process "git" nil nil nil "add" ".env")
+      (call-process "git" nil nil nil "commit" "-qm" "add env")
+      (call-process "git" nil nil nil "rm" "-q" ".env")
+      (call-process "git" nil nil nil "commit" "-qm" "remove env"))
+    (gptel-scope-test-in-chat dir
+      (let ((said (plist-get (gptel-scope-test-parse (gptel-scope-system-info)) :denied_in_history)))
+        (should (= (length said) 1))
+        (should (string-match-p (regexp-quote (format "The deny pattern \"**/.env\" matches %s.env, which is in history" dir))
+                                (aref said 0)))))
+    ;; Nothing in history: nothing said.
+    (gptel-scope-test-in-chat dir
+      (let ((default-directory dir))
+        (delete-directory (expand-file-name ".git" dir) t))
+      (should (equal (plist-get (gptel-scope-test-parse (gptel-scope-system-info)) :denied_in_history) [])))))
+
 (ert-deftest gptel-scope-test-f11-approval-policy-for-file-tools ()
   (gptel-scope-test-with-tree dir
     (dolist (case '(("never" nil nil) ("mutating" nil t) ("always" t t)))
