@@ -185,18 +185,42 @@ impl<R: Read + Seek> Lines<R> {
         Ok(!self.reader.fill_buf()?.is_empty())
     }
 
-    /// The next line into `buf` without its `\n`; false at the end.
+    /// The next line into `buf` without its `\n`; false at the end. The line is cut as it
+    /// is read: at most [`KEPT_LINE_BYTES`] of it are kept (more than a cut line shows), the
+    /// rest only counted past, so memory stays bounded whatever the line's length (a line
+    /// of a gigabyte is never held).
     fn next_line(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
         buf.clear();
-        let n = self.reader.read_until(b'\n', buf)?;
-        if n == 0 {
+        let mut read = 0u64;
+        let mut dropped = 0u64;
+        loop {
+            let chunk = self.reader.fill_buf()?;
+            if chunk.is_empty() {
+                break;
+            }
+            let (used, ends) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            let body = &chunk[..if ends { used - 1 } else { used }];
+            let room = KEPT_LINE_BYTES.saturating_sub(buf.len()).min(body.len());
+            buf.extend_from_slice(&body[..room]);
+            dropped += (body.len() - room) as u64;
+            self.reader.consume(used);
+            read += used as u64;
+            if ends {
+                break;
+            }
+        }
+        if read == 0 {
             return Ok(false);
         }
-        self.pos += n as u64;
-        self.seen += 1;
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
+        if dropped > 0 {
+            // A character cut in the middle is not shown as a replacement character.
+            buf.truncate(whole_chars(buf));
         }
+        self.pos += read;
+        self.seen += 1;
         Ok(true)
     }
 
@@ -357,6 +381,30 @@ impl<R: Read + Seek> Lines<R> {
     }
 }
 
+/// The most bytes of a line [`Lines`] keeps: room for one character more than
+/// [`MAX_LINE_CHARS`] at four bytes each, so a line cut while read still shows as cut.
+pub const KEPT_LINE_BYTES: usize = 4 * (MAX_LINE_CHARS + 1);
+
+/// The length of `bytes` without a UTF-8 sequence left incomplete at its end.
+fn whole_chars(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    // The start of the last sequence: at most three continuation bytes back.
+    let Some(lead) = (n.saturating_sub(4)..n).rev().find(|&i| bytes[i] & 0xc0 != 0x80) else {
+        return n;
+    };
+    let want = match bytes[lead] {
+        b if b >= 0xf0 => 4,
+        b if b >= 0xe0 => 3,
+        b if b >= 0xc0 => 2,
+        _ => 1,
+    };
+    if n - lead < want {
+        lead
+    } else {
+        n
+    }
+}
+
 /// Newlines in `bytes`, with memchr's vectorized search (it counted the 274 MB log of
 /// `make bench` in 12 ms in memory, where a byte-by-byte filter took 138 ms).
 fn count_newlines(bytes: &[u8]) -> usize {
@@ -492,6 +540,27 @@ mod tests {
                     assert_eq!(shown, l[s..e].to_vec(), "{text:?} at {at} limit {limit}");
                 }
             }
+        }
+    }
+
+    /// A line longer than [`KEPT_LINE_BYTES`] is kept cut, at a whole character, and the
+    /// lines after it are read as before.
+    #[test]
+    fn long_lines_are_cut_as_they_are_read() {
+        for (line, kept) in [
+            ("x".repeat(1 << 20), "x".repeat(KEPT_LINE_BYTES)),
+            ("é".repeat(5_000), "é".repeat(KEPT_LINE_BYTES / 2)),
+            (format!("x{}", "é".repeat(5_000)), format!("x{}", "é".repeat(KEPT_LINE_BYTES / 2 - 1))),
+            ("y".repeat(KEPT_LINE_BYTES), "y".repeat(KEPT_LINE_BYTES)),
+        ] {
+            let text = format!("a\n{line}\nb");
+            let mut r = Lines { reader: BufReader::with_capacity(100, Cursor::new(text.as_bytes().to_vec())), seen: 0, pos: 0 };
+            let span = r.slice(1, 2).expect("read");
+            assert_eq!(span.lines, vec![kept.into_bytes(), b"b".to_vec()], "{}", line.len());
+            assert_eq!((span.start, span.end, span.total, r.pos), (1, 3, Some(3), text.len() as u64));
+        }
+        for (bytes, want) in [(&b"ab"[..], 2), (b"a\xc3", 1), (b"a\xc3\xa9", 3), (b"\xf0\x9f\x98", 0), (b"\xf0\x9f\x98\x80", 4), (b"\x80\x80\x80\x80\x80", 5)] {
+            assert_eq!(whole_chars(bytes), want, "{bytes:?}");
         }
     }
 
