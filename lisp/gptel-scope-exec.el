@@ -102,7 +102,8 @@ refuse the run.")
   "What the decision of the call being started says it needs, or nil.
 A plist (:read PATHS :write PATHS :write-in DIRS :programs NAMES):
 what a grant let it read, the paths it writes, the directories a grant
-let it write in, and the programs it runs.  Bound around `gptel-scope-exec-start' by the tools, for
+let it write in, and the programs it runs.  Bound around
+`gptel-scope-exec-start' by the tools, for
 `gptel-scope-exec-argv-function' (the sandbox shows the call what its
 decision allowed, and its programs' toolchains).")
 

@@ -225,9 +225,9 @@ is its result."
   (gptel-scope--redact (current-buffer) (gptel-scope-fs--system-info)))
 
 (defun gptel-scope-fs--denied-in-history ()
-  "Return what the scope denies that git's history holds, a vector of sentences.
+  "Return the denied paths in git's history, a vector of sentences.
 From `gptel-scope-lint' (`denied_in_history'): git commands that print
-files from history are refused while it is there."
+files from history are refused while a denied path is there."
   (vconcat
    (delq nil (mapcar (lambda (w) (and (equal (plist-get w :code) "denied_in_history")
                                       (plist-get w :message)))

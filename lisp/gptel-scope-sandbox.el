@@ -226,7 +226,7 @@ Tried once per program and session."
         works))))
 
 (defun gptel-scope-sandbox--call-json (call)
-  "Return CALL, a decision's :sandbox plist, as the module reads it."
+  "Return CALL, a decision's :sandbox plist, in the module's form."
   (list :read (vconcat (plist-get call :read))
         :write (vconcat (plist-get call :write))
         :write_in (vconcat (plist-get call :write-in))
