@@ -64,24 +64,100 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
     v
 }
 
-/// The JSON text sent to the model for a denial.
+/// The JSON text sent to the model for a denial, its echoes of the request cut ([`echo`]).
 fn model_response(d: &Value) -> String {
+    let command = d["command"].as_str().unwrap_or_default();
     let mut r = json!({
         "success": false,
         "allowed": false,
         "tool": d["tool"],
-        "command": d["command"],
+        "command": echo(command),
         "reason": d["reason"],
-        "message": d["message"],
+        "message": d["message"].as_str().map_or(Value::Null, |m| Value::String(echo_message(m).into_owned())),
     });
     for k in ["directory", "required_scope", "allowed_patterns", "resource", "validation_type", "warnings", "path"] {
-        if let Some(v) = d.get(k) {
-            if !v.is_null() {
-                r[k] = v.clone();
+        let Some(v) = d.get(k).filter(|v| !v.is_null()) else { continue };
+        r[k] = match v {
+            Value::String(s) if k == "resource" && once(command, s) => {
+                r["resource_is_command"] = Value::Bool(true);
+                continue;
             }
-        }
+            Value::String(s) if k == "path" && once(command, s) => continue,
+            Value::String(s) => Value::String(echo(s).into_owned()),
+            Value::Array(a) => Value::Array(echo_list(a.iter().filter_map(Value::as_str)).into_iter().map(Value::String).collect()),
+            other => other.clone(),
+        };
     }
     r.to_string()
+}
+
+/// How many characters of a command, resource, path or directory the model is answered with
+/// (each list entry, each word of a message too): it sent them, so the first ones say
+/// which call this was and the count says the rest.
+pub const ECHO_CHARS: usize = 200;
+/// How many characters of a message are sent; a message says why, and is short unless it
+/// quotes the request.
+pub const MESSAGE_CHARS: usize = 2000;
+/// How many entries of a list (allowed patterns, warnings) are sent.
+pub const ECHO_ENTRIES: usize = 50;
+
+/// `s` whole when it has at most `max` characters, else its first `max` and how many more.
+fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((at, _)) => std::borrow::Cow::Owned(format!("{}… ({} more characters)", &s[..at], s[at..].chars().count())),
+    }
+}
+
+/// A command, resource, path or directory as the model is answered with it: [`ECHO_CHARS`].
+pub fn echo(s: &str) -> std::borrow::Cow<'_, str> {
+    cut(s, ECHO_CHARS)
+}
+
+/// Whether `s` is the command echoed already, and cut: it is not echoed twice.
+fn once(command: &str, s: &str) -> bool {
+    s == command && matches!(echo(command), std::borrow::Cow::Owned(_))
+}
+
+/// A message as the model is answered with it: each word of more than [`ECHO_CHARS`]
+/// (a quoted command, path or word) cut, the whole at most [`MESSAGE_CHARS`].
+pub fn echo_message(m: &str) -> std::borrow::Cow<'_, str> {
+    let words_cut = if m.split(char::is_whitespace).any(|w| w.len() > ECHO_CHARS && w.chars().nth(ECHO_CHARS).is_some()) {
+        let mut out = String::with_capacity(m.len().min(MESSAGE_CHARS * 4));
+        let mut rest = m;
+        while !rest.is_empty() {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            out.push_str(&echo(&rest[..end]));
+            let spaces = rest[end..].find(|c: char| !c.is_whitespace()).map_or(rest.len(), |n| end + n);
+            out.push_str(&rest[end..spaces]);
+            rest = &rest[spaces..];
+        }
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(m)
+    };
+    match cut(&words_cut, MESSAGE_CHARS) {
+        std::borrow::Cow::Borrowed(_) => words_cut,
+        std::borrow::Cow::Owned(c) => std::borrow::Cow::Owned(c),
+    }
+}
+
+/// A list as the model is answered with it: each entry cut ([`echo`]), at most
+/// [`ECHO_ENTRIES`] of them and then how many more.
+fn echo_list<'a>(list: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for s in list {
+        if out.len() < ECHO_ENTRIES {
+            out.push(echo(s).into_owned());
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        out.push(format!("… ({more} more)"));
+    }
+    out
 }
 
 /// The model's answer to a refused decision, as [`model_response`] makes it from the
@@ -90,46 +166,52 @@ fn model_response(d: &Value) -> String {
 #[derive(serde::Serialize)]
 struct RefusalResponse<'a> {
     allowed: bool,
-    allowed_patterns: &'a [String],
-    command: &'a str,
-    directory: &'a str,
-    message: &'a str,
+    allowed_patterns: Vec<String>,
+    command: std::borrow::Cow<'a, str>,
+    directory: std::borrow::Cow<'a, str>,
+    message: std::borrow::Cow<'a, str>,
     reason: Option<&'a str>,
     required_scope: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    resource: Option<&'a str>,
+    resource: Option<std::borrow::Cow<'a, str>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    resource_is_command: bool,
     success: bool,
     tool: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     validation_type: Option<&'a str>,
-    warnings: &'a [String],
+    warnings: Vec<String>,
 }
 
-/// The JSON text sent to the model for the refused decision `d`.
+/// The JSON text sent to the model for the refused decision `d`: what it echoes of the
+/// request cut ([`echo`], [`echo_message`]), the command at most once; the decision keeps
+/// them whole for the user's explanation.
 pub fn refusal_response(d: &Decision) -> String {
+    let resource_is_command = d.resource.as_deref().is_some_and(|r| once(&d.command, r));
     let r = RefusalResponse {
         allowed: false,
-        allowed_patterns: &d.allowed_patterns,
-        command: &d.command,
-        directory: &d.directory,
-        message: &d.message,
+        allowed_patterns: echo_list(d.allowed_patterns.iter().map(String::as_str)),
+        command: echo(&d.command),
+        directory: echo(&d.directory),
+        message: echo_message(&d.message),
         reason: d.reason,
         required_scope: d.required_scope,
-        resource: d.resource.as_deref(),
+        resource: d.resource.as_deref().filter(|_| !resource_is_command).map(echo),
+        resource_is_command,
         success: false,
         tool: &d.tool,
         validation_type: d.validation_type,
-        warnings: &d.warnings,
+        warnings: echo_list(d.warnings.iter().map(String::as_str)),
     };
     // One allocation: the text is about the size of its strings, plus keys and escapes.
-    let strings = d.message.len()
-        + d.command.len()
-        + d.directory.len()
-        + d.allowed_patterns.iter().chain(&d.warnings).map(|s| s.len() + 3).sum::<usize>();
+    let strings = r.message.len()
+        + r.command.len()
+        + r.directory.len()
+        + r.allowed_patterns.iter().chain(&r.warnings).map(|s| s.len() + 3).sum::<usize>();
     let mut out = Vec::with_capacity(strings + strings / 8 + 256);
     // Plain strings and lists: serializing cannot fail; should it, the refusal still says so.
     serde_json::to_writer(&mut out, &r).map(|()| String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())).unwrap_or_else(|e| {
-        json!({"success": false, "allowed": false, "tool": d.tool, "reason": d.reason, "message": format!("{} ({e})", d.message)}).to_string()
+        json!({"success": false, "allowed": false, "tool": d.tool, "reason": d.reason, "message": format!("{} ({e})", echo_message(&d.message))}).to_string()
     })
 }
 
