@@ -558,6 +558,29 @@ The error's data is (MESSAGE :argument NAME :expected WHAT)."
                           name expected (gptel-scope--describe-value value) name)
                   :argument name :expected expected))))
 
+(defun gptel-scope--unusable-char (value)
+  "Return the position of the first NUL in the string VALUE, or nil.
+A NUL ends a C string: Emacs refuses it in a file name and a program
+never sees what follows it in an argument or its environment."
+  (and (stringp value) (string-search "\0" value)))
+
+(defun gptel-scope--check-usable (name value)
+  "Return VALUE, the argument NAME, unless a NUL is in one of its strings.
+VALUE is a string or a list of strings.  Else signal
+`gptel-scope-invalid-argument' naming NAME and where the NUL is."
+  (let ((at nil) (entry nil))
+    (if (stringp value)
+        (setq at (gptel-scope--unusable-char value))
+      (cl-loop for s in value for i from 0
+               for p = (gptel-scope--unusable-char s)
+               when p do (setq at p entry i) and return nil))
+    (when at
+      (signal 'gptel-scope-invalid-argument
+              (list (format "The argument `%s' must not contain a NUL character (one is at %scharacter %d): no file name, argument or text of a command can hold it. Nothing ran: call the tool again without it."
+                            name (if entry (format "entry %d, " entry) "") at)
+                    :argument name :expected "text without NUL characters")))
+    value))
+
 (defun gptel-scope--integral (value)
   "Return VALUE as an integer when it is a whole number, else nil.
 An integral float (5.0) and a string of digits (\"5\") count."
@@ -595,6 +618,8 @@ TYPE is one of
   `string-or-strings'  a string, or an array of strings as a list.
 A missing argument (nil, JSON null or false) is nil, unless REQUIRED.
 An optional blank string (and an empty array) counts as missing.
+A string holding a NUL, alone or in an array, is refused
+\(`gptel-scope--check-usable'), before anything uses it.
 Anything else signals `gptel-scope-invalid-argument', naming NAME and
 what TYPE is (`gptel-scope--invalid-arg')."
   ;; Called for every argument of every call: it makes no Lisp data
@@ -609,18 +634,19 @@ what TYPE is (`gptel-scope--invalid-arg')."
    ((and (not required) (not (eq type 'text)) (stringp value) (string-blank-p value)) nil)
    ((eq type 'string)
     (if (and (stringp value) (not (string-blank-p value)))
-        value
+        (gptel-scope--check-usable name value)
       (gptel-scope--invalid-arg name type value)))
-   ((eq type 'text) (if (stringp value) value (gptel-scope--invalid-arg name type value)))
+   ((eq type 'text)
+    (if (stringp value) (gptel-scope--check-usable name value) (gptel-scope--invalid-arg name type value)))
    ((memq type '(integer natnum))
     (let ((n (gptel-scope--integral value)))
       (if (and n (or (eq type 'integer) (>= n 0))) n (gptel-scope--invalid-arg name type value))))
-   ((and (eq type 'string-or-strings) (stringp value)) value)
+   ((and (eq type 'string-or-strings) (stringp value)) (gptel-scope--check-usable name value))
    ((memq type '(strings string-or-strings))
     (let ((l (gptel-scope--string-list value)))
       (if (or (eq l 'invalid) (and (null l) required))
           (gptel-scope--invalid-arg name type value)
-        l)))
+        (gptel-scope--check-usable name l))))
    (t (error "Unknown argument type %S of %s" type name))))
 
 (defun gptel-scope--string-arg (name value &optional allow-empty)
@@ -1020,10 +1046,17 @@ FUNCTION's answer as a boolean; nil for a remote chat directory (the
 call is refused at once, and nothing is touched to read the policy),
 an invalid argument or another gptel-scope error, since the call then
 is refused with that error and runs nothing; t for any other error,
-so that the user is asked rather than a call run unconfirmed."
+so that the user is asked rather than a call run unconfirmed.  A
+NUL in any string argument, or in a string of an array argument, is
+nil too: the tool refuses it (`gptel-scope--check-usable') whatever
+FUNCTION reads of the arguments."
   (lambda (&rest args)
     (condition-case nil
         (progn (gptel-scope--check-local)
+               (dolist (a args)
+                 (gptel-scope--check-usable
+                  "argument" (cond ((stringp a) a)
+                                   ((or (vectorp a) (proper-list-p a)) (seq-filter #'stringp a)))))
                (and (apply function args) t))
       (gptel-scope-error nil)
       (error t))))

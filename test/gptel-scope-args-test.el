@@ -667,5 +667,52 @@ recorded: it reads the name and connects to nothing."
                      (setq default-directory temporary-file-directory))
                    nil))))
 
+;;;; A NUL in any string
+
+(ert-deftest gptel-scope-test-args-a-nul-in-any-string-is-refused ()
+  "Each tool x each string or array argument with a NUL: refused, named.
+It is answered invalid_argument before anything touches it: no Emacs
+error leaks out (a NUL in a directory once answered \"Wrong type
+argument: filenamep\"), and the :confirm function answers nil."
+  (gptel-scope-test--with-args-project dir
+    (let ((wrong nil) (cells 0))
+      (dolist (spec (gptel-scope-test--registered-tools))
+        (let ((tool (plist-get spec :name)))
+          (cl-loop
+           for a in (plist-get spec :args) for i from 0
+           for type = (format "%s" (plist-get a :type))
+           for value = (pcase type ("string" "a\0b") ("array" ["ok" "a\0b"]))
+           when value do
+           (cl-incf cells)
+           (let* ((args (gptel-scope-test--args-with
+                         (gptel-scope-test--base-args tool dir) i value))
+                  (r (unwind-protect (gptel-scope-test--one-answer spec args)
+                       (gptel-scope-pty-close-all)))
+                  (confirm (and (plist-get spec :confirm)
+                                (unwind-protect (apply (plist-get spec :confirm)
+                                                       (gptel-scope-test--args-with
+                                                        (gptel-scope-test--base-args tool dir) i value))
+                                  (gptel-scope-pty-close-all))))
+                  (got (list (plist-get r :reason) (plist-get r :argument)
+                             (plist-get r :message) confirm))
+                  (expected
+                   (list "invalid_argument" (plist-get a :name)
+                         (format "The argument `%s' must not contain a NUL character (one is at %scharacter 1): no file name, argument or text of a command can hold it. Nothing ran: call the tool again without it."
+                                 (plist-get a :name) (if (equal type "array") "entry 1, " ""))
+                         nil)))
+             (unless (equal got expected)
+               (push (list tool (plist-get a :name) :got got) wrong))))))
+      ;; Every string and array argument of the tools that take arguments.
+      (should (= cells 18))
+      (should (equal (reverse wrong) nil)))))
+
+(ert-deftest gptel-scope-test-args-a-nul-in-the-directory-names-it ()
+  "The user's report: a NUL in run_bash_command's directory, answered in full."
+  (gptel-scope-test--with-args-project dir
+    (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "echo hi" (concat dir "/a\0b"))))
+      (should (equal (list (plist-get r :success) (plist-get r :reason) (plist-get r :argument)
+                           (plist-get r :expected))
+                     '(nil "invalid_argument" "directory" "text without NUL characters"))))))
+
 (provide 'gptel-scope-args-test)
 ;;; gptel-scope-args-test.el ends here
