@@ -66,4 +66,50 @@ impl ScopeError {
     }
 }
 
+/// Why a file the engine reads for itself ([`crate::bounded::read`]) was not read.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum ReadError {
+    /// Nothing at the path.
+    #[error("{path} does not exist")]
+    NotFound { path: String },
+    /// A FIFO, a device, a socket or a directory: never read (it could block or never end).
+    #[error("{path} is {kind}, not a regular file")]
+    NotRegular {
+        path: String,
+        /// What it is: `a FIFO`, `a character device`, ...
+        kind: &'static str,
+    },
+    /// More bytes than the bound of its kind of file.
+    #[error("{path} is larger than {}", size_text(*limit))]
+    TooLarge { path: String, limit: u64 },
+    /// The open or the read failed.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+}
+
+impl From<ReadError> for ScopeError {
+    /// A scope document that is missing answers `no_scope_config`; one that is not a regular
+    /// file or is too large `invalid_config` naming it; another failure `io_error`.
+    fn from(e: ReadError) -> ScopeError {
+        match e {
+            ReadError::NotFound { path } => ScopeError::NoScopeConfig(format!("{path} does not exist")),
+            ReadError::NotRegular { ref path, .. } | ReadError::TooLarge { ref path, .. } => {
+                let message = e.to_string();
+                let message = message.strip_prefix(path.as_str()).map(str::trim_start).unwrap_or(&message).to_string();
+                ScopeError::InvalidConfig { file: path.clone(), line: None, key: None, message }
+            }
+            ReadError::Io { path, message } => ScopeError::Io { path, message },
+        }
+    }
+}
+
+/// A byte count as the messages write it (`1 MiB`, `64 KiB`, `100 bytes`).
+pub fn size_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
 pub type Result<T> = std::result::Result<T, ScopeError>;

@@ -2,7 +2,8 @@
 //!
 //! The folders are layers; each uses only the ones listed before it (ARCHITECTURE.md):
 //!
-//! - [`error`], [`resolve`]: typed errors, and path resolution on the file system;
+//! - [`error`], [`resolve`], [`bounded`]: typed errors, path resolution on the file system,
+//!   and the bounded read of the files the engine reads for itself;
 //! - [`output`]: what the model is shown of an output (truncation, redaction);
 //! - [`shell`]: the bash grammar, and the simple commands a command line runs;
 //! - [`scope`]: the scope document, loaded, validated and trusted;
@@ -14,6 +15,7 @@
 
 pub mod error;
 pub mod resolve;
+pub mod bounded;
 pub mod output;
 pub mod shell;
 pub mod scope;

@@ -64,3 +64,127 @@ fn peak_rss_mib() -> i64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     usage.ru_maxrss / 1024
 }
+
+/// The reason and message of the decision on `ls` under the scope document `file`
+/// (approval checked when `sha256` is given).
+fn check_ls(dir: &std::path::Path, file: &std::path::Path, sha256: Option<&str>) -> (String, String) {
+    let req = json!({"command": "ls", "directory": dir, "check_trust": sha256.is_some(), "sources": [{"file": file, "sha256": sha256}]});
+    match gptel_scope::emacs::api::check_command(&req.to_string()) {
+        Ok(v) => (v["reason"].as_str().unwrap_or("").to_string(), v["message"].as_str().unwrap_or("").to_string()),
+        Err(e) => ("error".to_string(), e.to_string()),
+    }
+}
+
+/// What every refusal of a scope document ends with.
+const FIX: &str = ". Nothing runs until the scope file is fixed; tell the user.";
+
+/// `f` run on a thread: its answer, or a failure after `secs` seconds (a hang fails the test
+/// instead of blocking it).
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(secs)).unwrap_or_else(|_| panic!("no answer within {secs} s"))
+}
+
+/// A `scope.yml` that is not a regular file (git ships symlinks as they are) is refused at
+/// once, naming the file and what it is: a FIFO does not block the open, a device is not
+/// read without end, a file over 1 MiB is not read past its bound.
+#[test]
+fn scope_documents_that_are_not_regular_files_are_refused() {
+    let p = project(SCOPE);
+    let doc = p.root.join("scope.yml");
+    let name = doc.display().to_string();
+    let fifo = p.root.join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstring");
+    // SAFETY: mkfifo reads the NUL-terminated path it is given.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let big = p.root.join("big.yml");
+    fs::write(&big, format!("# {}\n", "x".repeat(1 << 20))).expect("big");
+    for (target, want) in [
+        (fifo.clone(), format!("invalid_config: {name}: is a FIFO, not a regular file")),
+        (PathBuf::from("/dev/zero"), format!("invalid_config: {name}: is a character device, not a regular file")),
+        (PathBuf::from("/dev/urandom"), format!("invalid_config: {name}: is a character device, not a regular file")),
+        (PathBuf::from("/dev/tty"), format!("invalid_config: {name}: is a character device, not a regular file")),
+        (p.root.join("sub"), format!("invalid_config: {name}: is a directory, not a regular file")),
+        (big.clone(), format!("invalid_config: {name}: is larger than 1 MiB")),
+    ] {
+        fs::create_dir_all(p.root.join("sub")).expect("sub");
+        fs::remove_file(&doc).expect("rm");
+        std::os::unix::fs::symlink(&target, &doc).expect("symlink");
+        let (dir, file) = (p.root.clone(), doc.clone());
+        let started = Instant::now();
+        let got = within(10, move || check_ls(&dir, &file, None));
+        assert_eq!(got, ("invalid_config".to_string(), format!("{want}{FIX}")), "{}", target.display());
+        assert!(started.elapsed() < Duration::from_secs(2), "{}: {:?}", target.display(), started.elapsed());
+    }
+    // The same through the file tools' entry point.
+    fs::remove_file(&doc).expect("rm");
+    std::os::unix::fs::symlink(&fifo, &doc).expect("symlink");
+    let v = within(10, move || p.call("read_file", json!({"path": "x"})));
+    assert_eq!((v["reason"].clone(), v["message"].clone()), (json!("invalid_config"), json!(format!("invalid_config: {name}: is a FIFO, not a regular file"))), "{v}");
+}
+
+/// The SHA-256 of a file, as the trust list keeps it.
+fn sha(path: &std::path::Path) -> String {
+    gptel_scope::scope::trust::sha256_hex(&fs::read(path).expect("read"))
+}
+
+/// The environment of commands asked with a document the user has not approved (never, or
+/// not since it changed): refused before anything of it is parsed, whatever its size or
+/// shape, as a decision is; the elisp layer then plans with the built-in defaults.
+#[test]
+fn unapproved_documents_are_never_parsed_for_the_environment() {
+    let p = project("environment: {include: [STAGE]}\n");
+    let doc = p.root.join("scope.yml");
+    let name = doc.display().to_string();
+    let entries = vec!["PATH=/bin".to_string(), "STAGE=staging-1234".to_string()];
+    let env = |sha256: Option<&str>| {
+        let req = json!({"sources": [{"file": doc, "sha256": sha256}], "check_trust": true}).to_string();
+        gptel_scope::emacs::api::environment(Some(&req), &entries, &[]).map(|p| p.env.clone()).map_err(|e| e.to_string())
+    };
+    let unapproved = format!("untrusted_scope: {name}: the user has not approved this scope document; nothing runs under it until the user reviews and approves it (M-x gptel-scope-trust)");
+    assert_eq!(env(None), Err(unapproved.clone()));
+    assert_eq!(env(Some(&sha(&doc))), Ok(entries.clone()), "approved: STAGE passes");
+    // 200 KB of nested `[`: refused at once, never handed to the YAML parser.
+    fs::write(&doc, format!("a: {}", "[".repeat(200_000))).expect("deep");
+    let started = Instant::now();
+    assert_eq!(env(None), Err(unapproved));
+    let changed = format!("untrusted_scope: {name}: its content changed since the user approved it; nothing runs under it until the user reviews and approves it (M-x gptel-scope-trust)");
+    assert_eq!(env(Some(&"0".repeat(64))), Err(changed));
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+}
+
+/// A document nested deeper than 64 levels is refused before it is parsed (the YAML
+/// parser's time grows with the square of the depth: 200 KB of `[` took 26 s), naming the
+/// file and the line; even an approved one. Documents up to the limit load.
+#[test]
+fn deep_documents_are_refused_before_parsing() {
+    let p = project(SCOPE);
+    let doc = p.root.join("scope.yml");
+    let name = doc.display().to_string();
+    let deep = |line: usize| format!("invalid_config: {name}:{line}: the document nests deeper than 64 levels (a scope needs a handful); it was not parsed{FIX}");
+    let block: String = (0..70).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect();
+    for (text, want) in [
+        (format!("a: {}", "[".repeat(200_000)), Some(deep(1))),
+        (format!("a: {}{}", "[".repeat(64), "]".repeat(64)), Some(deep(1))),
+        (format!("a: {}{}", "[".repeat(63), "]".repeat(63)), None),
+        (format!("a:\n  - {}\n", "{x: ".repeat(70)), Some(deep(2))),
+        (format!("a: [\n{}\n]", "[\n".repeat(70)), Some(deep(64))),
+        (block, Some(deep(65))),
+        (format!("a:\n{}x\n", "- ".repeat(70)), Some(deep(2))),
+        // Brackets in quotes, comments and block scalars are text.
+        (format!("a: \"{0}\"\nb: '{0}'\n# {0}\nc: |\n  {0}\n  {0}\nd: x\n", "[".repeat(100)), None),
+    ] {
+        fs::write(&doc, &text).expect("write");
+        let started = Instant::now();
+        let (reason, message) = check_ls(&p.root, &doc, Some(&sha(&doc)));
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+        match want {
+            Some(want) => assert_eq!((reason.as_str(), message), ("invalid_config", want), "{}", &text[..text.len().min(60)]),
+            // Parsed: refused for its unknown key, not for its depth.
+            None => assert!(message.contains("unknown field `a`"), "{}: {reason} {message}", &text[..text.len().min(60)]),
+        }
+    }
+}

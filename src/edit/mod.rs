@@ -35,6 +35,7 @@
 //!   tests of its own part.
 
 use std::fmt;
+#[cfg(test)]
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -230,10 +231,17 @@ pub fn add_to_scope(file: &Path, section: Section, values: &[String]) -> Result<
     let label = file.display().to_string();
     // Held until the new text is renamed into place: two edits of one document (from two
     // Emacs processes) run one after the other, so neither loses the other's values.
+    // Read bounded, and refused when it is not a regular file (a FIFO would block the lock's
+    // open), before the lock and again under it.
+    let read = || crate::bounded::read(file, crate::bounded::MAX_SCOPE_DOCUMENT);
+    if let Err(e @ (crate::error::ReadError::NotRegular { .. } | crate::error::ReadError::TooLarge { .. })) = read() {
+        return Err(e.into());
+    }
     let _lock = lock_document(file)?;
-    let bytes = match fs::read(file) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match read() {
+        Ok((bytes, _)) => bytes,
+        Err(e @ (crate::error::ReadError::NotRegular { .. } | crate::error::ReadError::TooLarge { .. })) => return Err(e.into()),
+        Err(crate::error::ReadError::NotFound { .. }) => {
             return Err(ScopeError::Edit {
                 file: label.clone(),
                 message: format!(
@@ -243,17 +251,20 @@ pub fn add_to_scope(file: &Path, section: Section, values: &[String]) -> Result<
                 ),
             })
         }
-        Err(e) => {
-            return Err(ScopeError::Io {
-                path: label,
-                message: e.to_string(),
-            })
-        }
+        Err(e) => return Err(e.into()),
     };
     let text = std::str::from_utf8(&bytes).map_err(|e| ScopeError::Edit {
         file: label.clone(),
         message: format!("the file is not valid UTF-8 ({e}); nothing was added"),
     })?;
+    // Too deep a document is refused before the editor parses it (as the loader does).
+    match DocKind::for_path(file) {
+        DocKind::FrontMatter => match crate::scope::config::front_matter(text) {
+            Some((yaml, offset)) => crate::scope::config::nesting(&label, yaml, offset)?,
+            None => crate::scope::config::nesting(&label, text, 0)?,
+        },
+        _ => crate::scope::config::nesting(&label, text, 0)?,
+    }
     let edit = edit_text(&label, text, DocKind::for_path(file), section, values)?;
     let sha256_before = crate::scope::trust::sha256_hex(&bytes);
     let mut sha256_after = sha256_before.clone();

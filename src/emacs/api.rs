@@ -602,14 +602,17 @@ pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<cr
 }
 
 /// The environment of a command under the scope of the request `json` (the built-in
-/// defaults when there is none), from `entries`, Emacs's `process-environment`; `api_keys`
+/// defaults when there is none; its documents checked against their approval when it says
+/// `check_trust`, as a decision's are), from `entries`, Emacs's `process-environment`; `api_keys`
 /// are gptel's keys that are strings ([`crate::scope::env::plan`]). An allow-once grant of the
 /// request for a resource `env:NAME` passes that variable as an exact `include` would.
 pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<Arc<crate::scope::env::Plan>> {
     let (loaded, granted) = match json {
         Some(j) => {
             let req = Request::parse(j)?;
-            let loaded = config::load(&req.sources()?)?;
+            // As every decision: a document the user has not approved is refused before it
+            // is parsed (the elisp layer then plans with the built-in defaults).
+            let loaded = config::load_approved(&req.sources()?, req.approved().as_deref())?;
             let granted: Vec<String> = req.grants.iter().filter_map(|g| crate::scope::env::resource_name(&g.resource)).map(str::to_string).collect();
             (Some(loaded), granted)
         }

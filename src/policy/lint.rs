@@ -13,7 +13,7 @@ use crate::policy::gitstore::{self, Answer, Look};
 use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::config::{self, Source};
 use crate::scope::{Paths, Scope};
-use crate::{Result, ScopeError};
+use crate::Result;
 
 /// One warning about a scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +75,8 @@ pub fn documents(sources: &[Source]) -> Result<Vec<Document>> {
     for s in sources {
         match s {
             Source::File(p) | Source::Profile(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| ScopeError::Io { path: p.display().to_string(), message: e.to_string() })?;
+                let (bytes, _) = crate::bounded::read(p, config::MAX_SCOPE_DOCUMENT)?;
+                let text = config::without_bom(&String::from_utf8_lossy(&bytes)).to_string();
                 let name = p.display().to_string();
                 if p.extension().is_some_and(|e| e == "md") {
                     if let Some((yaml, offset)) = config::front_matter(&text) {

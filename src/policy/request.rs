@@ -88,6 +88,13 @@ impl Request {
             .collect()
     }
 
+    /// For each scope document the request names, the SHA-256 the user approved for it
+    /// (`None`: none), when the request asks for approval to be checked (`check_trust`):
+    /// what [`config::load_approved`] checks before it parses anything.
+    pub fn approved(&self) -> Option<Vec<(&Path, Option<&str>)>> {
+        self.check_trust.then(|| self.sources.iter().filter_map(|s| s.file.as_deref().map(|f| (Path::new(f), s.sha256.as_deref()))).collect())
+    }
+
     pub(crate) fn home(&self) -> Option<PathBuf> {
         self.home.as_ref().map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(PathBuf::from))
     }
@@ -136,10 +143,7 @@ static MATCHERS: Lazy<Mutex<HashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| M
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
-    let approved: Option<Vec<(&Path, Option<&str>)>> = req
-        .check_trust
-        .then(|| req.sources.iter().filter_map(|s| s.file.as_deref().map(|f| (Path::new(f), s.sha256.as_deref()))).collect());
-    let loaded = config::load_approved(&req.sources()?, approved.as_deref())?;
+    let loaded = config::load_approved(&req.sources()?, req.approved().as_deref())?;
     let home = req.home();
     let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
     let protect_hash = {

@@ -70,8 +70,12 @@ struct Stamp {
 /// A file modified less than this long ago is read again at the next load.
 const RACY: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// A document as last read: its stamp, the SHA-256 of its bytes, and what parsing them
+/// gave, the error too (a broken document is not parsed again until it changes).
+type CachedDocument = (Stamp, Arc<str>, Result<Arc<Value>>);
+
 struct Cache {
-    documents: HashMap<PathBuf, (Stamp, Arc<Value>, Arc<str>)>,
+    documents: HashMap<PathBuf, CachedDocument>,
     merged: HashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
     stats: CacheStats,
 }
@@ -195,44 +199,63 @@ fn defaults_value() -> Result<Value> {
 }
 
 /// A file's document and the SHA-256 of the bytes it was parsed from, from the cache when
-/// its stamp is unchanged. The file is read once: the bytes hashed are the bytes parsed.
-/// `check` judges the hash before anything is parsed.
+/// its stamp is unchanged. The file is read once ([`crate::bounded::read`]: a regular file
+/// of at most [`MAX_SCOPE_DOCUMENT`] bytes, never a FIFO or a device): the bytes hashed are
+/// the bytes parsed. `check` judges the hash before anything is parsed, so an unapproved
+/// document is never parsed. A document that does not parse keeps its error in the cache
+/// until its stamp changes.
 fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Result<(Arc<Value>, Arc<str>)> {
     if let Ok(cache) = CACHE.lock() {
-        if let Some((s, v, h)) = cache.documents.get(path) {
+        if let Some((s, h, parsed)) = cache.documents.get(path) {
             if *s == st {
                 check(h)?;
-                return Ok((v.clone(), h.clone()));
+                return parsed.clone().map(|v| (v, h.clone()));
             }
         }
     }
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, &e))?;
+    let (bytes, _) = crate::bounded::read(path, MAX_SCOPE_DOCUMENT)?;
     let hash: Arc<str> = Arc::from(crate::scope::trust::sha256_hex(&bytes));
     check(&hash)?;
-    let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io { path: path.display().to_string(), message: format!("the file is not valid UTF-8 ({e})") })?;
     if let Ok(mut cache) = CACHE.lock() {
         cache.stats.file_reads += 1;
     }
+    let parsed = parse_file(path, bytes).map(Arc::new);
+    if !st.racy {
+        if let Ok(mut cache) = CACHE.lock() {
+            if cache.documents.len() > 256 {
+                cache.documents.clear();
+            }
+            cache.documents.insert(path.to_path_buf(), (st, hash.clone(), parsed.clone()));
+        }
+    }
+    parsed.map(|v| (v, hash))
+}
+
+/// The largest scope document read: [`crate::bounded::MAX_SCOPE_DOCUMENT`].
+pub use crate::bounded::MAX_SCOPE_DOCUMENT;
+
+/// The document of a file's bytes: plain YAML, or a preset's front matter.
+fn parse_file(path: &Path, bytes: Vec<u8>) -> Result<Value> {
+    let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io { path: path.display().to_string(), message: format!("the file is not valid UTF-8 ({e})") })?;
+    let text = without_bom(&text);
     let name = path.display().to_string();
-    let value = if path.extension().is_some_and(|e| e == "md") {
-        let (yaml, offset) = front_matter(&text).ok_or_else(|| ScopeError::InvalidConfig {
+    if path.extension().is_some_and(|e| e == "md") {
+        let (yaml, offset) = front_matter(text).ok_or_else(|| ScopeError::InvalidConfig {
             file: name.clone(),
             line: Some(1),
             key: None,
             message: "a preset needs YAML front matter between a first line `---` and a closing `---` line".into(),
         })?;
-        parse_document(&name, yaml, offset)?
+        parse_document(&name, yaml, offset)
     } else {
-        parse_document(&name, &text, 0)?
-    };
-    let value = Arc::new(value);
-    if st.racy {
-        return Ok((value, hash));
+        parse_document(&name, text, 0)
     }
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.documents.insert(path.to_path_buf(), (st, value.clone(), hash.clone()));
-    }
-    Ok((value, hash))
+}
+
+/// `text` without the UTF-8 byte order mark some editors put first (YAML allows it; the
+/// parser took it for the start of a second document).
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// The front matter of a Markdown file and the number of lines before it.
@@ -251,6 +274,8 @@ pub fn front_matter(text: &str) -> Option<(&str, usize)> {
 /// Parses one document strictly: bad YAML, a non-map top level, an unknown key or a wrong
 /// type is an error naming the source, the line and the key.
 fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
+    let text = without_bom(text);
+    nesting(name, text, line_offset)?;
     let value: Value = if text.trim().is_empty() {
         Value::Mapping(Mapping::new())
     } else {
@@ -276,6 +301,111 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
         }
     }
     Ok(value)
+}
+
+/// The deepest nesting a scope document may have. A real scope nests four or five levels
+/// (`bash_tools: categories: read_only: - entry`); the YAML parser's time grows with the
+/// square of the depth (a 200 KB line of `[` took 26 s), so a deeper document is refused
+/// before it is parsed.
+pub const MAX_NESTING: usize = 64;
+
+/// Refuses `text` when it nests deeper than [`MAX_NESTING`], by a scan that costs one pass
+/// over the bytes, before the YAML parser sees it. The measure is simple and errs deep:
+/// block levels are the indentation levels open (a stack of indents) plus the `- ` and `? `
+/// that open collections at the start of a line; flow levels are the `[` and `{` open where
+/// a value starts, outside quoted scalars and comments. The text of block scalars (`|`, `>`)
+/// is skipped. The error names the file and the first line past the limit.
+pub fn nesting(name: &str, text: &str, line_offset: usize) -> Result<()> {
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut block_scalar: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let n = line.len() - line.trim_start_matches(' ').len();
+        let mut rest = &line.as_bytes()[n..];
+        if let Some(parent) = block_scalar {
+            if rest.iter().all(u8::is_ascii_whitespace) || n > parent {
+                continue;
+            }
+            block_scalar = None;
+        }
+        let mut markers = 0;
+        if quote.is_none() && flow == 0 {
+            if rest.is_empty() || rest[0] == b'#' {
+                continue;
+            }
+            while indents.last().is_some_and(|&l| l >= n) {
+                indents.pop();
+            }
+            indents.push(n);
+            while let [b'-' | b'?', after @ ..] = rest {
+                if !matches!(after.first(), None | Some(b' ' | b'\t')) {
+                    break;
+                }
+                markers += 1;
+                rest = after.trim_ascii_start();
+            }
+        }
+        let mut deepest = flow;
+        let mut prev: Option<u8> = None;
+        let mut k = 0;
+        while k < rest.len() {
+            let c = rest[k];
+            match quote {
+                Some(b'"') if c == b'\\' => k += 1,
+                Some(q) if c == q => {
+                    if q == b'\'' && rest.get(k + 1) == Some(&b'\'') {
+                        k += 1;
+                    } else {
+                        quote = None;
+                    }
+                }
+                Some(_) => {}
+                None => match c {
+                    b'#' if matches!(prev, None | Some(b' ' | b'\t')) => break,
+                    b'"' | b'\'' | b'[' | b'{' if matches!(prev, None | Some(b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-' | b'?')) => {
+                        if c == b'[' || c == b'{' {
+                            flow += 1;
+                            deepest = deepest.max(flow);
+                        } else {
+                            quote = Some(c);
+                        }
+                    }
+                    b']' | b'}' => flow = flow.saturating_sub(1),
+                    _ => {}
+                },
+            }
+            if quote.is_none() {
+                prev = Some(c);
+            }
+            k += 1;
+        }
+        if indents.len() + markers + deepest > MAX_NESTING {
+            return Err(ScopeError::InvalidConfig {
+                file: name.to_string(),
+                line: Some(i + 1 + line_offset),
+                key: None,
+                message: format!("the document nests deeper than {MAX_NESTING} levels (a scope needs a handful); it was not parsed"),
+            });
+        }
+        if quote.is_none() && flow == 0 && opens_block_scalar(rest) {
+            block_scalar = Some(n);
+        }
+    }
+    Ok(())
+}
+
+/// Whether a line's value (without its comment) ends with a block scalar's indicator
+/// (`|`, `>-`, `|2+`, ...): the lines after it, indented more, are text.
+fn opens_block_scalar(rest: &[u8]) -> bool {
+    let code = match rest.windows(2).position(|w| w[0].is_ascii_whitespace() && w[1] == b'#') {
+        Some(at) => &rest[..at],
+        None => rest,
+    };
+    let head = code.trim_ascii_end();
+    let cut = head.iter().rposition(|c| !matches!(c, b'+' | b'-' | b'0'..=b'9')).map_or(0, |i| i + 1);
+    let head = &head[..cut];
+    matches!(head.last(), Some(b'|' | b'>')) && (head.len() == 1 || head[head.len() - 2].is_ascii_whitespace())
 }
 
 fn invalid(name: &str, e: &serde_yaml::Error, line_offset: usize) -> ScopeError {
@@ -430,5 +560,25 @@ mod tests {
                 (other, _) => panic!("{text}: {other:?}"),
             }
         }
+    }
+
+    /// A document that does not parse keeps its error for its stamp: the same answer, the
+    /// file not parsed again (its new text is not seen under the old stamp); its approval is
+    /// still checked first; a new stamp reads it again.
+    #[test]
+    fn a_broken_document_keeps_its_error_until_it_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("scope.yml");
+        std::fs::write(&path, "paths: [\n").expect("write");
+        let st = Stamp { modified: None, len: 1, inode: 1, changed: (1, 1), racy: false };
+        let name = path.display().to_string();
+        let first = document(&path, st, |_| Ok(())).map(|_| ());
+        let Err(ScopeError::InvalidConfig { file, line, .. }) = &first else { panic!("{first:?}") };
+        assert_eq!((file.as_str(), *line), (name.as_str(), Some(2)));
+        std::fs::write(&path, "paths: {}\n").expect("write");
+        assert_eq!(document(&path, st, |_| Ok(())).map(|_| ()), first, "kept");
+        let refused = ScopeError::UntrustedScope { file: name, sha256: String::new(), approved: None };
+        assert_eq!(document(&path, st, |_| Err(refused.clone())).map(|_| ()), Err(refused), "approval first");
+        assert_eq!(document(&path, Stamp { len: 2, ..st }, |_| Ok(())).map(|_| ()), Ok(()), "read again");
     }
 }
