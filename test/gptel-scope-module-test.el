@@ -134,7 +134,9 @@
                                     :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
       (should (equal d (list :allowed t :tool "run_bash_command" :directory (directory-file-name dir)
                              :timeout 7 :max-output-chars 20000 :warnings nil :grants-used nil
-                             :required-scope "read" :category "read_only"))))
+                             :required-scope "read" :category "read_only"
+                             ;; What the sandbox shows the call beyond the scope: its program.
+                             :sandbox '(:read nil :write nil :write-in nil :programs ("ls"))))))
     ;; A refusal: what answering the model and the expansion menu take, no evidence.
     (let* ((req (json-serialize (list :command "ls; rm x > /etc/y" :directory (directory-file-name dir)
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
@@ -185,7 +187,7 @@
     (let* ((dir (directory-file-name dir))
            (scope (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
            (a (gptel-scope-module-decide-command "ls" dir scope))
-           (b (gptel-scope-module-decide-command "cat x | ls -la" dir scope)))
+           (b (gptel-scope-module-decide-command "ls -la | ls" dir scope)))
       (should (eq (plist-get a :allowed) t))
       (should (equal a b))
       (should-not (eq a b))
