@@ -45,6 +45,7 @@
 
 ;;; Code:
 
+(require 'cl-lib)
 (require 'seq)
 (require 'subr-x)
 (require 'gptel-scope-core)
@@ -95,13 +96,17 @@ It returns non-nil when FILE's content is approved now.  Tests bind it.")
     (and a (list (file-attribute-modification-time a) (file-attribute-size a)
                  (file-attribute-inode-number a)))))
 
-(defun gptel-scope--trust-read ()
-  "Return the entries of `gptel-scope-trust-file', nil when there are none.
-A file that does not hold a list of entries approves nothing (it is
-reported once)."
-  (let ((file gptel-scope-trust-file))
-    (condition-case err
-        (when (file-exists-p file)
+(define-error 'gptel-scope-trust-error "Cannot update the list of approved scope documents"
+  'gptel-scope-error)
+
+(defun gptel-scope--trust-read-strict ()
+  "Return the entries of `gptel-scope-trust-file', nil when it is missing.
+Signal `gptel-scope-trust-error' when the file exists but cannot be
+read or does not hold a list of entries: it is then never rewritten,
+so the approvals it holds are not lost."
+  (let ((file (expand-file-name gptel-scope-trust-file)))
+    (when (or (file-exists-p file) (file-symlink-p file))
+      (condition-case err
           (with-temp-buffer
             (insert-file-contents file)
             (let ((data (read (current-buffer))))
@@ -110,10 +115,103 @@ reported once)."
                                                          (stringp (plist-get (cdr e) :sha256))))
                                         data))
                 (error "Not a list of (TRUENAME :sha256 HASH ...) entries"))
-              data)))
-      (error (message "gptel-scope: %s cannot be read (%s); no scope document is approved"
-                      file (error-message-string err))
-             nil))))
+              data))
+        (error
+         (signal 'gptel-scope-trust-error
+                 (list (format "The trust list %s cannot be read (%s); it is left as it is and nothing was approved.  Make it readable by you (chmod 600 %s) or move it away; approvals it holds are lost only if you delete it"
+                               file (error-message-string err) (shell-quote-argument file)))))))))
+
+(defun gptel-scope--trust-read ()
+  "Return the entries of `gptel-scope-trust-file', nil when there are none.
+A file that does not hold a list of entries approves nothing (it is
+reported once)."
+  (condition-case err
+      (gptel-scope--trust-read-strict)
+    (gptel-scope-trust-error
+     (message "gptel-scope: %s" (cadr err))
+     nil)))
+
+(defconst gptel-scope--trust-lock-wait 10
+  "Seconds a change of the trust list waits for another Emacs's lock.")
+
+(defvar gptel-scope--trust-lock-held nil
+  "Non-nil while this Emacs holds the lock of the trust list.")
+
+(defun gptel-scope--trust-pid-dead-p (pid)
+  "Return non-nil when no process PID runs on this machine."
+  (and (integerp pid) (> pid 0) (/= pid (emacs-pid))
+       (null (process-attributes pid))))
+
+(defun gptel-scope--trust-temp-prefix (file)
+  "Return the prefix of this Emacs's temporary files replacing FILE."
+  (format ".%s.%d-" (file-name-nondirectory file) (emacs-pid)))
+
+(defun gptel-scope--trust-clean (file)
+  "Delete the temporary files a killed Emacs left beside FILE.
+Only files named as `gptel-scope--trust-write' names them, whose
+process is dead, are deleted."
+  (let ((re (concat "\\`\\." (regexp-quote (file-name-nondirectory file))
+                    "\\.\\([0-9]+\\)-[^/]+\\'")))
+    (dolist (f (ignore-errors (directory-files (file-name-directory file) t re t)))
+      (let ((pid (and (string-match re (file-name-nondirectory f))
+                      (string-to-number (match-string 1 (file-name-nondirectory f))))))
+        (when (and (gptel-scope--trust-pid-dead-p pid) (file-regular-p f)
+                   (not (file-symlink-p f)))
+          (ignore-errors (delete-file f)))))))
+
+(define-error 'gptel-scope--trust-busy "Another Emacs holds the trust list's lock"
+  'gptel-scope-trust-error)
+
+(defun gptel-scope--trust-call-with-lock (fn)
+  "Call FN with the lock of the trust list held; return its value.
+The lock is Emacs's lock file of `gptel-scope-trust-file' (a symbolic
+link naming this user, host and pid): another Emacs waits for it, and
+one a killed Emacs left (its pid is dead) is removed by the next.
+Nested calls take it once.  Waits `gptel-scope--trust-lock-wait'
+seconds at most, then signals `gptel-scope-trust-error'."
+  (if gptel-scope--trust-lock-held
+      (funcall fn)
+    (let* ((file (expand-file-name gptel-scope-trust-file))
+           (deadline (+ (float-time) gptel-scope--trust-lock-wait))
+           (create-lockfiles t)
+           (lock-file-name-transforms nil)
+           (locked nil))
+      (with-file-modes #o700 (make-directory (file-name-directory file) t))
+      (unwind-protect
+          (progn
+            (while (not locked)
+              (condition-case nil
+                  (cl-letf (((symbol-function 'ask-user-about-lock)
+                             (lambda (f opponent) (signal 'gptel-scope--trust-busy (list f opponent)))))
+                    (with-temp-buffer
+                      (insert "lock")
+                      (lock-file file))
+                    (setq locked t))
+                (gptel-scope--trust-busy
+                 (when (> (float-time) deadline)
+                   (signal 'gptel-scope-trust-error
+                           (list (format "Another Emacs (%s) has held the lock of %s for %d seconds; nothing was approved, try again"
+                                         (file-locked-p file) file gptel-scope--trust-lock-wait))))
+                 (sleep-for 0.01))))
+            (gptel-scope--trust-clean file)
+            (let ((gptel-scope--trust-lock-held t))
+              (funcall fn)))
+        (when locked
+          (let ((create-lockfiles t) (lock-file-name-transforms nil))
+            (with-temp-buffer (unlock-file file))))))))
+
+(defmacro gptel-scope--trust-with-lock (&rest body)
+  "Run BODY with the lock of the trust list held."
+  (declare (indent 0) (debug t))
+  `(gptel-scope--trust-call-with-lock (lambda () ,@body)))
+
+(defun gptel-scope--trust-update (fn)
+  "Replace the trust list's entries by (FN ENTRIES), under its lock.
+The list is read again under the lock, so a change another Emacs made
+meanwhile is kept; a list that cannot be read is never rewritten
+\(`gptel-scope-trust-error')."
+  (gptel-scope--trust-with-lock
+    (gptel-scope--trust-write (funcall fn (gptel-scope--trust-read-strict)))))
 
 (defun gptel-scope--trust-entries ()
   "Return the trust list's entries, read again when the file changed."
@@ -163,11 +261,17 @@ HASH is that of FILE's content now (nil when it cannot be read)."
           :approved-sha256 approved)))
 
 (defun gptel-scope--trust-write (entries)
-  "Write ENTRIES as the trust list, atomically, readable by the user only."
+  "Write ENTRIES as the trust list, atomically, readable by the user only.
+Call it with the lock held (`gptel-scope--trust-update').  The
+temporary file is named after this Emacs's pid, so one a killed Emacs
+left is recognised and deleted by the next (`gptel-scope--trust-clean')."
   (let* ((file (expand-file-name gptel-scope-trust-file))
-         (dir (file-name-directory file)))
+         (dir (file-name-directory file))
+         ;; Writing a file takes its lock file too: a kill would leave that link behind.
+         (create-lockfiles nil))
     (with-file-modes #o700 (make-directory dir t))
-    (let ((tmp (make-temp-file (expand-file-name ".trusted-" dir))))
+    (let ((tmp (with-file-modes #o600
+                 (make-temp-file (expand-file-name (gptel-scope--trust-temp-prefix file) dir)))))
       (unwind-protect
           (progn
             (set-file-modes tmp #o600)
@@ -187,13 +291,13 @@ HASH is that of FILE's content now (nil when it cannot be read)."
   "Approve BYTES, the content of the scope document FILE.
 The approval replaces any earlier one of FILE.  Return the hash."
   (let* ((truename (gptel-scope--trust-truename file))
-         (hash (gptel-scope--sha256 bytes))
-         (entries (seq-remove (lambda (e) (equal (car e) truename)) (gptel-scope--trust-entries))))
-    (gptel-scope--trust-write
-     (append entries
-             (list (list truename :sha256 hash
-                         :content (decode-coding-string bytes 'utf-8)
-                         :time (format-time-string "%FT%T%z")))))
+         (hash (gptel-scope--sha256 bytes)))
+    (gptel-scope--trust-update
+     (lambda (entries)
+       (append (seq-remove (lambda (e) (equal (car e) truename)) entries)
+               (list (list truename :sha256 hash
+                           :content (decode-coding-string bytes 'utf-8)
+                           :time (format-time-string "%FT%T%z"))))))
     (setq gptel-scope--trust-declined
           (seq-remove (lambda (d) (equal (car d) truename)) gptel-scope--trust-declined))
     (run-hooks 'gptel-scope-trust-functions)
@@ -309,8 +413,8 @@ it is now.  Return the approved SHA-256, or nil when declined."
   "Withdraw the approval of the scope document FILE."
   (interactive "fWithdraw the approval of: ")
   (let ((truename (gptel-scope--trust-truename file)))
-    (gptel-scope--trust-write
-     (seq-remove (lambda (e) (equal (car e) truename)) (gptel-scope--trust-entries)))))
+    (gptel-scope--trust-update
+     (lambda (entries) (seq-remove (lambda (e) (equal (car e) truename)) entries)))))
 
 (defun gptel-scope--scope-document-name-p (file)
   "Return non-nil when FILE is named like a scope document."

@@ -398,5 +398,96 @@ The sandbox binds the document read-only inside the writable project."
         (should (equal (plist-get denied :scope-document) file))
         (should (eq (plist-get denied :approved) nil))))))
 
+;;;; A trust list that cannot be read is never rewritten
+
+(defmacro gptel-scope-test-with-trust-list (var &rest body)
+  "Run BODY with a trust list of its own, in a private directory bound to VAR."
+  (declare (indent 1))
+  `(let* ((,var (file-name-as-directory (make-temp-file "gptel-scope-trust-own-" t)))
+          (gptel-scope-trust-file (expand-file-name "trusted.eld" ,var))
+          (gptel-scope--trust-cache nil))
+     (unwind-protect (progn ,@body)
+       (set-file-modes ,var #o700)
+       (delete-directory ,var t))))
+
+(defun gptel-scope-test--trust-doc (dir name)
+  "Write a scope document NAME in DIR and return its name."
+  (let ((f (expand-file-name name dir)))
+    (make-directory (file-name-directory f) t)
+    (with-temp-file f (insert "paths:\n  read: []\n# " name "\n"))
+    f))
+
+(ert-deftest gptel-scope-test-trust-an-unreadable-list-is-never-rewritten ()
+  "Approving with an unreadable or unparsable trust list signals and keeps it."
+  (gptel-scope-test-with-trust-list dir
+    (let ((a (gptel-scope-test--trust-doc dir "a/scope.yml"))
+          (b (gptel-scope-test--trust-doc dir "b/scope.yml")))
+      (gptel-scope-trust a)
+      (let ((before (gptel-scope-test-file-string gptel-scope-trust-file)))
+        ;; Unparsable: cut short.
+        (with-temp-file gptel-scope-trust-file (insert (substring before 0 (- (length before) 20))))
+        (let ((cut (gptel-scope-test-file-string gptel-scope-trust-file))
+              (err (should-error (gptel-scope-trust b) :type 'gptel-scope-trust-error)))
+          (should (string-match-p (regexp-quote gptel-scope-trust-file) (cadr err)))
+          (should (string-match-p "chmod 600" (cadr err)))
+          (should (equal (gptel-scope-test-file-string gptel-scope-trust-file) cut))
+          (should-error (gptel-scope-trust-untrust a) :type 'gptel-scope-trust-error)
+          (should (equal (gptel-scope-test-file-string gptel-scope-trust-file) cut)))
+        ;; Unreadable: mode 000 (root reads it anyway), or a directory in its place.
+        (with-temp-file gptel-scope-trust-file (insert before))
+        (set-file-modes gptel-scope-trust-file #o000)
+        (unless (file-readable-p gptel-scope-trust-file)
+          (should-error (gptel-scope-trust b) :type 'gptel-scope-trust-error)
+          (set-file-modes gptel-scope-trust-file #o600)
+          (should (equal (gptel-scope-test-file-string gptel-scope-trust-file) before)))
+        (set-file-modes gptel-scope-trust-file #o600)
+        (rename-file gptel-scope-trust-file (expand-file-name "saved" dir))
+        (make-directory gptel-scope-trust-file)
+        (should-error (gptel-scope-trust b) :type 'gptel-scope-trust-error)
+        (should (file-directory-p gptel-scope-trust-file))
+        (should (null (directory-files gptel-scope-trust-file nil "\\`[^.]")))
+        (delete-directory gptel-scope-trust-file)
+        (rename-file (expand-file-name "saved" dir) gptel-scope-trust-file)
+        ;; Readable again: both approvals.
+        (gptel-scope-trust b)
+        (should (plist-get (gptel-scope-trust-status a) :approved))
+        (should (plist-get (gptel-scope-trust-status b) :approved))))))
+
+;;;; The trust list's lock
+
+(ert-deftest gptel-scope-test-trust-a-dead-emacs-lock-and-temporary-files-are-removed ()
+  "A lock and a temporary file of a dead Emacs are removed by the next approval."
+  (gptel-scope-test-with-trust-list dir
+    (let* ((a (gptel-scope-test--trust-doc dir "a/scope.yml"))
+           (dead 4194305)
+           (lock (expand-file-name ".#trusted.eld" dir))
+           (temp (expand-file-name (format ".trusted.eld.%d-abc123" dead) dir))
+           (live (expand-file-name (format ".trusted.eld.%d-abc123" (emacs-pid)) dir))
+           (other (expand-file-name (format ".other.eld.%d-abc123" dead) dir)))
+      (make-symbolic-link (format "%s@%s.%d" (user-login-name) (system-name) dead) lock)
+      (dolist (f (list temp live other)) (with-temp-file f (insert "half")))
+      (gptel-scope-trust a)
+      (should (plist-get (gptel-scope-trust-status a) :approved))
+      (should-not (file-symlink-p lock))
+      (should-not (file-exists-p temp))
+      (should (file-exists-p live))
+      (should (file-exists-p other)))))
+
+(ert-deftest gptel-scope-test-trust-a-live-lock-is-waited-for ()
+  "A lock held by a live Emacs makes an approval wait, then fail without writing."
+  (gptel-scope-test-with-trust-list dir
+    (let* ((a (gptel-scope-test--trust-doc dir "a/scope.yml"))
+           (ppid (alist-get 'ppid (process-attributes (emacs-pid))))
+           (lock (expand-file-name ".#trusted.eld" dir))
+           (gptel-scope--trust-lock-wait 0.3))
+      (make-symbolic-link (format "%s@%s.%d" (user-login-name) (system-name) ppid) lock)
+      (should-error (gptel-scope-trust a) :type 'gptel-scope-trust-error)
+      (should-not (file-exists-p gptel-scope-trust-file))
+      (should (file-symlink-p lock))
+      (delete-file lock)
+      (gptel-scope-trust a)
+      (should (plist-get (gptel-scope-trust-status a) :approved))
+      (should-not (file-symlink-p lock)))))
+
 (provide 'gptel-scope-trust-test)
 ;;; gptel-scope-trust-test.el ends here
