@@ -20,10 +20,13 @@
 ;; The module plans it (src/scope/env.rs), from `process-environment' at the
 ;; time of the call.
 ;;
-;; The values of the variables left out (and gptel's own API key when
-;; it is a string) are then hidden from the model: every tool result is
-;; searched for them (one Aho-Corasick automaton in the module) and each
-;; occurrence becomes [redacted: NAME].  Output that is cut (the
+;; The values of the secrets are then hidden from the model: the
+;; variables left out whose names look like secrets, those the scope's
+;; `environment.redact' names (passed or not), and gptel's own API key
+;; when it is a string.  Every tool result is searched for them (one
+;; Aho-Corasick automaton in the module) and each occurrence becomes
+;; [redacted: NAME].  Another variable left out is not passed, and its
+;; value is shown where it appears (COLORTERM=truecolor is no secret).  Output that is cut (the
 ;; truncation of a command's output, a terminal session shown piece by
 ;; piece, a long line of read_file) is redacted before the cut or has
 ;; the beginning of a secret held back, so that no prefix shows.

@@ -30,7 +30,8 @@
     ("MY_SERVICE_CREDS" . "creds-value-998877"))
   "Variables of Emacs's environment the model must never see, with their values.
 The last one has a name that does not look like a secret: the scope's
-default leaves it out all the same, and hides its value.")
+default leaves it out all the same, and the scope marks it as one
+\(`redact'), so its value is hidden.")
 
 (defconst gptel-scope-test--env-scope
   "paths:
@@ -48,6 +49,7 @@ tool_commands:
       echo: {description: \"Print its arguments\"}
       jq: {description: \"JSON processor\"}
 environment:
+  redact: [MY_SERVICE_CREDS]
   include: [PROJECT_NOTE]
 "
   "A scope like the coding profile's, with the commands of the issue's table.")
@@ -268,9 +270,11 @@ so does an error that echoes a secret back, and list_dir of a file named like on
   "explain and get_system_info say each variable's fate, by name, never its value;
 and warn about inherit: all without exclude and about an included secret."
   (gptel-scope-test-with-project dir (concat gptel-scope-test--env-scope "  inherit: all\n")
-    (with-temp-file (expand-file-name "scope.yml" dir)
-      (insert (replace-regexp-in-string "include: \\[PROJECT_NOTE\\]" "include: [PROJECT_NOTE, GITHUB_TOKEN]"
-                                        (concat gptel-scope-test--env-scope "  inherit: all\n"))))
+    ;; Rewritten and approved, as the user would.
+    (gptel-scope-test-write-scope
+     (expand-file-name "scope.yml" dir)
+     (replace-regexp-in-string "include: \\[PROJECT_NOTE\\]" "include: [PROJECT_NOTE, GITHUB_TOKEN]"
+                               (concat gptel-scope-test--env-scope "  inherit: all\n")))
     (gptel-scope-test--with-secrets
       (gptel-scope-test-in-chat dir
         (let* ((json (gptel-scope-system-info))
@@ -297,8 +301,9 @@ and warn about inherit: all without exclude and about an included secret."
 (ert-deftest gptel-scope-test-env-allow-once-and-add-to-scope ()
   "A variable asked for as env:NAME: Allow once passes it for one call, Add to
 scope writes it to environment.include; the menu shows the name, not the value.
-Passed once, the value is still hidden from the model: the user let the
-command use it, not the model read it.  Included by the scope, it is not."
+Passed once, its value is shown: it is no secret (its name does not
+look like one, and the scope does not mark it).  Included by the scope,
+it is not hidden either."
   (gptel-scope-test-with-project dir gptel-scope-test--env-scope
     (let ((process-environment (cons "PROJECT_STAGE=staging-4242" (copy-sequence process-environment)))
           (run (lambda () (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command
@@ -319,7 +324,7 @@ command use it, not the model read it.  Included by the scope, it is not."
             (should-not (string-search "staging-4242" menu))
             (gptel-scope-test-press "o")
             (should (eq (plist-get (gptel-scope-test-parse (car answers)) :allowed_once) t)))
-          (should (equal (funcall run) '(0 "[redacted: PROJECT_STAGE]\n")))
+          (should (equal (funcall run) '(0 "staging-4242\n")))
           ;; Used up by that call.
           (should (equal (funcall run) '(1 "")))
           (let ((answers (gptel-scope-test-ask "a" "run_bash_command" "env:PROJECT_STAGE")))
@@ -328,6 +333,41 @@ command use it, not the model read it.  Included by the scope, it is not."
                          (replace-regexp-in-string "include: \\[PROJECT_NOTE\\]" "include: [PROJECT_NOTE, PROJECT_STAGE]"
                                                    gptel-scope-test--env-scope)))
           (should (equal (funcall run) '(0 "staging-4242\n"))))))))
+
+;;;; Secrets, not every variable left out
+
+(ert-deftest gptel-scope-test-env-only-secrets-are-redacted ()
+  "A variable left out that is no secret is not passed, and its value is shown.
+COLORTERM=truecolor and EDITOR=emacsclient once hid every \"truecolor\"
+and \"emacsclient\" of every result.  What the scope marks (`redact')
+is hidden, passed or not; the listing says which values are."
+  (gptel-scope-test-with-project dir (replace-regexp-in-string
+                                      "redact: \\[MY_SERVICE_CREDS\\]" "redact: [\"EDIT*\", PROJECT_NOTE]"
+                                      gptel-scope-test--env-scope)
+    (with-temp-file (expand-file-name "theme.txt" dir)
+      (insert "truecolor emacsclient ordinary-note-1 sk-openai-Zq8w7e6r5t4y\n"))
+    (gptel-scope-test--with-secrets
+      (let ((process-environment (append '("COLORTERM=truecolor" "EDITOR=emacsclient") process-environment))
+            (shown "truecolor [redacted: EDITOR] [redacted: PROJECT_NOTE] [redacted: OPENAI_API_KEY]"))
+        (gptel-scope-test-in-chat dir
+          (should (equal (plist-get (gptel-scope-test-call #'gptel-scope-read-file "theme.txt") :content)
+                         shown))
+          (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command
+                                          "cat theme.txt; printenv COLORTERM PROJECT_NOTE" dir)))
+            ;; COLORTERM is not passed; PROJECT_NOTE is, and hidden all the same.
+            (should (equal (list (plist-get r :exit_code) (plist-get r :output))
+                           (list 1 (concat shown "\n[redacted: PROJECT_NOTE]\n")))))
+          (let ((env (plist-get (gptel-scope-test-parse (gptel-scope-system-info)) :environment)))
+            (should (equal (list (seq-contains-p (plist-get env :left_out) "COLORTERM")
+                                 (seq-contains-p (plist-get env :redacted) "COLORTERM")
+                                 (seq-contains-p (plist-get env :redacted) "EDITOR")
+                                 (seq-contains-p (plist-get env :redacted) "PROJECT_NOTE")
+                                 (seq-contains-p (plist-get env :redacted) "OPENAI_API_KEY"))
+                           '(t nil t t t))))
+          (gptel-scope-explain "printenv" dir)
+          (let ((text (with-current-buffer "*gptel-scope-explain*" (buffer-string))))
+            (should (string-match-p "^  COLORTERM +not_inherited +$" text))
+            (should (string-match-p "^  EDITOR +not_inherited +  (value redacted in results)$" text))))))))
 
 (provide 'gptel-scope-env-test)
 ;;; gptel-scope-env-test.el ends here

@@ -746,10 +746,11 @@ mod tests {
         std::fs::File::options().append(true).open(t.path().join("scope.yml")).and_then(|f| f.set_modified(old)).unwrap();
         let entries: Vec<String> = ["PATH=/bin", "STAGE=staging-1234", "GITHUB_TOKEN=ghp_0123456789"].iter().map(|s| s.to_string()).collect();
         let cases: &[(serde_json::Value, &[&str], &[&str])] = &[
-            (json!([]), &["PATH"], &["GITHUB_TOKEN", "STAGE"]),
+            // STAGE, left out, is no secret: not hidden.
+            (json!([]), &["PATH"], &["GITHUB_TOKEN"]),
             (json!([{"tool": "run_bash_command", "resource": "env:STAGE"}]), &["PATH", "STAGE"], &["GITHUB_TOKEN"]),
-            (json!([{"tool": "run_command", "resource": "env:GITHUB_TOKEN"}]), &["GITHUB_TOKEN", "PATH"], &["STAGE"]),
-            (json!([{"tool": "run_bash_command", "resource": "rm x"}]), &["PATH"], &["GITHUB_TOKEN", "STAGE"]),
+            (json!([{"tool": "run_command", "resource": "env:GITHUB_TOKEN"}]), &["GITHUB_TOKEN", "PATH"], &[]),
+            (json!([{"tool": "run_bash_command", "resource": "rm x"}]), &["PATH"], &["GITHUB_TOKEN"]),
         ];
         for (grants, passed, hidden) in cases {
             let req = json!({"sources": [{"file": t.path().join("scope.yml")}], "grants": grants}).to_string();
@@ -765,7 +766,8 @@ mod tests {
         let a = environment(Some(&req), &entries, &[]).unwrap();
         let b = environment(Some(&req), &entries[..2], &[]).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
-        assert_eq!(b.secrets, vec![("STAGE".to_string(), "staging-1234".to_string())]);
+        assert_eq!(a.secrets, vec![("GITHUB_TOKEN".to_string(), "ghp_0123456789".to_string())]);
+        assert_eq!(b.secrets, vec![]);
         assert_eq!(environment(None, &entries, &[]).unwrap().env, vec!["PATH=/bin".to_string()]);
     }
 

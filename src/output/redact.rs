@@ -1,5 +1,6 @@
-//! Redaction: the values of the variables a command does not get ([`crate::scope::env`]) never
-//! reach the model. Every occurrence in a tool result becomes `[redacted: NAME]`.
+//! Redaction: the values of the secrets of the environment ([`crate::scope::env`]: the
+//! secret-looking variables a command does not get, those the scope's `redact` names, and
+//! gptel's keys) never reach the model. Every occurrence in a tool result becomes `[redacted: NAME]`.
 //!
 //! One Aho-Corasick automaton (leftmost-longest) holds every value, and its form inside a
 //! JSON string when that differs (a value with `"`, `\` or a control character), so a result

@@ -11,11 +11,15 @@
 //!   `all`: every variable; `none`: nothing;
 //! - `include`: more variables, by name or glob;
 //! - `exclude`: variables left out, by name or glob, whatever `inherit` and `include` say;
-//! - `set`: variables with the value the scope gives them.
+//! - `set`: variables with the value the scope gives them;
+//! - `redact`: variables whose values are secrets, by name or glob, passed or not.
 //!
 //! Whatever `inherit` says, a name that looks like a secret ([`SECRET_PATTERNS`]) is left
-//! out unless `include` names it exactly (a glob does not). The values of the variables left
-//! out are what [`crate::output::redact`] hides in every tool result.
+//! out unless `include` names it exactly (a glob does not). What [`crate::output::redact`]
+//! hides in every tool result is the secrets: the values of the secret-looking variables
+//! left out, of those `redact` names, and gptel's own keys. Another variable left out is
+//! not passed, and its value is not hidden: `COLORTERM=truecolor` or `EDITOR=emacsclient`
+//! are no secrets, and hiding them hid every `truecolor` and `emacsclient` of every result.
 //!
 //! [`plan`] is pure: it takes the entries of Emacs's `process-environment` and returns the
 //! environment, each variable's fate with its evidence, and the secrets to redact.
@@ -40,6 +44,9 @@ pub struct Environment {
     pub exclude: Vec<String>,
     /// Variables set to these values for every command.
     pub set: BTreeMap<String, String>,
+    /// Names or globs of variables whose values are hidden in tool results, passed to
+    /// commands or not (beside the secret-looking names, hidden when left out).
+    pub redact: Vec<String>,
 }
 
 /// `environment.inherit`.
@@ -162,7 +169,7 @@ fn valid_name(name: &str) -> bool {
 
 /// Checks `environment:` beyond its types: patterns that are globs, names that are names.
 pub fn validate(cfg: &Environment) -> Result<()> {
-    for (key, list) in [("environment.include", &cfg.include), ("environment.exclude", &cfg.exclude)] {
+    for (key, list) in [("environment.include", &cfg.include), ("environment.exclude", &cfg.exclude), ("environment.redact", &cfg.redact)] {
         for p in list {
             if !valid_name(p) {
                 return Err(ScopeError::InvalidConfig {
@@ -234,13 +241,12 @@ pub fn secret_pattern(name: &str) -> Option<&'static str> {
     SECRET_PATTERNS.iter().find(|s| **s == p).copied()
 }
 
-/// Whether a value left out is hidden: 8 characters or more, and, unless the name looks
-/// like a secret, not the name of a file or directory that exists (`PWD`, `OLDPWD`,
-/// `XDG_RUNTIME_DIR` hold paths that tool results show all the time; a path anyone can
-/// list is no secret).
-fn hidden(name: &str, value: &str) -> bool {
-    value.chars().count() >= MIN_SECRET_LEN
-        && (secret_pattern(name).is_some() || !(value.starts_with('/') && std::path::Path::new(value).exists()))
+/// Whether a variable's value is hidden in tool results: 8 characters or more, and a
+/// secret: its name looks like one and the command does not get it (`fate`), or the
+/// scope's `redact` names it (`marked`), passed or not. Any other value is shown as it
+/// is: a variable left out for being no command's business is not a secret for that.
+fn hidden(name: &str, value: &str, fate: Fate, marked: bool) -> bool {
+    value.chars().count() >= MIN_SECRET_LEN && (marked || (!fate.passed() && secret_pattern(name).is_some()))
 }
 
 /// The environment of a command under `cfg`, from `entries` (Emacs's `process-environment`:
@@ -250,6 +256,7 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
     validate(cfg)?;
     let include = Patterns::new(&cfg.include, "environment.include")?;
     let exclude = Patterns::new(&cfg.exclude, "environment.exclude")?;
+    let redact = Patterns::new(&cfg.redact, "environment.redact")?;
     static CORE_SET: once_cell::sync::Lazy<Option<Patterns>> = once_cell::sync::Lazy::new(|| Patterns::new(CORE, "core").ok());
     let core = CORE_SET.as_ref().ok_or_else(|| ScopeError::InvalidArgument("the core variables' patterns do not build".into()))?;
     let mut seen: BTreeMap<&str, Option<&str>> = BTreeMap::new();
@@ -296,7 +303,8 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
         if let Some(v) = value {
             if fate.passed() && fate != Fate::Set {
                 plan.env.push(format!("{name}={v}"));
-            } else if !fate.passed() && hidden(name, v) {
+            }
+            if fate != Fate::Set && hidden(name, v, fate, redact.first(name).is_some()) {
                 plan.secrets.push((name.to_string(), v.to_string()));
                 redacted = true;
             }
@@ -359,40 +367,43 @@ mod tests {
         "DATABASE_PASSWORD=hunter2hunter2",
         "github_token=lowercase-token-0123",
         "EDITOR=emacsclient",
+        "COLORTERM=truecolor",
         "PROJECT_MODE=development",
         "PWD=/",
         "UNSET_ME",
     ];
 
-    /// Table: scope → (passed names, hidden names).
+    /// The secrets of [`EMACS`] by their names alone.
+    const SECRETS: &[&str] = &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "GITHUB_TOKEN", "OPENAI_API_KEY", "github_token"];
+
+    /// Table: scope → (passed names, hidden names). Hidden are the secrets: the
+    /// secret-looking names left out and what `redact` names; `COLORTERM=truecolor`,
+    /// `EDITOR=emacsclient` and `PROJECT_MODE=development`, left out, are not hidden.
     #[test]
     fn fates_table() {
         let cases: &[(&str, &[&str], &[&str])] = &[
-            (
-                "{}",
-                &["HOME", "LANG", "LC_ALL", "PATH"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "EDITOR", "GITHUB_TOKEN", "OPENAI_API_KEY", "PROJECT_MODE", "github_token"],
-            ),
-            (
-                "{inherit: all}",
-                &["EDITOR", "HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE", "PWD"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "GITHUB_TOKEN", "OPENAI_API_KEY", "github_token"],
-            ),
-            (
-                "{inherit: none, include: [PATH, \"PROJECT_*\"]}",
-                &["PATH", "PROJECT_MODE"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "EDITOR", "GITHUB_TOKEN", "OPENAI_API_KEY", "github_token"],
-            ),
+            ("{}", &["HOME", "LANG", "LC_ALL", "PATH"], SECRETS),
+            ("{inherit: all}", &["COLORTERM", "EDITOR", "HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE", "PWD"], SECRETS),
+            ("{inherit: none, include: [PATH, \"PROJECT_*\"]}", &["PATH", "PROJECT_MODE"], SECRETS),
             // A glob never passes a secret; an exact name does.
             (
                 "{include: [\"*\", GITHUB_TOKEN], exclude: [EDITOR]}",
-                &["GITHUB_TOKEN", "HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE", "PWD"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "EDITOR", "OPENAI_API_KEY", "github_token"],
+                &["COLORTERM", "GITHUB_TOKEN", "HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE", "PWD"],
+                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "OPENAI_API_KEY", "github_token"],
             ),
+            ("{inherit: all, exclude: [\"LC_*\"], set: {PROJECT_MODE: test, NEW_VAR: \"1\"}}", &["COLORTERM", "EDITOR", "HOME", "LANG", "NEW_VAR", "PATH", "PROJECT_MODE", "PWD"], SECRETS),
+            // What the user marks is hidden, passed (PROJECT_MODE) or not (EDITOR), by name
+            // or glob, without regard to case; a short value is not (LANG).
             (
-                "{inherit: all, exclude: [\"LC_*\"], set: {PROJECT_MODE: test, NEW_VAR: \"1\"}}",
-                &["EDITOR", "HOME", "LANG", "NEW_VAR", "PATH", "PROJECT_MODE", "PWD"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "GITHUB_TOKEN", "OPENAI_API_KEY", "github_token"],
+                "{include: [PROJECT_MODE], redact: [project_mode, \"EDIT*\", LANG]}",
+                &["HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE"],
+                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "EDITOR", "GITHUB_TOKEN", "OPENAI_API_KEY", "PROJECT_MODE", "github_token"],
+            ),
+            // A secret included by its exact name is passed and shown, unless marked.
+            (
+                "{include: [GITHUB_TOKEN, OPENAI_API_KEY], redact: [GITHUB_TOKEN]}",
+                &["GITHUB_TOKEN", "HOME", "LANG", "LC_ALL", "OPENAI_API_KEY", "PATH"],
+                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "GITHUB_TOKEN", "github_token"],
             ),
         ];
         for (yaml, passed, hidden) in cases {
@@ -401,7 +412,8 @@ mod tests {
             assert_eq!(&got, passed, "{yaml}");
             let got: Vec<&str> = p.secrets.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(&got, hidden, "{yaml}");
-            for (_, v) in &p.secrets {
+            // A secret a command does not get is in no entry of its environment.
+            for (_, v) in p.secrets.iter().filter(|(n, _)| !passed.contains(&n.as_str())) {
                 assert!(p.env.iter().all(|e| !e.contains(v.as_str())), "{yaml}: {:?}", p.env);
             }
         }
@@ -425,18 +437,19 @@ mod tests {
         assert_eq!(fate("PROJECT_MODE"), (Fate::Included, Some("PROJECT_MODE".into()), false));
         assert_eq!(fate("EDITOR"), (Fate::Included, Some("EDITOR".into()), false));
         assert_eq!(fate("LC_ALL"), (Fate::Core, Some("LC_*".into()), false));
-        // A path that exists is no secret; a short value is not hidden.
+        // A variable left out that is no secret is not hidden.
         assert_eq!(fate("PWD"), (Fate::NotInherited, None, false));
+        assert_eq!(fate("COLORTERM"), (Fate::NotInherited, None, false));
         assert!(!p.variables.iter().any(|v| v.name == "UNSET_ME"));
     }
 
     #[test]
     fn bad_environment_is_an_error() {
-        for yaml in ["{include: [\"a=b\"]}", "{exclude: [\"[\"]}", "{set: {\"A=B\": x}}"] {
+        for yaml in ["{include: [\"a=b\"]}", "{exclude: [\"[\"]}", "{set: {\"A=B\": x}}", "{redact: [\"[\"]}", "{redact: [\"\"]}", "{redact: [\"A=B\"]}"] {
             let e = plan(&cfg(yaml), &[], &[]).unwrap_err();
             assert!(matches!(e, ScopeError::InvalidConfig { .. }), "{yaml}: {e:?}");
         }
-        for yaml in ["{inherit: some}", "{includes: [A]}", "{set: [A]}"] {
+        for yaml in ["{inherit: some}", "{includes: [A]}", "{set: [A]}", "{redact: A}"] {
             assert!(serde_yaml::from_str::<Environment>(yaml).is_err(), "{yaml}");
         }
     }
