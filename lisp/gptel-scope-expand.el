@@ -172,10 +172,18 @@ A path named scope.yml, the document in effect, or one of
       (error (message "gptel-scope: answering the request failed: %s" (error-message-string err))))
     (run-at-time 0 nil #'gptel-scope--expansion-next)))
 
+(defun gptel-scope--shown (text)
+  "Return TEXT cut for an answer or a message when it is huge.
+That is its first 200 characters and how many more; what is granted
+is the resource whole."
+  (if (and (stringp text) (> (length text) 200))
+      (format "%s… (%d more characters)" (substring text 0 200) (- (length text) 200))
+    text))
+
 (defun gptel-scope--denied-json (request message)
   "Return the JSON answer denying REQUEST with MESSAGE."
   (gptel-scope--json :success nil :user_denied t
-                     :tool (plist-get request :tool) :resource (plist-get request :resource)
+                     :tool (plist-get request :tool) :resource (gptel-scope--shown (plist-get request :resource))
                      :message message))
 
 (defun gptel-scope--expansion-next ()
@@ -293,7 +301,7 @@ value, asked once per request); without one, the sections it could be."
     (gptel-scope--expansion-answer
      request (gptel-scope--denied-json
               request (format "The user denied %s on %s. Do not retry it or work around it; continue without it, or ask the user."
-                              (plist-get request :tool) (plist-get request :resource))))))
+                              (plist-get request :tool) (gptel-scope--shown (plist-get request :resource)))))))
 
 (defun gptel-scope-expansion-cancel ()
   "Close the menu without allowing anything: the request counts as denied."
@@ -314,9 +322,9 @@ value, asked once per request); without one, the sections it could be."
     (gptel-scope--expansion-answer
      request (gptel-scope--json
               :success t :allowed_once t
-              :tool (plist-get request :tool) :resource (plist-get request :resource)
+              :tool (plist-get request :tool) :resource (gptel-scope--shown (plist-get request :resource))
               :message (format "The user allowed %s on %s once, for this turn. Retry the same call now; the permission is used up by that call."
-                               (plist-get request :tool) (plist-get request :resource))))))
+                               (plist-get request :tool) (gptel-scope--shown (plist-get request :resource)))))))
 
 (defun gptel-scope--add-resource (request)
   "Return the resource of REQUEST as Add to scope should write it.
@@ -461,7 +469,7 @@ does \\[gptel-scope-resume-expansion]; the end of the turn denies it."
     (gptel-scope--expansion-answer
      request (gptel-scope--json
               :success t :scope_edited t
-              :tool (plist-get request :tool) :resource (plist-get request :resource)
+              :tool (plist-get request :tool) :resource (gptel-scope--shown (plist-get request :resource))
               :message (format "The user edited the scope document %s by hand. Retry the call; if it is refused again, the user did not allow it."
                                (plist-get request :document))))))
 
@@ -528,7 +536,7 @@ Lifted: call RETRY.  Denied: give CALLBACK the refusal."
               (funcall retry)
             (funcall callback (gptel-scope--refused-by-user-json decision)))))
       (plist-get decision :tool) (plist-get decision :resource)
-      (format "the call `%s' was refused" (plist-get decision :command))))))
+      (format "the call `%s' was refused" (gptel-scope--shown (plist-get decision :command)))))))
 
 (setq gptel-scope--denial-handler #'gptel-scope--ask-on-denial)
 

@@ -714,5 +714,24 @@ argument: filenamep\"), and the :confirm function answers nil."
                            (plist-get r :expected))
                      '(nil "invalid_argument" "directory" "text without NUL characters"))))))
 
+(ert-deftest gptel-scope-test-args-a-huge-resource-is-answered-cut ()
+  "A 100,000-character resource of request_scope_expansion: a small answer.
+Denied, its answer shows the resource cut (once in :resource, once in the
+message); allowed once, the grant holds the resource whole."
+  (gptel-scope-test--with-args-project dir
+    (let* ((resource (concat "rm " (make-string 100000 ?a)))
+           (cut (concat "rm " (make-string 197 ?a) "… (99803 more characters)"))
+           (r (gptel-scope-test-call #'gptel-scope-request-scope-expansion
+                                     "run_bash_command" resource "cleaning up")))
+      (should (equal (list (plist-get r :user_denied) (plist-get r :resource)) (list t cut)))
+      (should (< (length (gptel-scope--json-encode r)) 1000))
+      (let ((gptel-scope-expansion-show-function
+             (lambda (_request) (gptel-scope-expansion-allow-once))))
+        (let ((r (gptel-scope-test-call #'gptel-scope-request-scope-expansion
+                                        "run_bash_command" resource "cleaning up")))
+          (should (equal (list (plist-get r :allowed_once) (plist-get r :resource)) (list t cut)))
+          (should (string-search (concat "on " cut " once") (plist-get r :message)))
+          (should (equal gptel-scope--allow-once (list (cons "run_bash_command" resource)))))))))
+
 (provide 'gptel-scope-args-test)
 ;;; gptel-scope-args-test.el ends here
