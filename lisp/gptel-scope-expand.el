@@ -357,10 +357,17 @@ errors when it cannot edit it (E33, E36)."
       (user-error "No scope document to add to%s: create one with M-x gptel-scope-init, or choose Edit"
                   (if doc (format " (%s does not exist)" doc) "")))
     (gptel-scope-load-module)
-    (let ((approved (gptel-scope-trust-approved doc))
-          (result (gptel-scope-module-add-to-scope (gptel-scope--add-request-json request))))
-      (gptel-scope--approve-edit doc approved result)
-      result)))
+    ;; One transaction under the trust list's lock: the approved hash is read, the
+    ;; module edits (under the document's own lock) and the new content is approved,
+    ;; with no other Emacs's edit or approval in between.  The approval is recorded
+    ;; after the write it approves: a kill between the two leaves the new content
+    ;; unapproved (the user is asked again), never a content approved that is not
+    ;; on disk.
+    (gptel-scope--trust-with-lock
+      (let ((approved (gptel-scope-trust-approved doc))
+            (result (gptel-scope-module-add-to-scope (gptel-scope--add-request-json request))))
+        (gptel-scope--approve-edit doc approved result)
+        result))))
 
 (defun gptel-scope--approve-edit (doc approved result)
   "Keep the scope document DOC approved after Add to scope edited it.

@@ -84,6 +84,42 @@ impl Drop for TempGuard {
     }
 }
 
+/// Whether no process `pid` runs on this machine (Linux: `/proc/PID` is missing). Elsewhere,
+/// or when `/proc` is not mounted, every process counts as alive and nothing is removed.
+fn pid_dead(pid: u32) -> bool {
+    pid != std::process::id()
+        && Path::new("/proc/self").exists()
+        && !Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// The pid in the name of a temporary file of [`write_atomic`] for the document `name`
+/// (`.{name}.{pid}.{n}.tmp`), or `None` for any other name.
+fn temp_owner(file_name: &str, name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?.strip_prefix(name)?.strip_prefix('.')?;
+    let rest = rest.strip_suffix(".tmp")?;
+    let (pid, n) = rest.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(n) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Remove the temporary files an edit killed before its rename left in `dir`: only regular
+/// files named as [`write_atomic`] names them for this document, whose process is dead.
+/// Called with the document's lock held; errors are ignored (the edit goes on).
+fn remove_stale_temps(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|n| temp_owner(n, name)) else { continue };
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if is_file && pid_dead(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Replace `file`'s content with `new`: write a temporary file in the same directory, fsync
 /// it, give it the original's permissions, and rename it over the file (the target of a
 /// symbolic link, so the link stays). Fails without writing when the file no longer holds
@@ -110,6 +146,7 @@ pub(super) fn write_atomic(file: &Path, original: &[u8], new: &[u8]) -> Result<(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scope".into());
 
+    remove_stale_temps(dir, &name);
     let mut guard = TempGuard(None);
     let mut handle = None;
     for _ in 0..100 {
@@ -245,6 +282,26 @@ mod tests {
         assert!(after.starts_with("# keep me\n"));
         assert!(after.ends_with("]   # viewing\n# tail\n"));
         assert_eq!(listing(dir.path()), ["scope.yml"]);
+    }
+
+    #[test]
+    fn an_edit_removes_the_temporary_files_of_a_dead_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "scope.yml", "paths:\n  read: []\n");
+        // A pid no process has (above the kernel's limit) and this process's parent, alive.
+        let dead = dir.path().join(".scope.yml.4194305.0.tmp");
+        let alive = dir.path().join(format!(".scope.yml.{}.3.tmp", std::os::unix::process::parent_id()));
+        let other = dir.path().join(".other.yml.4194305.0.tmp");
+        let odd = dir.path().join(".scope.yml.4194305.x.tmp");
+        for f in [&dead, &alive, &other, &odd] {
+            fs::write(f, "half").unwrap();
+        }
+        add_to_scope(&file, Section::PathsRead, &strings(&["/x/**"])).unwrap();
+        assert!(!dead.exists());
+        assert!(alive.exists() && other.exists() && odd.exists());
+        assert_eq!(temp_owner(".scope.yml.12.3.tmp", "scope.yml"), Some(12));
+        assert_eq!(temp_owner(".scope.yml.12.tmp", "scope.yml"), None);
+        assert_eq!(temp_owner("scope.yml.12.3.tmp", "scope.yml"), None);
     }
 
     #[test]
