@@ -248,34 +248,73 @@ nested deeper than 16 levels is cut to its printed representation."
                            :unserializable (gptel-scope--json-string (format "%S" event)))))))
 
 (defvar gptel-scope--audit-failure nil
-  "The last failure to write the audit file: (FILE MESSAGE TIME), or nil.")
+  "The first failure to write the audit file: (FILE MESSAGE TIME), or nil.
+A failure is reported once per audit file and session.")
 
 (defun gptel-scope--audit-failed (file text)
-  "Report that FILE could not be written, because of TEXT.
-The same failure is reported once a minute at most."
-  (let ((last gptel-scope--audit-failure))
-    (unless (and last (equal (nth 0 last) file) (equal (nth 1 last) text)
-                 (< (- (float-time) (nth 2 last)) 60))
-      (setq gptel-scope--audit-failure (list file text (float-time)))
-      (message "gptel-scope: cannot write the audit file %s: %s" file text))))
+  "Report once that FILE could not be written, because of TEXT.
+The report is a warning, made once per audit file and session: a full
+disk fails every event, and one warning says it."
+  (unless (equal (car gptel-scope--audit-failure) file)
+    (setq gptel-scope--audit-failure (list file text (float-time)))
+    (display-warning 'gptel-scope
+                     (format "Cannot write the audit file %s: %s.  Events are not logged there until it can be written (a full disk, the permissions of the file); tool calls go on"
+                             file text)
+                     :warning)))
+
+(defun gptel-scope--audit-size (file)
+  "Return the size of FILE, or nil when it is missing."
+  (file-attribute-size (file-attributes file 'integer)))
+
+(defun gptel-scope--audit-ends-line-p (file size)
+  "Return non-nil when FILE, of SIZE bytes, is empty or ends with a newline."
+  (or (null size) (zerop size)
+      (with-temp-buffer
+        (set-buffer-multibyte nil)
+        (insert-file-contents-literally file nil (1- size) size)
+        (equal (buffer-string) "\n"))))
+
+(defun gptel-scope--audit-cut (file size)
+  "Cut FILE back to SIZE bytes, the part of a line a failed write left.
+Uses truncate(1); return non-nil when FILE has SIZE bytes after it."
+  (let ((now (gptel-scope--audit-size file))
+        (truncate (executable-find "truncate")))
+    (cond ((or (null now) (<= now size)) t)
+          (truncate
+           (and (eql 0 (call-process truncate nil nil nil "-s" (number-to-string size)
+                                     "--" file))
+                (eql (gptel-scope--audit-size file) size))))))
 
 (defun gptel-scope--audit (event)
   "Append EVENT as a JSON line to `gptel-scope-audit-file'.
-A failure to write is reported with `message' and not signaled."
+A whole line or nothing: the line is encoded first and written by one
+`write-region' of a string (one write of all its bytes, repeated only
+when the system writes part of it); when that fails midway (a full
+disk) the file is cut back to its size before, so the next line does
+not join a fragment.  A line is also started on a new line when the
+file does not end with one (a fragment that could not be cut).  A
+failure is reported once with `display-warning' (see
+`gptel-scope--audit-failed') and not signaled."
   (condition-case err
       (let* ((file (expand-file-name gptel-scope-audit-file))
              (dir (file-name-directory file))
-             (line (concat (gptel-scope--event-json event) "\n")))
+             (size nil)
+             (line (encode-coding-string (concat (gptel-scope--event-json event) "\n")
+                                         'utf-8-unix)))
         (with-file-modes #o700
           (unless (file-directory-p dir) (make-directory dir t)))
-        (with-temp-buffer
-          (set-buffer-multibyte t)
-          (insert line)
-          (let ((coding-system-for-write 'utf-8-unix)
-                (create-lockfiles nil)
-                (write-region-inhibit-fsync t))
-            (with-file-modes #o600
-              (write-region (point-min) (point-max) file t 'silent)))))
+        (setq size (gptel-scope--audit-size file))
+        (unless (gptel-scope--audit-ends-line-p file size)
+          (setq line (concat "\n" line)))
+        (let ((coding-system-for-write 'no-conversion)
+              (create-lockfiles nil)
+              (write-region-inhibit-fsync t))
+          (condition-case werr
+              (with-file-modes #o600
+                (write-region line nil file t 'silent))
+            (error
+             (gptel-scope--audit-cut file (or size 0))
+             (signal (car werr) (cdr werr))))))
     (error (gptel-scope--audit-failed gptel-scope-audit-file (error-message-string err)))))
 
 ;;;; The log buffer

@@ -423,5 +423,64 @@ and prints one line per addition: OK or ERR."
           (when (process-live-p p) (delete-process p))
           (kill-buffer (process-buffer p)))))))
 
+;;;; The audit log on a full disk
+
+(defun gptel-scope-test--mount-tmpfs (dir size)
+  "Mount a tmpfs of SIZE (\"64k\") on DIR; return nil when that is not possible here."
+  (and (eql 0 (user-uid))
+       (executable-find "mount")
+       (eql 0 (call-process "mount" nil nil nil "-t" "tmpfs" "-o" (concat "size=" size) "tmpfs" dir))))
+
+(defun gptel-scope-test--audit-lines (file)
+  "Return the lines of FILE, each parsed as JSON (a line that is not signals)."
+  (mapcar (lambda (l) (json-parse-string l :object-type 'plist))
+          (split-string (gptel-scope-test-file-string file) "\n" t)))
+
+(ert-deftest gptel-scope-test-fault-audit-log-on-a-full-disk ()
+  "A full disk keeps every line of the audit file whole, and warns once.
+A 20 KB event that does not fit leaves nothing; the small end event
+after it is a line of its own; the tool call still answers."
+  (let* ((dir (make-temp-file "gptel-scope-full-" t))
+         (mounted (gptel-scope-test--mount-tmpfs dir "64k"))
+         (warnings 0))
+    (unwind-protect
+        (progn
+          (unless mounted
+            (ert-skip "Cannot mount a 64 KB tmpfs here (needs root and mount(8))"))
+          (gptel-scope-test-with-project proj gptel-scope-test--faults-scope
+            (let ((gptel-scope-audit-file (expand-file-name "audit.jsonl" dir))
+                  (gptel-scope--audit-failure nil)
+                  (big (make-string 20000 ?x)))
+              (cl-letf (((symbol-function 'display-warning)
+                         (lambda (&rest _) (setq warnings (1+ warnings)))))
+                (gptel-scope--emit 'start "read_file" (list :path "first"))
+                ;; Leave about 10 KB free: the big event cannot fit, a small one can.
+                (with-temp-file (expand-file-name "fill" dir)
+                  (set-buffer-multibyte nil)
+                  (insert (make-string (* 50 1024) ?f)))
+                (gptel-scope--emit 'start "read_file" (list :path big) :id "big")
+                (gptel-scope--emit 'end "read_file" (list :path "x") :id "big")
+                (gptel-scope--emit 'start "read_file" (list :path big) :id "big2")
+                (gptel-scope-test-in-chat proj
+                  (should (eq t (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "ls" proj)
+                                           :success))))
+                (let ((lines (gptel-scope-test--audit-lines gptel-scope-audit-file)))
+                  (should (equal (plist-get (car lines) :type) "start"))
+                  (should (seq-find (lambda (e) (and (equal (plist-get e :type) "end")
+                                                     (equal (plist-get e :id) "big")))
+                                    lines))
+                  (should-not (seq-find (lambda (e) (member (plist-get e :id) '("big" "big2")))
+                                        (seq-filter (lambda (e) (equal (plist-get e :type) "start")) lines)))
+                  (should (seq-find (lambda (e) (equal (plist-get e :tool) "run_bash_command")) lines)))
+                (should (= warnings 1))
+                ;; Room again: the big event is written whole.
+                (delete-file (expand-file-name "fill" dir))
+                (gptel-scope--emit 'start "read_file" (list :path big) :id "big3")
+                (should (seq-find (lambda (e) (equal (plist-get e :id) "big3"))
+                                  (gptel-scope-test--audit-lines gptel-scope-audit-file)))
+                (should (= warnings 1))))))
+      (when mounted (call-process "umount" nil nil nil dir))
+      (delete-directory dir t))))
+
 (provide 'gptel-scope-faults-test)
 ;;; gptel-scope-faults-test.el ends here
