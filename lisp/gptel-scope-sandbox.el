@@ -89,20 +89,54 @@ naming the entry and how to exclude it."
 (defvar gptel-scope-sandbox--empty-file nil
   "The empty read-only file bound over denied files, once made.")
 
+(defconst gptel-scope-sandbox--empty-prefix "gptel-scope-empty-"
+  "The start of the names of the empty files, before the pid of their Emacs.")
+
+(defun gptel-scope-sandbox--empty-p (file)
+  "Return non-nil when FILE is an empty regular file of this user."
+  (let ((attrs (file-attributes file 'integer)))
+    (and attrs
+         (null (file-attribute-type attrs))
+         (eql 0 (file-attribute-size attrs))
+         (eql (user-uid) (file-attribute-user-id attrs)))))
+
+(defun gptel-scope-sandbox--empty-clean ()
+  "Delete the empty files that killed Emacs sessions of this user left.
+Only files named `gptel-scope-sandbox--empty-prefix', the pid and a
+random part, in `temporary-file-directory', that are empty regular
+files of this user and whose Emacs is no longer running."
+  (let ((re (concat "\\`" (regexp-quote gptel-scope-sandbox--empty-prefix)
+                    "\\([0-9]+\\)-[^/]+\\'")))
+    (dolist (f (ignore-errors (directory-files temporary-file-directory t re t)))
+      (let* ((name (file-name-nondirectory f))
+             (pid (and (string-match re name) (string-to-number (match-string 1 name)))))
+        (when (and pid (> pid 0) (/= pid (emacs-pid))
+                   (null (process-attributes pid))
+                   (gptel-scope-sandbox--empty-p f))
+          (ignore-errors (delete-file f)))))))
+
+(defun gptel-scope-sandbox--empty-remove ()
+  "Delete this session's empty file, when Emacs exits."
+  (let ((f gptel-scope-sandbox--empty-file))
+    (when (and f (gptel-scope-sandbox--empty-p f))
+      (ignore-errors (delete-file f)))
+    (setq gptel-scope-sandbox--empty-file nil)))
+
 (defun gptel-scope-sandbox--empty-file ()
   "Return the name of an empty, read-only regular file of this user.
 Bound over each denied file: reading it gives nothing.  Made once per
-session with an unpredictable name, and made again when it is no longer
-an empty regular file of this user."
-  (let* ((f gptel-scope-sandbox--empty-file)
-         (attrs (and f (file-attributes f 'integer))))
-    (unless (and attrs
-                 (null (file-attribute-type attrs))
-                 (eql 0 (file-attribute-size attrs))
-                 (eql (user-uid) (file-attribute-user-id attrs)))
-      (setq f (make-temp-file "gptel-scope-empty-"))
+session, with `make-temp-file' (created exclusively, with a random part
+in its name after the pid of this Emacs), and made again when it is no
+longer an empty regular file of this user.  It is deleted when Emacs
+exits; one a killed Emacs left is deleted when the next makes its own."
+  (let ((f gptel-scope-sandbox--empty-file))
+    (unless (and f (gptel-scope-sandbox--empty-p f))
+      (gptel-scope-sandbox--empty-clean)
+      (setq f (with-file-modes #o600
+                (make-temp-file (format "%s%d-" gptel-scope-sandbox--empty-prefix (emacs-pid)))))
       (set-file-modes f #o444)
-      (setq gptel-scope-sandbox--empty-file f))
+      (setq gptel-scope-sandbox--empty-file f)
+      (add-hook 'kill-emacs-hook #'gptel-scope-sandbox--empty-remove))
     f))
 
 (defun gptel-scope-sandbox--under-p (path dir)

@@ -482,5 +482,52 @@ after it is a line of its own; the tool call still answers."
       (when mounted (call-process "umount" nil nil nil dir))
       (delete-directory dir t))))
 
+;;;; The empty file of the sandbox
+
+(ert-deftest gptel-scope-test-fault-sandbox-empty-file-is-removed ()
+  "The sandbox's empty file goes when Emacs exits; a killed Emacs's goes with the next."
+  (let* ((lisp (file-name-directory (locate-library "gptel-scope-sandbox")))
+         (forms (lambda (wait)
+                  `((require 'gptel-scope-sandbox)
+                    (message "FILE %s" (gptel-scope-sandbox--empty-file))
+                    ,@(and wait '((while t (sleep-for 1)))))))
+         (child-file (lambda (out) (and (string-match "^FILE \\(.*\\)$" out) (match-string 1 out)))))
+    ;; An Emacs that exits removes its file.
+    (pcase-let ((`(,code ,out ,err) (gptel-scope-test--emacs lisp (funcall forms nil))))
+      (should (eql code 0))
+      (let ((f (funcall child-file (concat out err))))
+        (should f)
+        (should (string-match-p (format "gptel-scope-empty-[0-9]+-" ) f))
+        (should-not (file-exists-p f))))
+    ;; A killed Emacs leaves its file; the next Emacs that makes one removes it.
+    (let* ((p (make-process :name "empty-file-killed" :buffer (generate-new-buffer " *empty-file*")
+                            :command (list (expand-file-name invocation-name invocation-directory)
+                                           "-Q" "--batch" "-L" lisp "--eval"
+                                           (prin1-to-string (cons 'progn (funcall forms t))))
+                            :connection-type 'pipe :noquery t))
+           (f nil))
+      (unwind-protect
+          (progn
+            (with-timeout (30 (error "The child Emacs printed no file"))
+              (while (not (setq f (funcall child-file (with-current-buffer (process-buffer p) (buffer-string)))))
+                (accept-process-output p 0.05)))
+            (signal-process p 'SIGKILL)
+            (with-timeout (10 (error "The child Emacs was not reaped"))
+              (while (process-live-p p) (accept-process-output p 0.05)))
+            (should (file-exists-p f))
+            (let ((gptel-scope-sandbox--empty-file nil)
+                  (mine nil))
+              (unwind-protect
+                  (progn
+                    (setq mine (gptel-scope-sandbox--empty-file))
+                    (should-not (file-exists-p f))
+                    (should (file-exists-p mine))
+                    (should (eql 0 (file-attribute-size (file-attributes mine))))
+                    (should (equal (file-modes mine) #o444)))
+                (when mine (gptel-scope-sandbox--empty-remove)))))
+        (when (process-live-p p) (delete-process p))
+        (kill-buffer (process-buffer p))
+        (when (and f (file-exists-p f)) (delete-file f))))))
+
 (provide 'gptel-scope-faults-test)
 ;;; gptel-scope-faults-test.el ends here
