@@ -29,7 +29,7 @@ const ROWS: &[Row] = &[
     r("listed interpreter", "allow", "emacs --batch -l init.el --eval '(message \"ok\")'"),
     r("listed interpreter", "allow", "emacs -Q --batch -f batch-byte-compile lisp/my-utils.el"),
     r("listed interpreter", "allow", "emacs --batch --load early-init.el"),
-    r("listed interpreter", "path_not_in_scope", "emacs --batch -l ~/.ssh/config"),
+    r("listed interpreter", "path_denied", "emacs --batch -l ~/.ssh/config"),
     r("listed interpreter", "path_denied", "emacs --batch -l .env"),
     // `[` and `[[` are the test builtin and syntax, not globs.
     r("test brackets", "allow", "if [ -d config ]; then ls config; fi"),
@@ -39,12 +39,12 @@ const ROWS: &[Row] = &[
     // Process substitutions are pipes from commands judged on their own.
     r("process substitution", "allow", "diff <(ls config) <(ls lisp)"),
     r("process substitution", "allow", "comm -12 <(sort a.txt) <(sort b.txt)"),
-    r("process substitution", "path_not_in_scope", "diff <(cat ~/.ssh/config) init.el"),
+    r("process substitution", "path_denied", "diff <(cat ~/.ssh/config) init.el"),
     // Loop variables over literal globs and words.
     r("loops", "allow", "for d in config/*/; do find \"$d\" -name '*.org'; done"),
     r("loops", "allow", "for f in lisp/*.el; do head -3 \"$f\"; done"),
     r("loops", "allow", "for f in init.el early-init.el; do wc -l \"$f\"; done"),
-    r("loops", "path_not_in_scope", "for f in ~/.ssh/*; do cat \"$f\"; done"),
+    r("loops", "path_denied", "for f in ~/.ssh/*; do cat \"$f\"; done"),
     r("loops", "run_time_operand", "for f in $(ls); do cat \"$f\"; done"),
     // A listed subcommand is not its command.
     r("subcommands", "allow", "bd list"),
@@ -64,12 +64,12 @@ const ROWS: &[Row] = &[
     r("everyday", "allow", "grep --color=never -n theme init.el"),
     // What stays refused.
     r("stays refused", "path_denied", "cat .env"),
-    r("stays refused", "path_not_in_scope", "cat ~/.ssh/config"),
+    r("stays refused", "path_denied", "cat ~/.ssh/config"),
     r("stays refused", "privilege_escalation", "sudo ls"),
     r("stays refused", "denied", "curl https://example.com"),
     r("stays refused", "command_not_allowed", "git push origin main"),
-    r("stays refused", "path_not_in_scope", "grep --color root ~/.ssh/config"),
-    r("stays refused", "path_not_in_scope", "ls --color ~/.ssh"),
+    r("stays refused", "path_denied", "grep --color root ~/.ssh/config"),
+    r("stays refused", "path_denied", "ls --color ~/.ssh"),
     r("stays refused", "path_not_in_scope", "cp init.el /tmp/stolen.el"),
 ];
 

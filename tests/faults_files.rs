@@ -188,3 +188,49 @@ fn deep_documents_are_refused_before_parsing() {
         }
     }
 }
+
+/// The typing of scope values: every number range-checked at load, a byte order mark
+/// accepted, every type error named by file, line and key (also those the document's text
+/// hides from a string: `[ls, true]`), each exact.
+#[test]
+fn scope_values_are_checked_where_they_are_written() {
+    let p = project(SCOPE);
+    let doc = p.root.join("scope.yml");
+    let name = doc.display().to_string();
+    let bad = |line: usize, rest: &str| ("invalid_config".to_string(), format!("invalid_config: {name}:{line}: {rest}{FIX}"));
+    for (text, want) in [
+        ("bash_tools:\n  max_output_chars: 18446744073709551615\n", Some(bad(2, "bash_tools.max_output_chars: 18446744073709551615 is out of range: give 1 to 10000000 characters"))),
+        ("bash_tools:\n  timeout: 0\n", Some(bad(2, "bash_tools.timeout: 0 is out of range: give 1 to 86400 seconds"))),
+        ("bash_tools:\n  timeout: -5\n", Some(bad(2, "bash_tools.timeout: -5 is out of range: give 1 to 86400 seconds"))),
+        ("bash_tools: {timeout: 86401}\n", Some(bad(1, "bash_tools.timeout: 86401 is out of range: give 1 to 86400 seconds"))),
+        (
+            "bash_tools:\n  categories:\n    read_only: [ls, true]\n",
+            Some(bad(3, "bash_tools.categories.read_only[1]: invalid type: boolean `true`, expected a string; write it in quotes (\"true\") if it is meant as text")),
+        ),
+        ("\u{feff}paths:\n  read: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls]\n  timeout: 86400\n", None),
+    ] {
+        fs::write(&doc, text).expect("write");
+        let got = check_ls(&p.root, &doc, Some(&sha(&doc)));
+        match want {
+            Some(want) => assert_eq!(got, want, "{text}"),
+            None => assert_eq!(got.0, "", "{text}: {}", got.1),
+        }
+    }
+}
+
+/// The built-in deny patterns (`~/.ssh/**`, `~/.gnupg/**`, `~/.aws/**`) hold whatever a
+/// document's `deny` says: an empty list, a null one, or other patterns.
+#[test]
+fn builtin_denies_cannot_be_removed() {
+    let p = project(SCOPE);
+    let doc = p.root.join("scope.yml");
+    let home = p.root.parent().expect("parent").to_path_buf();
+    fs::create_dir_all(home.join(".ssh")).expect("ssh");
+    fs::write(home.join(".ssh/id_ed25519"), "key").expect("key");
+    for deny in ["[]", "", "~", "[\"**/.env\"]"] {
+        fs::write(&doc, format!("paths:\n  read: [\"~/**\"]\n  deny: {deny}\nbash_tools:\n  categories:\n    read_only: [cat]\n")).expect("write");
+        let req = json!({"command": "cat ~/.ssh/id_ed25519", "directory": p.root, "home": home, "check_trust": true, "sources": [{"file": doc, "sha256": sha(&doc)}]});
+        let v = gptel_scope::emacs::api::check_command(&req.to_string()).expect("decision");
+        assert_eq!((v["allowed"].clone(), v["reason"].clone()), (json!(false), json!("path_denied")), "deny: {deny}: {v}");
+    }
+}

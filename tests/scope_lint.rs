@@ -70,8 +70,8 @@ fn each_family_gives_its_warning_on_the_line_of_the_entry() {
             "a home-wide read scope without the cloud credentials denied",
             "paths:\n  read:\n    - \"~/**\"\n  deny: [\"~/.ssh/**\", \"~/.gnupg/**\", \"**/.env\", \"~/.netrc\"]\n".to_string(),
             vec![("secrets_not_denied", 3,
-                  "paths.read \"~/**\" covers your home directory, but paths.deny does not cover ~/.aws/**, ~/.config/gcloud/**, ~/.azure/**, ~/.kube/**, ~/.docker/config.json, ~/.git-credentials, ~/.authinfo*, ~/.password-store/**: the model can read the keys and credentials kept there.",
-                  "Add to paths.deny: \"~/.aws/**\", \"~/.config/gcloud/**\", \"~/.azure/**\", \"~/.kube/**\", \"~/.docker/config.json\", \"~/.git-credentials\", \"~/.authinfo*\", \"~/.password-store/**\".")],
+                  "paths.read \"~/**\" covers your home directory, but paths.deny does not cover ~/.config/gcloud/**, ~/.azure/**, ~/.kube/**, ~/.docker/config.json, ~/.git-credentials, ~/.authinfo*, ~/.password-store/**: the model can read the keys and credentials kept there.",
+                  "Add to paths.deny: \"~/.config/gcloud/**\", \"~/.azure/**\", \"~/.kube/**\", \"~/.docker/config.json\", \"~/.git-credentials\", \"~/.authinfo*\", \"~/.password-store/**\".")],
         ),
         (
             "a read scope of / with the built-in deny list only",

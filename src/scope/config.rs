@@ -173,6 +173,7 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         // into the merge instead of copied string by string.
         merge_owned(&mut merged, Arc::try_unwrap(doc).unwrap_or_else(|shared| (*shared).clone()));
     }
+    keep_builtin_denies(&mut merged);
     let scope: Scope = serde_yaml::from_value(merged).map_err(|e| ScopeError::InvalidConfig {
         file: "merged scope".into(),
         line: None,
@@ -191,6 +192,32 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         cache.merged.insert(key, loaded.clone());
     }
     Ok(loaded)
+}
+
+/// Puts the built-in defaults' `paths.deny` patterns (`~/.ssh/**`, `~/.gnupg/**`,
+/// `~/.aws/**`) back into a merged scope: a document's `deny` list replaces the defaults' as
+/// any list does, and an empty or null one (`deny: []`, `deny:`) would drop them. They are
+/// always denied; no document can lift them. A `paths` or `deny` of a wrong type is left
+/// as it is, for the type check to name.
+fn keep_builtin_denies(merged: &mut Value) {
+    let Ok(defaults) = defaults_value() else { return };
+    let Some(builtin) = defaults.get("paths").and_then(|p| p.get("deny")).and_then(Value::as_sequence) else { return };
+    let Value::Mapping(top) = merged else { return };
+    let paths = top.entry(Value::from("paths")).or_insert_with(|| Value::Mapping(Mapping::new()));
+    if paths.is_null() {
+        *paths = Value::Mapping(Mapping::new());
+    }
+    let Value::Mapping(paths) = paths else { return };
+    let deny = paths.entry(Value::from("deny")).or_insert(Value::Null);
+    if deny.is_null() {
+        *deny = Value::Sequence(Vec::new());
+    }
+    let Value::Sequence(deny) = deny else { return };
+    for pattern in builtin {
+        if !deny.contains(pattern) {
+            deny.push(pattern.clone());
+        }
+    }
 }
 
 fn defaults_value() -> Result<Value> {
@@ -295,12 +322,119 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     };
     // Validate this document on its own, so errors point into it: from the parsed value
     // (fast), and when that fails from the text again, for the error's line.
-    if <Scope as serde::Deserialize>::deserialize(&value).is_err() {
+    if let Err(strict) = <Scope as serde::Deserialize>::deserialize(&value) {
         if let Err(e) = serde_yaml::from_str::<Scope>(if text.trim().is_empty() { "{}" } else { text }) {
-            return Err(invalid(name, &e, line_offset));
+            return Err(field_placed(invalid(name, &e, line_offset), text, line_offset));
         }
+        // The text reads a plain `true` or `1` as a string where one is expected; the
+        // parsed value does not (`read_only: [ls, true]`): the error is the value's, placed.
+        return Err(placed(name, text, line_offset, &value, &strict));
     }
     Ok(value)
+}
+
+/// The 1-based line of the key at the end of `keys` (each found on a line at or after its
+/// parent's, as `key:`), or of the deepest one found.
+fn line_of_key(text: &str, keys: &[String]) -> Option<usize> {
+    let mut line = None;
+    let mut from = 0;
+    for k in keys {
+        let mark = format!("{k}:");
+        let found = text.lines().enumerate().skip(from).find(|(_, l)| {
+            l.match_indices(&mark).any(|(i, _)| i == 0 || l.as_bytes()[i - 1].is_ascii_whitespace() || matches!(l.as_bytes()[i - 1], b'{' | b',' | b'"' | b'\''))
+        });
+        let Some((at, _)) = found else { break };
+        from = at;
+        line = Some(at + 1);
+    }
+    line
+}
+
+/// An error a field's own check raised (its message starts with the field in backquotes,
+/// after the path of the map that holds it, and ends with the map's place): the key made
+/// whole and the line of the field itself.
+fn field_placed(e: ScopeError, text: &str, line_offset: usize) -> ScopeError {
+    let ScopeError::InvalidConfig { file, line, key, message } = e else { return e };
+    let parent = key.clone().unwrap_or_default();
+    let rest = if parent.is_empty() { Some(message.as_str()) } else { message.strip_prefix(&format!("{parent}: ")) };
+    let Some((field, what)) = rest.and_then(|r| r.strip_prefix('`')).and_then(|r| r.split_once("` ")) else {
+        return ScopeError::InvalidConfig { file, line, key, message };
+    };
+    let what = what.rsplit_once(" at line ").map_or(what, |(w, _)| w);
+    let whole = if parent.is_empty() { field.to_string() } else { format!("{parent}.{field}") };
+    let keys: Vec<String> = whole.split('.').map(str::to_string).collect();
+    let line = line_of_key(text, &keys).map(|l| l + line_offset).or(line);
+    ScopeError::InvalidConfig { file, line, message: format!("{whole}: {what}"), key: Some(whole) }
+}
+
+/// One step of the way to a value in a document: a key of a map or an index of a list.
+enum Step {
+    Key(Value),
+    Index(usize),
+}
+
+/// The error of a document whose parsed value has a wrong type that its text hides, with
+/// the way to the value (found by checking each part of the document alone: the document
+/// is at most [`MAX_NESTING`] deep) and the line of its last key.
+fn placed(name: &str, text: &str, line_offset: usize, value: &Value, strict: &serde_yaml::Error) -> ScopeError {
+    let fails = |way: &[Step], leaf: &Value| {
+        let mut v = leaf.clone();
+        for step in way.iter().rev() {
+            v = match step {
+                Step::Key(k) => Value::Mapping(Mapping::from_iter([(k.clone(), v)])),
+                Step::Index(_) => Value::Sequence(vec![v]),
+            };
+        }
+        <Scope as serde::Deserialize>::deserialize(&v).is_err()
+    };
+    let mut way: Vec<Step> = Vec::new();
+    let mut at = value;
+    let mut message = strict.to_string();
+    loop {
+        let inner: Vec<(Step, &Value)> = match at {
+            Value::Mapping(m) => m.iter().map(|(k, v)| (Step::Key(k.clone()), v)).collect(),
+            Value::Sequence(items) => items.iter().enumerate().map(|(i, v)| (Step::Index(i), v)).collect(),
+            _ => Vec::new(),
+        };
+        let next = inner.into_iter().find(|(step, v)| {
+            way.push(match step {
+                Step::Key(k) => Step::Key(k.clone()),
+                Step::Index(i) => Step::Index(*i),
+            });
+            let bad = fails(&way, v);
+            way.pop();
+            bad
+        });
+        let Some((step, v)) = next else { break };
+        way.push(step);
+        at = v;
+    }
+    if matches!(at, Value::Bool(_) | Value::Number(_) | Value::Null) && message.contains("expected a string") {
+        let shown = serde_yaml::to_string(at).map(|t| t.trim().to_string()).unwrap_or_default();
+        message.push_str(&format!("; write it in quotes (\"{shown}\") if it is meant as text"));
+    }
+    let mut key = String::new();
+    let mut keys = Vec::new();
+    for step in &way {
+        match step {
+            Step::Key(k) => {
+                let k = k.as_str().map(str::to_string).unwrap_or_else(|| serde_yaml::to_string(k).map(|t| t.trim().to_string()).unwrap_or_default());
+                if !key.is_empty() {
+                    key.push('.');
+                }
+                key.push_str(&k);
+                keys.push(k);
+            }
+            Step::Index(i) => key.push_str(&format!("[{i}]")),
+        }
+    }
+    let line = line_of_key(text, &keys).map(|l| l + line_offset);
+    let key = (!key.is_empty()).then_some(key);
+    let message = match &key {
+        Some(k) => format!("{k}: {message}"),
+        None => message,
+    };
+    ScopeError::InvalidConfig { file: name.to_string(), line, key, message }
 }
 
 /// The deepest nesting a scope document may have. A real scope nests four or five levels

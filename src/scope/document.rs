@@ -61,15 +61,47 @@ pub struct BashTools {
     pub deny: Vec<String>,
     /// Optional per-command rules (flags, subcommands), seeds/001 schema.
     pub commands: BTreeMap<String, CommandRule>,
-    /// Seconds before a command is killed (B28).
+    /// Seconds before a command is killed (B28): 1 to [`MAX_TIMEOUT`].
+    #[serde(deserialize_with = "timeout_seconds")]
     pub timeout: u64,
-    /// Characters of output returned to the model (B32-B34).
+    /// Characters of output returned to the model (B32-B34): 1 to [`MAX_OUTPUT_CHARS`].
+    #[serde(deserialize_with = "output_chars")]
     pub max_output_chars: usize,
     /// `warn` (B35-B37) or `enforce`: deny path arguments outside the scope.
     pub path_arguments: PathArgumentsMode,
     /// Shell constructs that are refused unless listed here: `eval`, `source`, `alias`,
     /// `function` (function definitions).
     pub allow_constructs: Vec<String>,
+}
+
+/// The longest `bash_tools.timeout`: a day, in seconds. Larger values overflowed the
+/// arithmetic of the deadline (every call then failed).
+pub const MAX_TIMEOUT: u64 = 86_400;
+
+/// The largest `bash_tools.max_output_chars`: 10 million characters, far more than any
+/// model's context; larger values overflowed the arithmetic of the cut.
+pub const MAX_OUTPUT_CHARS: u64 = 10_000_000;
+
+/// An integer of a scope document, the value of `field`, refused outside `min..=max` with a
+/// message that starts with the field in backquotes and names the range (the loader turns
+/// it into the key's whole path, with its file and line).
+fn in_range<'de, D: serde::Deserializer<'de>>(d: D, field: &str, min: u64, max: u64, unit: &str) -> Result<u64, D::Error> {
+    let n = <i128 as Deserialize>::deserialize(d)?;
+    match u64::try_from(n) {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(serde::de::Error::custom(format!("`{field}` {n} is out of range: give {min} to {max} {unit}"))),
+    }
+}
+
+/// `bash_tools.timeout`, checked: 1 to [`MAX_TIMEOUT`] seconds.
+fn timeout_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    in_range(d, "timeout", 1, MAX_TIMEOUT, "seconds")
+}
+
+/// `bash_tools.max_output_chars`, checked: 1 to [`MAX_OUTPUT_CHARS`] characters.
+fn output_chars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let n = in_range(d, "max_output_chars", 1, MAX_OUTPUT_CHARS, "characters")?;
+    usize::try_from(n).map_err(serde::de::Error::custom)
 }
 
 impl Default for BashTools {
