@@ -358,16 +358,43 @@ errors when it cannot edit it (E33, E36)."
                   (if doc (format " (%s does not exist)" doc) "")))
     (gptel-scope-load-module)
     ;; One transaction under the trust list's lock: the approved hash is read, the
-    ;; module edits (under the document's own lock) and the new content is approved,
-    ;; with no other Emacs's edit or approval in between.  The approval is recorded
-    ;; after the write it approves: a kill between the two leaves the new content
-    ;; unapproved (the user is asked again), never a content approved that is not
-    ;; on disk.
+    ;; edit noted in the document's entry, the module edits (under the document's own
+    ;; lock) and the new content is approved, with no other Emacs's edit or approval
+    ;; in between.  The approval is recorded after the write it approves, never of
+    ;; content not on disk.  A kill before the write leaves the old content, still
+    ;; approved; a kill between the write and the approval leaves the note, and the
+    ;; next Emacs to take the lock approves the content on disk when it is exactly
+    ;; what the noted edit makes of the approved content (`gptel-scope--trust-recover').
     (gptel-scope--trust-with-lock
-      (let ((approved (gptel-scope-trust-approved doc))
-            (result (gptel-scope-module-add-to-scope (gptel-scope--add-request-json request))))
-        (gptel-scope--approve-edit doc approved result)
-        result))))
+      (let* ((approved (gptel-scope-trust-approved doc))
+             (json (gptel-scope--add-request-json request)))
+        (unwind-protect
+            (progn
+              (when approved (gptel-scope--trust-journal doc approved json))
+              (let ((result (gptel-scope-module-add-to-scope json)))
+                (gptel-scope--approve-edit doc approved result)
+                result))
+          (when approved (gptel-scope--trust-journal-clear doc)))))))
+
+(defun gptel-scope--add-redo (content request)
+  "Return the hash of CONTENT after the Add to scope REQUEST, or nil.
+REQUEST is the module's JSON; the edit is made on a copy of CONTENT of
+the same name in a private temporary directory, with REQUEST's base
+directory, so the result is what the edit made of CONTENT."
+  (let* ((req (json-parse-string request :object-type 'plist))
+         (name (file-name-nondirectory (plist-get req :file)))
+         (dir (make-temp-file "gptel-scope-redo-" t))
+         (copy (expand-file-name name dir)))
+    (unwind-protect
+        (progn
+          (let ((coding-system-for-write 'no-conversion))
+            (write-region (encode-coding-string content 'utf-8) nil copy nil 'silent))
+          (plist-get (gptel-scope-module-add-to-scope
+                      (json-serialize (plist-put req :file copy)))
+                     :sha256-after))
+      (delete-directory dir t))))
+
+(setq gptel-scope--trust-redo-function #'gptel-scope--add-redo)
 
 (defun gptel-scope--approve-edit (doc approved result)
   "Keep the scope document DOC approved after Add to scope edited it.

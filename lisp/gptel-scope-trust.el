@@ -195,6 +195,7 @@ seconds at most, then signals `gptel-scope-trust-error'."
                  (sleep-for 0.01))))
             (gptel-scope--trust-clean file)
             (let ((gptel-scope--trust-lock-held t))
+              (gptel-scope--trust-recover)
               (funcall fn)))
         (when locked
           (let ((create-lockfiles t) (lock-file-name-transforms nil))
@@ -204,6 +205,84 @@ seconds at most, then signals `gptel-scope-trust-error'."
   "Run BODY with the lock of the trust list held."
   (declare (indent 0) (debug t))
   `(gptel-scope--trust-call-with-lock (lambda () ,@body)))
+
+(defvar gptel-scope--trust-redo-function nil
+  "Function (CONTENT REQUEST) giving the hash of CONTENT after the edit REQUEST.
+Set by Add to scope (`gptel-scope--add-redo'); used to complete an
+edit whose Emacs was killed between its write and its approval.")
+
+(defun gptel-scope--trust-journal (file approved request)
+  "Note in FILE's entry, approved as APPROVED, that Add to scope edits it.
+REQUEST is the edit (the module's JSON).  Call it with the lock held.
+When this Emacs is killed after the edit's write and before its
+approval, the next Emacs that takes the lock finds the note and
+approves the content on disk if it is exactly what REQUEST makes of the
+approved content (`gptel-scope--trust-recover')."
+  (let ((truename (gptel-scope--trust-truename file)))
+    (gptel-scope--trust-update
+     (lambda (entries)
+       (mapcar (lambda (e)
+                 (if (and (equal (car e) truename) (equal (plist-get (cdr e) :sha256) approved))
+                     (cons (car e) (plist-put (copy-sequence (cdr e)) :editing request))
+                   e))
+               entries)))))
+
+(defun gptel-scope--trust-journal-clear (file)
+  "Remove the note of an edit from FILE's entry, if it holds one."
+  (let ((truename (gptel-scope--trust-truename file)))
+    (when (plist-get (cdr (assoc truename (gptel-scope--trust-entries))) :editing)
+      (gptel-scope--trust-update
+       (lambda (entries)
+         (mapcar (lambda (e)
+                   (if (equal (car e) truename)
+                       (cons (car e) (gptel-scope--trust-plist-without (cdr e) :editing))
+                     e))
+                 entries))))))
+
+(defun gptel-scope--trust-plist-without (plist key)
+  "Return PLIST without KEY and its value."
+  (let (out)
+    (while plist
+      (unless (eq (car plist) key)
+        (setq out (cons (cadr plist) (cons (car plist) out))))
+      (setq plist (cddr plist)))
+    (nreverse out)))
+
+(defun gptel-scope--trust-recover ()
+  "Complete the Add to scope edits a killed Emacs left noted in the trust list.
+Called with the lock just taken, so no noted edit is still running.
+A document whose content is still the approved one keeps its approval;
+one whose content is what the noted edit makes of the approved content
+\(`gptel-scope--trust-redo-function') is approved; any other stays
+unapproved.  The note is removed either way.  Errors are reported and
+leave the list as it was."
+  (condition-case err
+      (let ((entries (gptel-scope--trust-read-strict)))
+        (when (seq-some (lambda (e) (plist-get (cdr e) :editing)) entries)
+          (gptel-scope--trust-write
+           (mapcar
+            (lambda (e)
+              (let* ((props (cdr e))
+                     (request (plist-get props :editing)))
+                (if (not request)
+                    e
+                  (let* ((bytes (ignore-errors (gptel-scope--file-bytes (car e))))
+                         (hash (and bytes (gptel-scope--sha256 bytes)))
+                         (redo (and hash (not (equal hash (plist-get props :sha256)))
+                                    gptel-scope--trust-redo-function
+                                    (ignore-errors
+                                      (funcall gptel-scope--trust-redo-function
+                                               (plist-get props :content) request)))))
+                    (if (and redo (equal redo hash))
+                        (list (car e) :sha256 hash
+                              :content (decode-coding-string bytes 'utf-8)
+                              :time (format-time-string "%FT%T%z"))
+                      (cons (car e) (gptel-scope--trust-plist-without props :editing)))))))
+            entries))))
+    ;; A list that cannot be read is reported by the change that needs it.
+    (gptel-scope-trust-error nil)
+    (error (message "gptel-scope: could not complete an interrupted Add to scope: %s"
+                    (error-message-string err)))))
 
 (defun gptel-scope--trust-update (fn)
   "Replace the trust list's entries by (FN ENTRIES), under its lock.
