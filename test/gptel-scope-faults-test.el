@@ -124,6 +124,45 @@ as `cp -p' or `touch -r' leave it, so only its content tells."
             (should (eq t (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "echo hi" dir)
                                      :success)))))))))
 
+;;;; A scope.yml that is not a regular file
+
+(ert-deftest gptel-scope-test-fault-scope-file-is-a-fifo ()
+  "A scope.yml that is a FIFO is answered at once, never waited on.
+A writer holds the FIFO open for 10 s without writing, so a read that
+waits on it fails this test after 10 s instead of blocking it."
+  (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
+    (let ((file (gptel-scope-test--faults-file dir))
+          (writer nil))
+      (delete-file file)
+      (should (zerop (call-process "mkfifo" nil nil nil file)))
+      (setq writer (start-process "fifo-writer" nil "sh" "-c"
+                                  (format "exec sleep 10 > %s" (shell-quote-argument file))))
+      (unwind-protect
+          (gptel-scope-test-in-chat dir
+            (let* ((start (float-time))
+                   (r (gptel-scope-test-call #'gptel-scope-run-bash-command "echo hi" dir)))
+              (should (< (- (float-time) start) 5))
+              (should-not (plist-get r :success))
+              (should (equal (plist-get r :reason) "invalid_config"))
+              (should (string-match-p (format "\\`invalid_config: %s: is a FIFO, not a regular file"
+                                              (regexp-quote file))
+                                      (plist-get r :message)))))
+        (delete-process writer)))))
+
+(ert-deftest gptel-scope-test-fault-scope-file-links-to-a-device ()
+  "A scope.yml that is a symlink to /dev/zero is refused at once, unread."
+  (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
+    (let ((file (gptel-scope-test--faults-file dir)))
+      (delete-file file)
+      (make-symbolic-link "/dev/zero" file)
+      (gptel-scope-test-in-chat dir
+        (let* ((start (float-time))
+               (r (gptel-scope-test-call #'gptel-scope-run-bash-command "echo hi" dir)))
+          (should (< (- (float-time) start) 5))
+          (should-not (plist-get r :success))
+          (should (equal (plist-get r :reason) "invalid_config"))
+          (should (string-match-p "is a character device, not a regular file" (plist-get r :message))))))))
+
 (ert-deftest gptel-scope-test-fault-scope-narrowed-with-the-same-length-and-time ()
   "A rewrite that keeps length and modification time is still seen."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
