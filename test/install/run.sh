@@ -21,7 +21,7 @@ repo=$(cd "$here/../.." && pwd)
 vendor=${GPTEL_SCOPE_VENDOR:-$repo/../shared/vendor}
 EMACS=${EMACS:-emacs}
 WAYS=${WAYS:-straight elpaca package}
-TIME_LIMIT=${TIME_LIMIT:-300}   # seconds per Emacs run (a module build is about 90 s)
+TIME_LIMIT=${TIME_LIMIT:-1200}  # seconds per Emacs run, a guard against a hang (a module build is about 90 s on 2 quiet cores, and several times that on a busy machine)
 
 skip() { echo "install test skipped: $*"; [ -z "${REQUIRE_DEPS:-}" ] || exit 1; exit 0; }   # REQUIRE_DEPS=1 (CI): fail instead
 [ -d "$vendor" ] || skip "no $vendor (the pinned straight.el, elpaca and gptel archives it installs from)"
