@@ -174,7 +174,7 @@ more from this Emacs."
                    (gptel-scope-test--conc-adder-forms file tag 0 t))))
           (unwind-protect
               (progn
-                (with-timeout (30 (error "Round %d: the child never answered" round))
+                (with-timeout (120 (error "Round %d: the child never answered" round))
                   (while (< (with-current-buffer (process-buffer p)
                               (how-many "^OK " (point-min) (point-max)))
                             after)

@@ -1,6 +1,8 @@
 //! Writing the document: an advisory lock held for the whole read-modify-write (on Unix), and
 //! the atomic replacement of the file (a temporary file in the same directory, fsync, the
-//! original's permissions, rename).
+//! original's permissions, rename). The temporary file is named `.{name}.{pid}.{n}.tmp`;
+//! one an edit killed before its rename left is removed by the next edit of the document
+//! once its pid is dead.
 
 use std::fs;
 use std::io::Write;
