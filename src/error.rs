@@ -71,20 +71,34 @@ impl ScopeError {
 pub enum ReadError {
     /// Nothing at the path.
     #[error("{path} does not exist")]
-    NotFound { path: String },
+    NotFound {
+        /// The file, as asked for.
+        path: String,
+    },
     /// A FIFO, a device, a socket or a directory: never read (it could block or never end).
     #[error("{path} is {kind}, not a regular file")]
     NotRegular {
+        /// The file, as asked for.
         path: String,
         /// What it is: `a FIFO`, `a character device`, ...
         kind: &'static str,
     },
     /// More bytes than the bound of its kind of file.
     #[error("{path} is larger than {}", size_text(*limit))]
-    TooLarge { path: String, limit: u64 },
+    TooLarge {
+        /// The file, as asked for.
+        path: String,
+        /// The bound, in bytes.
+        limit: u64,
+    },
     /// The open or the read failed.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The file, as asked for.
+        path: String,
+        /// The system's error.
+        message: String,
+    },
 }
 
 impl From<ReadError> for ScopeError {

@@ -335,11 +335,14 @@ fn i16_partial_clone_cannot_tell() {
     let f = fx(&[&["config", "extensions.partialClone", "origin"]], &[]);
     assert_eq!(
         f.message("git log -p"),
-        "`git log -p` reads git's object store, and whether it holds a denied path cannot be told (the repository is a partial clone (extensions.partialclone): listing it could fetch, and its history is incomplete): a denied file is never read, from the work tree or from git. Leave out every deny pattern with a pathspec: `git log -p -- ':(top,exclude,glob)**/.env' ':(top,exclude,glob)**/*.pem'`."
+        "`git log -p` reads git's object store, and whether it holds a denied path cannot be told (the repository is a partial clone (extensions.partialclone): listing it could fetch, and its history is incomplete): a denied file is never read, from the work tree or from git. Leave out every deny pattern with a pathspec: `git log -p -- ':(top,exclude,glob)**/.env' ':(top,exclude,glob)**/*.pem' ':(top,exclude)~/.ssh' ':(top,exclude)~/.gnupg' ':(top,exclude)~/.aws'`."
     );
     f.check(&[
         ("git log -p", "reaches_denied_path"),
-        ("git log -p -- ':(top,exclude,glob)**/.env' ':(top,exclude,glob)**/*.pem'", "allow"),
+        // The built-in deny patterns are the scope's too: left out, or the repository could
+        // be a home directory's.
+        ("git log -p -- ':(top,exclude,glob)**/.env' ':(top,exclude,glob)**/*.pem'", "reaches_denied_path"),
+        ("git log -p -- ':(top,exclude,glob)**/.env' ':(top,exclude,glob)**/*.pem' ':(top,exclude)~/.ssh' ':(top,exclude)~/.gnupg' ':(top,exclude)~/.aws'", "allow"),
         ("git log --oneline", "allow"),
     ]);
 }

@@ -369,7 +369,9 @@ fn field_placed(e: ScopeError, text: &str, line_offset: usize) -> ScopeError {
 
 /// One step of the way to a value in a document: a key of a map or an index of a list.
 enum Step {
+    /// The value of this key of a map.
     Key(Value),
+    /// The item at this index of a list.
     Index(usize),
 }
 
