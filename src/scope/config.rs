@@ -40,7 +40,8 @@ pub struct LoadedScope {
     pub hashes: Vec<(PathBuf, Arc<str>)>,
 }
 
-/// Counters that prove the cache works.
+/// Counters that prove the cache works, kept per thread: a load counts on the thread that
+/// asked for it, so a test's counts are its own whatever runs beside it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     /// Files read from disk.
@@ -77,21 +78,31 @@ type CachedDocument = (Stamp, Arc<str>, Result<Arc<Value>>);
 struct Cache {
     documents: HashMap<PathBuf, CachedDocument>,
     merged: HashMap<Vec<(Source, Stamp)>, Arc<LoadedScope>>,
-    stats: CacheStats,
+}
+
+thread_local! {
+    static STATS: std::cell::Cell<CacheStats> = const { std::cell::Cell::new(CacheStats { file_reads: 0, hits: 0, stamps_read: 0 }) };
+}
+
+/// Adds to this thread's counters.
+fn count(f: impl FnOnce(&mut CacheStats)) {
+    STATS.with(|s| {
+        let mut c = s.get();
+        f(&mut c);
+        s.set(c);
+    });
 }
 
 static CACHE: Lazy<Mutex<Cache>> =
-    Lazy::new(|| Mutex::new(Cache { documents: HashMap::default(), merged: HashMap::default(), stats: CacheStats::default() }));
+    Lazy::new(|| Mutex::new(Cache { documents: HashMap::default(), merged: HashMap::default() }));
 
-/// The cache counters so far.
+/// The cache counters of this thread so far.
 pub fn cache_stats() -> CacheStats {
-    CACHE.lock().map(|c| c.stats).unwrap_or_default()
+    STATS.with(std::cell::Cell::get)
 }
 
 fn stamp(path: &Path) -> Result<Stamp> {
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.stats.stamps_read += 1;
-    }
+    count(|c| c.stamps_read += 1);
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
     let modified = meta.modified().ok();
     #[cfg(unix)]
@@ -138,9 +149,9 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         };
         key.push((s.clone(), st));
     }
-    if let Ok(mut cache) = CACHE.lock() {
+    if let Ok(cache) = CACHE.lock() {
         if let Some(hit) = cache.merged.get(&key).cloned() {
-            cache.stats.hits += 1;
+            count(|c| c.hits += 1);
             drop(cache);
             if let Some(a) = approved {
                 crate::scope::trust::verify(&hit.hashes, a)?;
@@ -243,9 +254,7 @@ fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Resul
     let (bytes, _) = crate::bounded::read(path, MAX_SCOPE_DOCUMENT)?;
     let hash: Arc<str> = Arc::from(crate::scope::trust::sha256_hex(&bytes));
     check(&hash)?;
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.stats.file_reads += 1;
-    }
+    count(|c| c.file_reads += 1);
     let parsed = parse_file(path, bytes).map(Arc::new);
     if !st.racy {
         if let Ok(mut cache) = CACHE.lock() {
