@@ -26,7 +26,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// [`LOCK_WAIT`], then fails without writing.
 #[cfg(unix)]
 pub(super) fn lock_document(file: &Path) -> Result<Option<fs::File>> {
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let io = |path: &Path, e: std::io::Error| ScopeError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
@@ -41,11 +41,16 @@ pub(super) fn lock_document(file: &Path) -> Result<Option<fs::File>> {
         if std::time::Instant::now() >= deadline {
             return Err(gave_up("the file kept being replaced while this edit waited"));
         }
-        let handle = match fs::File::open(file) {
+        // Opened without waiting (a FIFO swapped in does not block the open) and only kept
+        // when it is a regular file.
+        let handle = match fs::File::options().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(file) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(file, e)),
         };
+        if !handle.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(ScopeError::Edit { file: file.display().to_string(), message: "is not a regular file; nothing was added".into() });
+        }
         match handle.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
