@@ -62,11 +62,14 @@ While the minibuffer or another transient is active, wait for it."
            (format "  (%d more waiting)" (length gptel-scope--expansion-queue))
          "")
        (format "\n  tool:      %s\n  resource:  %s\n  reason:    %s"
-               (plist-get request :tool) (plist-get request :resource) (plist-get request :reason))
+               (plist-get request :tool)
+               ;; A huge resource is shown cut, with how much more there is.
+               (gptel-scope--shown (plist-get request :resource))
+               (gptel-scope--shown (plist-get request :reason)))
        (if (plist-get request :denial-reason)
            (format "\n  refused:   %s%s" (plist-get request :denial-reason)
                    (if (plist-get request :command)
-                       (format " (%s)" (plist-get request :command))
+                       (format " (%s)" (gptel-scope--shown (plist-get request :command)))
                      ""))
          "")
        (if (plist-get request :denial-message)

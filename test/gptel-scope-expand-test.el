@@ -46,6 +46,19 @@ bash_tools:
       (should (eq (plist-get (gptel-scope-test-call #'gptel-scope-run-bash-command "rm y" "out") :success) t))
       (should-not (file-exists-p (expand-file-name "out/y" dir))))))
 
+(ert-deftest gptel-scope-test-menu-shows-a-huge-resource-cut ()
+  "A 100,000-character resource is shown cut, with how much more there is."
+  (gptel-scope-test-with-chat dir
+    (let* ((resource (concat "rm " (make-string 99997 ?x)))
+           (menu nil))
+      (let ((gptel-scope-expansion-show-function
+             (lambda (req)
+               (gptel-scope--expansion-show-menu req)
+               (setq menu (gptel-scope-test-menu-text)))))
+        (gptel-scope-test-ask "d" "run_bash_command" resource "clean up"))
+      (should (string-match-p (concat "resource: +rm " (make-string 197 ?x) "… (99800 more characters)$") menu))
+      (should (< (length menu) 2000)))))
+
 (ert-deftest gptel-scope-test-e02-e05-e26-menu-shows-the-request ()
   (gptel-scope-test-with-chat dir
     (gptel-scope-test-call #'gptel-scope-run-bash-command "rm -rf build" dir)
