@@ -36,15 +36,9 @@ pub const MAX_SCOPE_DOCUMENT: u64 = 1 << 20;
 /// device, a socket or a directory is [`ReadError::NotRegular`] and is never read; a larger
 /// file is [`ReadError::TooLarge`], of which at most `limit + 1` bytes were read.
 pub fn read(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), ReadError> {
-    let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => ReadError::NotFound { path: path.display().to_string() },
-        _ => ReadError::Io { path: path.display().to_string(), message: e.to_string() },
-    };
+    let io = |e: std::io::Error| ReadError::Io { path: path.display().to_string(), message: e.to_string() };
     // Seen before the open, so a device or FIFO is not opened at all.
-    regular(path, &std::fs::metadata(path).map_err(io)?)?;
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC).open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    regular(path, &meta)?;
+    let (file, meta) = open(path)?;
     if meta.len() > limit {
         return Err(ReadError::TooLarge { path: path.display().to_string(), limit });
     }
@@ -55,6 +49,21 @@ pub fn read(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), ReadError> {
         return Err(ReadError::TooLarge { path: path.display().to_string(), limit });
     }
     Ok((bytes, meta))
+}
+
+/// `path` opened for reading as [`read`] opens it (without blocking, and only when it is a
+/// regular file, seen before the open and by `fstat` of the descriptor), with its metadata:
+/// for a caller that reads it its own bounded way (line by line, a prefix).
+pub fn open(path: &Path) -> Result<(std::fs::File, Metadata), ReadError> {
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => ReadError::NotFound { path: path.display().to_string() },
+        _ => ReadError::Io { path: path.display().to_string(), message: e.to_string() },
+    };
+    regular(path, &std::fs::metadata(path).map_err(io)?)?;
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC).open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    regular(path, &meta)?;
+    Ok((file, meta))
 }
 
 /// Refuses what is not a regular file, naming what it is.

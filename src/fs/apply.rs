@@ -208,9 +208,18 @@ fn read_existing(target: &Path, shown: &str) -> Result<(Vec<u8>, u32), FsError> 
     if !meta.is_file() {
         return Err(apply_err(shown, "is not a regular file".into()));
     }
-    let bytes = std::fs::read(target).map_err(|e| io_error(target, &e))?;
+    // Read without blocking and within a bound (a FIFO swapped in is refused, a huge file is
+    // not slurped).
+    let (bytes, meta) = crate::bounded::read(target, MAX_TARGET_BYTES).map_err(|e| match e {
+        crate::error::ReadError::TooLarge { .. } => apply_err(shown, format!("is larger than {} MiB: patch it with a command the scope allows, or split it", MAX_TARGET_BYTES >> 20)),
+        crate::error::ReadError::NotRegular { .. } => apply_err(shown, "is not a regular file".into()),
+        other => apply_err(shown, other.to_string()),
+    })?;
     Ok((bytes, meta.permissions().mode()))
 }
+
+/// The largest file apply_patch changes: 64 MiB, read whole into memory and written back.
+pub const MAX_TARGET_BYTES: u64 = 64 << 20;
 
 fn plan(guard: &Guard, f: &FilePatch) -> Result<Planned, FsError> {
     let checked = guard.check(&f.path, Access::Write)?;

@@ -221,8 +221,10 @@ impl<'s> Worker<'s> {
     }
 
     fn file(&mut self, p: &Path, shown: Arc<Path>) {
-        let Ok(f) = std::fs::File::open(p) else { return self.skip() };
-        if f.metadata().map_or(true, |m| m.len() > MAX_FILE_BYTES) {
+        // Only a regular file, opened without blocking: a FIFO in the tree is skipped, not
+        // waited on.
+        let Ok((f, meta)) = crate::bounded::open(p) else { return self.skip() };
+        if meta.len() > MAX_FILE_BYTES {
             return self.skip();
         }
         let mut sink = Collect { file: shown, limit: self.shared.limit, best: &mut self.best, overflow: &self.shared.overflow, binary: false };

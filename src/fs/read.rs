@@ -2,7 +2,6 @@
 //! block around a line chosen by indentation. Long lines are cut with a marker; binary
 //! files are refused.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 use serde::Serialize;
@@ -79,7 +78,13 @@ pub fn read_file(guard: &Guard, path: &str, offset: usize, limit: Option<usize>,
     if !meta.is_file() {
         return Err(FsError::NotFound { path: path.into(), message: "is not a regular file".into() });
     }
-    let file = File::open(target).map_err(|e| io_error(target, &e))?;
+    // Opened without blocking, and judged again on the descriptor: a FIFO swapped in after
+    // the look above is refused, not waited on.
+    let file = match crate::bounded::open(target) {
+        Ok((f, _)) => f,
+        Err(crate::error::ReadError::NotRegular { .. }) => return Err(FsError::NotFound { path: path.into(), message: "is not a regular file".into() }),
+        Err(e) => return Err(FsError::NotFound { path: path.into(), message: e.to_string() }),
+    };
     let mut lines = Lines::new(file);
     if let Some(at) = looks_binary(lines.head().map_err(|e| io_error(target, &e))?) {
         return Err(FsError::Binary { path: path.into(), detail: format!("a NUL byte at offset {at}") });

@@ -240,10 +240,8 @@ fn expand(value: &str, home: Option<&Path>) -> Option<PathBuf> {
 
 /// At most [`MAX_CONFIG_BYTES`] of the file `p`, as text (invalid UTF-8 replaced).
 fn read_bounded(p: &Path) -> Option<String> {
-    let f = std::fs::File::open(p).ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    // Without blocking, and only a regular file: a repository names what it includes.
+    let (f, _) = crate::bounded::open(p).ok()?;
     let mut buf = Vec::new();
     f.take(MAX_CONFIG_BYTES).read_to_end(&mut buf).ok()?;
     Some(String::from_utf8_lossy(&buf).into_owned())

@@ -38,6 +38,12 @@ use std::time::{Duration, Instant};
 
 use crate::policy::paths::{Access, Matcher, PathVerdict, Resolved};
 
+/// The largest index read (a million entries is about 100 MB).
+const MAX_INDEX_BYTES: u64 = 256 << 20;
+
+/// The largest of git's one-line files read (a gitfile, `commondir`, `HEAD`).
+const SMALL_FILE_BYTES: u64 = 4096;
+
 /// Where in the store a path was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Where {
@@ -162,7 +168,9 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
     };
     if look.index {
         let index = repo.gitdir.join("index");
-        match std::fs::read(&index) {
+        // Without blocking, a regular file only, within a bound (an index of a million
+        // entries is about 100 MB; a larger one cannot be told).
+        match crate::bounded::read(&index, MAX_INDEX_BYTES).map(|(b, _)| b) {
             Ok(bytes) => {
                 for p in index_paths(&bytes, repo.hash_len, limits.index_entries)? {
                     if let Some(h) = denied(&p, Where::Index) {
@@ -170,7 +178,7 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
                     }
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(crate::error::ReadError::NotFound { .. }) => {}
             Err(e) => return Err(Why::Unreadable(index, e.to_string())),
         }
     }
@@ -330,7 +338,7 @@ impl<'a> Repo<'a> {
         let gitdir = if meta.is_dir() {
             dotgit
         } else if meta.is_file() {
-            let text = std::fs::read_to_string(&dotgit).map_err(|e| Why::Unreadable(dotgit.clone(), e.to_string()))?;
+            let text = crate::bounded::read(&dotgit, SMALL_FILE_BYTES).map(|(b, _)| String::from_utf8_lossy(&b).into_owned()).map_err(|e| Why::Unreadable(dotgit.clone(), e.to_string()))?;
             let named = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|s| !s.is_empty());
             let named = named.ok_or_else(|| Why::Unreadable(dotgit.clone(), "no `gitdir:` line".into()))?;
             top.join(named)
@@ -339,8 +347,8 @@ impl<'a> Repo<'a> {
         };
         let mut repo = Repo { top, gitdir, hash_len: 20, limits, deadline };
         // The shared part of a linked work tree holds the objects and the configuration.
-        let common = match std::fs::read_to_string(repo.gitdir.join("commondir")) {
-            Ok(c) => repo.gitdir.join(c.trim()),
+        let common = match crate::bounded::read(&repo.gitdir.join("commondir"), SMALL_FILE_BYTES) {
+            Ok((c, _)) => repo.gitdir.join(String::from_utf8_lossy(&c).trim()),
             Err(_) => repo.gitdir.clone(),
         };
         if let Ok(dir) = std::fs::read_dir(common.join("objects/pack")) {
@@ -387,7 +395,7 @@ impl<'a> Repo<'a> {
             Ok(_) => Ok(false),
             Err(Why::GitFailed(_, ref s)) if s == "exit status: 1" => {
                 // `HEAD` must still be a symbolic ref to a branch that does not exist.
-                let head = std::fs::read(self.gitdir.join("HEAD")).unwrap_or_default();
+                let head = crate::bounded::read(&self.gitdir.join("HEAD"), SMALL_FILE_BYTES).map(|(b, _)| b).unwrap_or_default();
                 Ok(head.starts_with(b"ref: refs/heads/"))
             }
             Err(e) => Err(e),
