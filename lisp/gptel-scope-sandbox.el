@@ -103,7 +103,7 @@ naming the entry and how to exclude it."
 (defun gptel-scope-sandbox--empty-clean ()
   "Delete the empty files that killed Emacs sessions of this user left.
 Only files named `gptel-scope-sandbox--empty-prefix', the pid and a
-random part, in `temporary-file-directory', that are empty regular
+random part, in the variable `temporary-file-directory', that are empty regular
 files of this user and whose Emacs is no longer running."
   (let ((re (concat "\\`" (regexp-quote gptel-scope-sandbox--empty-prefix)
                     "\\([0-9]+\\)-[^/]+\\'")))

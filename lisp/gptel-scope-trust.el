@@ -138,7 +138,7 @@ reported once)."
   "Non-nil while this Emacs holds the lock of the trust list.")
 
 (defun gptel-scope--trust-pid-dead-p (pid)
-  "Return non-nil when no process PID runs on this machine."
+  "Return non-nil when this machine has no process PID."
   (and (integerp pid) (> pid 0) (/= pid (emacs-pid))
        (null (process-attributes pid))))
 
@@ -228,7 +228,7 @@ approved content (`gptel-scope--trust-recover')."
                entries)))))
 
 (defun gptel-scope--trust-journal-clear (file)
-  "Remove the note of an edit from FILE's entry, if it holds one."
+  "Remove the note of an edit from FILE's entry, if there is one."
   (let ((truename (gptel-scope--trust-truename file)))
     (when (plist-get (cdr (assoc truename (gptel-scope--trust-entries))) :editing)
       (gptel-scope--trust-update
