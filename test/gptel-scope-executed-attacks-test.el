@@ -593,8 +593,9 @@ breaches is reported too, to be taken off the list."
 
 (ert-deftest gptel-scope-test-xa-sandbox-stops-what-the-validator-lets-through ()
   "Reads out of the scope the validator lets through leak without the sandbox only.
-With path arguments not enforced (`warn'), both commands are allowed
-and run; under bubblewrap they find nothing."
+With path arguments not enforced (`warn'), the read of a file beside the
+project is allowed and runs; under bubblewrap it finds nothing.  A read
+of ~/.ssh is refused all the same (a built-in deny pattern)."
   (let ((cases (list (list :id "CTRL-01" :family "CTRL" :command "cat ../repo-secrets/creds.txt"
                            :expected "deny" :corpus "control" :scope 'warn)
                      (list :id "CTRL-02" :family "CTRL" :command "cat link_to_home/.ssh/id_rsa"
@@ -602,13 +603,15 @@ and run; under bubblewrap they find nothing."
     (should (equal (mapcar (lambda (c) (let ((r (gptel-scope-test-xa-run c 'none)))
                                          (list (plist-get r :ran) (plist-get r :breaches))))
                            cases)
-                   '((t ("token creds in the result")) (t ("token ssh in the result")))))
+                   ;; ~/.ssh is refused whatever path_arguments says: the built-in deny
+                   ;; patterns hold whatever the scope's deny list says.
+                   '((t ("token creds in the result")) (nil nil))))
     (unless (gptel-scope-test-bwrap-works-p)
       (ert-skip "bubblewrap is missing or cannot create namespaces here: the sandbox half is not run"))
     (should (equal (mapcar (lambda (c) (let ((r (gptel-scope-test-xa-run c 'bwrap)))
                                          (list (plist-get r :ran) (plist-get r :breaches))))
                            cases)
-                   '((t nil) (t nil))))))
+                   '((t nil) (nil nil))))))
 
 (ert-deftest gptel-scope-test-xa-session ()
   "A case's commands get HOME and TMPDIR in the fixture; its documents are protected."
