@@ -15,10 +15,15 @@ BATCH   := $(EMACS) -Q --batch -L lisp -L test
 
 all: module
 
-module: $(MODULE)
+module: $(MODULE) lisp/gptel-scope-run
+
+# The supervisor every command runs under (src/wall/), built with the module.
+lisp/gptel-scope-run: $(MODULE)
+	@test -x $@ || { $(CARGO) build --release --bin gptel-scope-run && cp target/release/gptel-scope-run $@; }
 
 $(MODULE): Cargo.toml $(wildcard src/*.rs src/*/*.rs src/*/*/*.rs data/*.yml)
-	$(CARGO) build --release --lib
+	$(CARGO) build --release --lib --bin gptel-scope-run
+	cp target/release/gptel-scope-run lisp/gptel-scope-run.new && mv -f lisp/gptel-scope-run.new lisp/gptel-scope-run
 	cp $(LIB) $(MODULE).new && mv -f $(MODULE).new $(MODULE)
 
 # `make test`: cargo test, the ERT suite every way on every Emacs there is, the fuzz smoke run.
@@ -251,4 +256,4 @@ fuzz-smoke:
 
 clean:
 	$(CARGO) clean
-	rm -f $(MODULE) lisp/*.elc
+	rm -f $(MODULE) lisp/gptel-scope-run lisp/*.elc

@@ -171,8 +171,14 @@ the elisp in lisp/)."
     (_ "libgptel_scope.so")))
 
 (defun gptel-scope--build-args ()
-  "Return the cargo arguments that build the module."
-  (list "build" "--release" "--lib"))
+  "Return the cargo arguments that build the module and its supervisor."
+  (list "build" "--release" "--lib" "--bin" "gptel-scope-run"))
+
+(defun gptel-scope-run-program ()
+  "Return the file name of the supervisor every command runs under.
+It is `gptel-scope-run', built with the module and installed next to
+it (src/wall/: the call's limits, nothing outliving the call, Landlock)."
+  (expand-file-name "gptel-scope-run" gptel-scope--directory))
 
 (defun gptel-scope--build-ready (root)
   "Check that the module can be built from ROOT; return the cargo program.
@@ -213,6 +219,13 @@ keeps its own file."
     (let ((tmp (concat dest ".new")))
       (copy-file lib tmp t)
       (rename-file tmp dest t))
+    (let ((run (expand-file-name "target/release/gptel-scope-run" root))
+          (dest (gptel-scope-run-program)))
+      (unless (file-exists-p run)
+        (signal 'gptel-scope-module-error (list (format "The build made no %s" run))))
+      (copy-file run (concat dest ".new") t)
+      (set-file-modes (concat dest ".new") #o755)
+      (rename-file (concat dest ".new") dest t))
     dest))
 
 (defun gptel-scope--build-finished (buffer status)
@@ -328,7 +341,8 @@ when the module cannot be had now."
    ((featurep 'gptel-scope-module) (gptel-scope--check-version ask))
    ((not module-file-suffix)
     (signal 'gptel-scope-module-error (list "This Emacs was built without dynamic module support")))
-   ((file-exists-p (gptel-scope--module-file))
+   ((and (file-exists-p (gptel-scope--module-file))
+         (file-executable-p (gptel-scope-run-program)))
     (gptel-scope--module-load (gptel-scope--module-file))
     (gptel-scope--check-version ask))
    ((or ask noninteractive)

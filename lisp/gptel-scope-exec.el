@@ -20,7 +20,11 @@
 ;;   set by gptel-scope-env; without it only the core variables PATH,
 ;;   HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ and TMPDIR), then
 ;;   sanitized: BASH_ENV and ENV unset, pagers off, git never prompts;
-;; - the module starts the command (`gptel-scope-module-spawn'), as
+;; - every command runs under the supervisor `gptel-scope-run'
+;;   (`gptel-scope-exec-wrap'): the call's resource limits, Landlock when
+;;   that is the wall, and when the command ends or is stopped every
+;;   process it started is killed (it is their subreaper);
+;; - the module starts the supervisor (`gptel-scope-module-spawn'), as
 ;;   `make-process' would: the program found on `exec-path', in a session
 ;;   of its own (setsid), so the command is the leader of a process group
 ;;   holding everything it starts and has no terminal; every signal at its
@@ -93,10 +97,14 @@ protected instead (SECURITY.md).")
   "Variables removed from the environment of every command.")
 
 (defvar gptel-scope-exec-argv-function nil
-  "Function (ARGV DIRECTORY) returning the argv that runs ARGV, or nil.
-`gptel-scope-exec-start' calls it, in the buffer whose scope applies,
-to wrap each command (gptel-scope-sandbox sets it).  It may signal to
-refuse the run.")
+  "Function (ARGV DIRECTORY) saying how ARGV runs, or nil.
+`gptel-scope-exec-wrap' calls it, in the buffer whose scope applies,
+for each command (gptel-scope-sandbox sets it).  It returns a plist
+\(:argv ARGV :wall WALL :spec SPEC): the argv to run (bubblewrap's
+around ARGV, or ARGV), the wall it runs behind (`bwrap', `landlock' or
+nil) and the supervisor's spec (a plist for `json-serialize': :wall,
+:read, :write, :network, :limits); or a plain argv, or nil for ARGV as
+it is.  It may signal to refuse the run.")
 
 (defvar gptel-scope-exec-call nil
   "What the decision of the call being started says it needs, or nil.
@@ -163,6 +171,33 @@ shared between calls while BASE does not change: do not modify it."
         (setq gptel-scope-exec--environment
               (list process-environment (copy-sequence process-environment) env))
         env))))
+
+(defun gptel-scope-exec--supervised (argv spec)
+  "Return the argv running ARGV under the supervisor with SPEC.
+The program of ARGV is found on `exec-path' as `make-process' finds
+it; signal `file-missing' when it is not there, and
+`gptel-scope-module-error' when the supervisor is missing."
+  (let ((program (gptel-scope-exec--program argv))
+        (run (gptel-scope-run-program)))
+    (unless program
+      (signal 'file-missing (list "Searching for program" "No such file or directory" (car argv))))
+    (unless (file-executable-p run)
+      (signal 'gptel-scope-module-error
+              (list (format "The supervisor %s is missing: run M-x gptel-scope-build-module" run))))
+    (append (list run (json-serialize (or spec '(:wall "none"))) "--" program) (cdr argv))))
+
+(defun gptel-scope-exec-wrap (argv directory)
+  "Return (RUN . WALL): how ARGV runs in DIRECTORY.
+RUN is the argv under the supervisor `gptel-scope-run', which applies
+the call's limits and kills every process the command started when it
+ends, whatever the wall; WALL is the wall around it (`bwrap',
+`landlock'), or nil.  Called in the buffer whose scope applies."
+  (let* ((said (and gptel-scope-exec-argv-function
+                    (funcall gptel-scope-exec-argv-function argv directory)))
+         (plist (and (keywordp (car-safe said)) said))
+         (inner (cond (plist (plist-get plist :argv)) (said said) (t argv)))
+         (wall (if plist (plist-get plist :wall) (and said (not (eq said argv)) 'wrapped))))
+    (cons (gptel-scope-exec--supervised inner (plist-get plist :spec)) wall)))
 
 (defun gptel-scope-exec-shell-argv (command)
   "Return the argv running the shell COMMAND with bash and no startup files."
@@ -365,8 +400,8 @@ by `gptel-scope-exec--spawn'."
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
 plist has :success, :exit-code (nil when killed by a signal), :signal,
-:output, :truncated, :timed-out, :sandboxed (run wrapped by
-`gptel-scope-exec-argv-function'), :duration-ms, :total-bytes (all the
+:output, :truncated, :timed-out, :sandboxed (the wall it ran behind,
+`bwrap' or `landlock', or nil: `gptel-scope-exec-wrap'), :duration-ms, :total-bytes (all the
 output), :kept-bytes (the part kept in memory, its first and last
 bytes) and :lines (the lines of all the output); when the result
 itself could not be made, :error says why.  CALLBACK is called once
@@ -387,10 +422,8 @@ does."
          (proc nil))
     (unless (file-accessible-directory-p directory)
       (gptel-scope-exec--no-directory directory))
-    (let ((wrapped (and gptel-scope-exec-argv-function
-                        (funcall gptel-scope-exec-argv-function argv directory))))
-      (when (and wrapped (not (eq wrapped argv)))
-        (setq argv wrapped sandboxed t)))
+    (let ((run (gptel-scope-exec-wrap argv directory)))
+      (setq argv (car run) sandboxed (cdr run)))
     (let ((ended
            (lambda (p signaled code &optional deleted)
              (unless done

@@ -410,11 +410,7 @@ of a line and drops the rest, so such input is refused, not cut."
                    :redactor (cdr scoped)))
          (proc (make-process
                 :name (format "gptel-scope-pty-%d" id)
-                :command (let ((argv (gptel-scope-exec-shell-argv cmd)))
-                           ;; The OS sandbox, when one is on, wraps sessions too.
-                           (if gptel-scope-exec-argv-function
-                               (funcall gptel-scope-exec-argv-function argv default-directory)
-                             argv))
+                :command (car (gptel-scope-exec-wrap (gptel-scope-exec-shell-argv cmd) default-directory))
                 :connection-type 'pty
                 :coding 'binary
                 :noquery t

@@ -48,14 +48,21 @@
 (declare-function gptel-scope-module-sandbox-mounts "gptel-scope-module" (request))
 
 (defcustom gptel-scope-sandbox 'auto
-  "Whether commands run in a bubblewrap sandbox limited to the scope's paths.
-`auto' (the default) runs each under bubblewrap wherever it works and,
-where it does not, runs commands with the module's checks alone, saying
-so once.  `bwrap' refuses to run anything when bubblewrap is missing or
-does not work here (no user namespaces).  nil runs commands as they are."
-  :type '(choice (const :tag "bubblewrap when it works" auto)
+  "The wall that confines the commands the module allowed.
+`auto' (the default) runs each under bubblewrap where it works, else
+under Landlock where the kernel has it (Linux 5.13 and later: where
+AppArmor or a container forbids bubblewrap's user namespaces), else
+with the module's checks alone, saying so once.  `wall' requires one
+of the two and runs nothing without; `bwrap' requires bubblewrap and
+`landlock' Landlock.  nil runs commands with the module's checks
+alone.  Whatever the wall, every command runs under the supervisor
+`gptel-scope-run': its limits (`sandbox.limits' of the scope), and no
+process it started outlives the call."
+  :type '(choice (const :tag "bubblewrap, else Landlock, else none" auto)
+                 (const :tag "bubblewrap or Landlock, or run nothing" wall)
                  (const :tag "bubblewrap, or run nothing" bwrap)
-                 (const :tag "No sandbox" nil))
+                 (const :tag "Landlock, or run nothing" landlock)
+                 (const :tag "No wall" nil))
   :group 'gptel-scope)
 
 (defcustom gptel-scope-sandbox-denied-reads 'mask
@@ -245,19 +252,58 @@ one covers that too), then the protected paths outside them."
             (list "--remount-ro" "/" "--chdir" (directory-file-name directory) "--")
             argv)))
 
-(defun gptel-scope-sandbox-works-p ()
-  "Return non-nil when `gptel-scope-sandbox-program' can run a command here.
-It needs the program and, for an unprivileged user, user namespaces.
-Tried once per program and session."
+(defun gptel-scope-sandbox--probe ()
+  "Return what `gptel-scope-run --probe' found here, a plist.
+\(:landlock_abi N :bwrap (:works BOOL :cause CAUSE :reason TEXT :fix
+TEXT)) for `gptel-scope-sandbox-program'; asked once per program and
+session."
   (let ((known (assoc gptel-scope-sandbox-program gptel-scope-sandbox--works)))
     (if known
-        (cdr known)
-      (let* ((argv (gptel-scope-sandbox-argv '("true") "/" nil))
-             (works (and (executable-find (car argv))
-                         (eql 0 (ignore-errors (apply #'call-process (car argv) nil nil nil (cdr argv))))
-                         t)))
-        (push (cons gptel-scope-sandbox-program works) gptel-scope-sandbox--works)
-        works))))
+        (let ((v (cdr known)))
+          ;; t or nil: whether bubblewrap works, said by the caller (tests); no Landlock.
+          (if (booleanp v)
+              (list :landlock_abi 0
+                    :bwrap (list :works v :cause "other" :reason (format "`%s' was found not to work" gptel-scope-sandbox-program)
+                                 :fix "see M-x gptel-scope-explain"))
+            v))
+      (let* ((run (gptel-scope-run-program))
+             (found
+              (or (and (file-executable-p run)
+                       (ignore-errors
+                         (with-temp-buffer
+                           (let ((default-directory "/"))
+                             (when (eql 0 (call-process run nil (list t nil) nil "--probe" gptel-scope-sandbox-program))
+                               (json-parse-string (buffer-string) :object-type 'plist
+                                                  :false-object nil :null-object nil))))))
+                  (list :landlock_abi 0
+                        :bwrap (list :works nil :cause "other"
+                                     :reason (format "the supervisor %s is missing or failed" run)
+                                     :fix "rebuild the module: M-x gptel-scope-build-module")))))
+        (push (cons gptel-scope-sandbox-program found) gptel-scope-sandbox--works)
+        found))))
+
+(defun gptel-scope-sandbox-works-p ()
+  "Return non-nil when `gptel-scope-sandbox-program' can run a command here.
+It needs the program and, for an unprivileged user, user namespaces
+that no AppArmor rule or container forbids.  Tried once per program
+and session."
+  (plist-get (plist-get (gptel-scope-sandbox--probe) :bwrap) :works))
+
+(defun gptel-scope-sandbox-landlock-abi ()
+  "Return the Landlock ABI this kernel has, 0 when it has none."
+  (or (plist-get (gptel-scope-sandbox--probe) :landlock_abi) 0))
+
+(defun gptel-scope-sandbox-wall ()
+  "Return the wall commands run behind here: `bwrap', `landlock' or nil.
+As `gptel-scope-sandbox' asks and this machine allows; nil also when
+the setting requires a wall that cannot run (then nothing runs)."
+  (let ((bwrap (lambda () (and (gptel-scope-sandbox-works-p) 'bwrap)))
+        (landlock (lambda () (and (> (gptel-scope-sandbox-landlock-abi) 0) 'landlock))))
+    (pcase gptel-scope-sandbox
+      ('nil nil)
+      ('bwrap (funcall bwrap))
+      ('landlock (funcall landlock))
+      (_ (or (funcall bwrap) (funcall landlock))))))
 
 (defun gptel-scope-sandbox--call-json (call)
   "Return CALL, a decision's :sandbox plist, in the module's form."
@@ -285,62 +331,101 @@ repository it runs in are protected."
                     (and call (list :call (gptel-scope-sandbox--call-json call))))))))
 
 (defvar gptel-scope-sandbox--warned nil
-  "Non-nil once the user was told that commands run without the sandbox.")
+  "Non-nil once the user was told which wall commands run behind.")
 
 (defun gptel-scope-sandbox--missing ()
   "Say why bubblewrap cannot run here, and how to fix it."
-  (if (executable-find gptel-scope-sandbox-program)
-      (format "`%s' cannot create a sandbox here (user namespaces disabled? see sysctl kernel.unprivileged_userns_clone)"
-              gptel-scope-sandbox-program)
-    (format "`%s' is not installed (install bubblewrap: apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap)"
-            gptel-scope-sandbox-program)))
+  (let ((b (plist-get (gptel-scope-sandbox--probe) :bwrap)))
+    (format "bubblewrap (`%s') cannot run here: %s.  To fix it: %s"
+            gptel-scope-sandbox-program (plist-get b :reason) (plist-get b :fix))))
+
+(defun gptel-scope-sandbox--landlock-words ()
+  "Say what the Landlock wall of this kernel stops."
+  (let ((abi (gptel-scope-sandbox-landlock-abi)))
+    (format "Landlock (ABI %d): commands read only the system's and the scope's directories and write only the write directories and a private TMPDIR%s%s; a denied entry inside a directory they see is not hidden (Landlock cannot), so every command the module sees reading one, a whole tree holding one included, is refused"
+            abi
+            (if (>= abi 4) ", with no TCP unless the scope allows the network" ", with the network open (TCP rules need ABI 4, Linux 6.7)")
+            (if (>= abi 6) ", no signal or abstract socket outside the sandbox" ""))))
 
 (defun gptel-scope-sandbox-status ()
-  "Describe the sandbox commands run in, as one sentence."
-  (cond
-   ((null gptel-scope-sandbox)
-    "none: gptel-scope-sandbox is nil, so commands run with the module's checks alone")
-   ((gptel-scope-sandbox-works-p)
-    "bubblewrap: commands see only the scope's directories (read-only where only read), the system's, a private /tmp and home, no denied entry, and no network unless the scope allows it")
-   ((eq gptel-scope-sandbox 'auto)
-    (format "none: %s; commands run with the module's checks alone, and a command those checks miss can read and write anywhere the user can"
-            (gptel-scope-sandbox--missing)))
-   (t (format "unavailable: %s; gptel-scope-sandbox is `%s', so no command runs" (gptel-scope-sandbox--missing) gptel-scope-sandbox))))
+  "Describe the wall commands run behind, as one paragraph."
+  (let ((wall (gptel-scope-sandbox-wall)))
+    (cond
+     ((null gptel-scope-sandbox)
+      "none: gptel-scope-sandbox is nil, so commands run with the module's checks alone (under the supervisor: limits, nothing outlives its call)")
+     ((eq wall 'bwrap)
+      "bubblewrap: commands see only the scope's directories (read-only where only read), the system's, a private /tmp and home, no denied entry, and no network unless the scope allows it")
+     ((eq wall 'landlock)
+      (format "landlock: %s.  Landlock is used because %s" (gptel-scope-sandbox--landlock-words) (gptel-scope-sandbox--missing)))
+     ((eq gptel-scope-sandbox 'auto)
+      (format "none: %s; this kernel has no Landlock either; commands run with the module's checks alone, and a command those checks miss can read and write anywhere the user can"
+              (gptel-scope-sandbox--missing)))
+     (t (format "unavailable: gptel-scope-sandbox is `%s' but %s; no command runs"
+                gptel-scope-sandbox
+                (if (eq gptel-scope-sandbox 'landlock) "this kernel has no Landlock" (gptel-scope-sandbox--missing)))))))
 
 (defun gptel-scope-sandbox--warn-once ()
-  "Tell the user once per session that commands run without the sandbox."
+  "Tell the user once per session when commands run without bubblewrap."
   (unless gptel-scope-sandbox--warned
     (setq gptel-scope-sandbox--warned t)
     (display-warning 'gptel-scope
-                     (format "Commands run without a sandbox: %s.  Only the module's checks stand between the model and your files.  Set gptel-scope-sandbox to nil to silence this."
-                             (gptel-scope-sandbox--missing))
+                     (if (eq (gptel-scope-sandbox-wall) 'landlock)
+                         (format "Commands run under %s.  %s.  Set gptel-scope-sandbox to landlock to silence this."
+                                 (gptel-scope-sandbox--landlock-words) (gptel-scope-sandbox--missing))
+                       (format "Commands run without a sandbox: %s; this kernel has no Landlock either.  Only the module's checks stand between the model and your files.  Set gptel-scope-sandbox to nil to silence this."
+                               (gptel-scope-sandbox--missing)))
                      :warning)))
 
+(defun gptel-scope-sandbox--limits (mounts)
+  "Return the scope's limits of MOUNTS as the supervisor's spec takes them."
+  (let ((l (plist-get mounts :limits)))
+    (if (and l (consp l)) l (make-hash-table))))
+
+(defun gptel-scope-sandbox--landlock-spec (mounts)
+  "Return the supervisor's Landlock spec for MOUNTS.
+Landlock cannot hide an entry inside a directory it shows, as
+bubblewrap masks it: there the module's checks alone keep the model
+from a denied entry (`gptel-scope-sandbox-masks-p' is nil, so a command
+reading a tree that holds one is refused, as without a wall)."
+  (list :wall "landlock"
+        :read (vconcat (plist-get mounts :read) (plist-get mounts :tools))
+        :write (vconcat (plist-get mounts :write))
+        :network (if (eq (plist-get mounts :network) t) t :false)
+        :limits (gptel-scope-sandbox--limits mounts)))
+
 (defun gptel-scope-sandbox-wrap (argv directory)
-  "Return ARGV to run in DIRECTORY as `gptel-scope-sandbox' asks.
-Called by `gptel-scope-exec-start' in the buffer whose scope applies.
-Signal `gptel-scope-sandbox-error' when the sandbox is required and
-does not work, or when the entries to mask could not all be found."
-  (cond
-   ((null gptel-scope-sandbox) argv)
-   ((gptel-scope-sandbox-works-p)
-    (let ((mounts (gptel-scope-sandbox-mounts nil directory gptel-scope-exec-call)))
-      ;; The denied entries could not all be found: run nothing rather than show them.
-      (when (plist-get mounts :cannot_mask)
-        (signal 'gptel-scope-sandbox-error (list (plist-get mounts :cannot_mask))))
-      (gptel-scope-sandbox-argv argv directory mounts)))
-   ((eq gptel-scope-sandbox 'auto) (gptel-scope-sandbox--warn-once) argv)
-   (t (signal 'gptel-scope-sandbox-error
-              (list (format "gptel-scope-sandbox is `%s' but %s; nothing ran (or set gptel-scope-sandbox to auto or nil)"
-                            gptel-scope-sandbox (gptel-scope-sandbox--missing)))))))
+  "Return how ARGV runs in DIRECTORY as `gptel-scope-sandbox' asks.
+A plist (:argv ARGV :wall WALL :spec SPEC) for `gptel-scope-exec-wrap'.
+Called in the buffer whose scope applies.  Signal
+`gptel-scope-sandbox-error' when the wall the setting requires cannot
+run, or when the entries bubblewrap is to mask could not all be found."
+  (let ((wall (gptel-scope-sandbox-wall)))
+    (cond
+     ((eq wall 'bwrap)
+      (let ((mounts (gptel-scope-sandbox-mounts nil directory gptel-scope-exec-call)))
+        ;; The denied entries could not all be found: run nothing rather than show them.
+        (when (plist-get mounts :cannot_mask)
+          (signal 'gptel-scope-sandbox-error (list (plist-get mounts :cannot_mask))))
+        (list :argv (gptel-scope-sandbox-argv argv directory mounts) :wall 'bwrap
+              :spec (list :wall "none" :limits (gptel-scope-sandbox--limits mounts)))))
+     ((eq wall 'landlock)
+      (unless (eq gptel-scope-sandbox 'landlock) (gptel-scope-sandbox--warn-once))
+      (let ((mounts (gptel-scope-sandbox-mounts nil directory gptel-scope-exec-call)))
+        (list :argv argv :wall 'landlock :spec (gptel-scope-sandbox--landlock-spec mounts))))
+     ((memq gptel-scope-sandbox '(nil auto))
+      (when gptel-scope-sandbox (gptel-scope-sandbox--warn-once))
+      (list :argv argv :wall nil
+            :spec (list :wall "none" :limits (gptel-scope-sandbox--limits (gptel-scope-sandbox-mounts)))))
+     (t (signal 'gptel-scope-sandbox-error
+                (list (format "Nothing ran: %s (or set gptel-scope-sandbox to auto or nil)"
+                              (gptel-scope-sandbox-status))))))))
 
 (defun gptel-scope-sandbox-masks-p ()
   "Return non-nil when commands run in the sandbox with denied entries masked.
 That is when `gptel-scope-sandbox' wraps commands here and
 `gptel-scope-sandbox-denied-reads' is `mask'."
-  (and gptel-scope-sandbox
-       (eq gptel-scope-sandbox-denied-reads 'mask)
-       (gptel-scope-sandbox-works-p)))
+  (and (eq gptel-scope-sandbox-denied-reads 'mask)
+       (eq (gptel-scope-sandbox-wall) 'bwrap)))
 
 (defconst gptel-scope-sandbox--failures
   '((not-found . "\\(?:^\\|: \\)\\([^ :\n]+\\): \\(?:command not found\\|No such file or directory\\)$")

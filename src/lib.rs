@@ -5,6 +5,7 @@
 //! - [`error`], [`resolve`], [`bounded`]: typed errors, path resolution on the file system,
 //!   and the bounded read of the files the engine reads for itself;
 //! - [`output`]: what the model is shown of an output (truncation, redaction);
+//! - [`wall`]: the supervisor every command runs under (limits, reaping, Landlock);
 //! - [`shell`]: the bash grammar, and the simple commands a command line runs;
 //! - [`scope`]: the scope document, loaded, validated and trusted;
 //! - [`policy`]: the decision on a command or a path, with its evidence;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod resolve;
 pub mod bounded;
 pub mod output;
+pub mod wall;
 pub mod shell;
 pub mod scope;
 pub mod policy;

@@ -373,7 +373,7 @@ A path WRITABLE, a predicate, returns non-nil for is left out."
 ;;;; Running a case
 
 (defun gptel-scope-test-xa-in-session (root mode fn)
-  "Call FN in a chat buffer of the fixture ROOT in MODE (`none' or `bwrap').
+  "Call FN in a chat buffer of the fixture ROOT in MODE (`none', `bwrap', `landlock').
 The scope is ROOT's attacks-scope.yml (approved by the caller), the
 chat's directory ROOT/repo, whose scope.yml and preset.md are the
 session's documents (protected), and HOME and TMPDIR are in ROOT."
@@ -384,8 +384,10 @@ session's documents (protected), and HOME and TMPDIR are in ROOT."
          (gptel-scope-file (expand-file-name "attacks-scope.yml" root))
          (gptel-scope-directory repo)
          (gptel-scope-prompt-on-denial nil)
-         (gptel-scope-sandbox (and (eq mode 'bwrap) 'bwrap))
-         (gptel-scope-sandbox-program "bwrap"))
+         ;; Landlock: `auto' where bubblewrap fails as AppArmor makes it fail.
+         (gptel-scope-sandbox (pcase mode ('bwrap 'bwrap) ('landlock 'auto)))
+         (gptel-scope-sandbox-program (if (eq mode 'landlock) (gptel-scope-test-apparmor-bwrap) "bwrap"))
+         (gptel-scope-sandbox--warned t))
     (with-temp-buffer
       (setq default-directory repo)
       (funcall fn))))
@@ -490,7 +492,7 @@ Return CASE with :ran (the command started), :reason (the refusal's),
           (if cell (cl-incf (cdr cell)) (push (cons (plist-get r :reason) 1) reasons)))))
     (concat
      (format "executed attacks, %s: %d cases (%s), %d refused by the engine, %d allowed and run, %d breached; %.0f s\n"
-             (if (eq mode 'bwrap) "sandbox bwrap" "no sandbox") (length results)
+             (pcase mode ('bwrap "sandbox bwrap") ('landlock "sandbox landlock") (_ "no sandbox")) (length results)
              (mapconcat (lambda (c) (format "%s %d" (car c) (cdr c)))
                         (let ((n nil))
                           (dolist (r results) (cl-incf (alist-get (plist-get r :corpus) n 0 nil #'equal)))
@@ -671,6 +673,21 @@ That a leak is counted when one happens is shown by
   (let ((results (gptel-scope-test-xa--measure 'bwrap)))
     (should (> (length results) 0))
     (should (equal (gptel-scope-test-xa--unexpected-bwrap results) nil))))
+
+(ert-deftest gptel-scope-test-xa-landlock ()
+  "Under Landlock (bubblewrap failing as AppArmor makes it fail), no case breaches.
+Landlock hides no denied entry inside a directory it shows, so the
+module refuses every read of one, trees included, as without a wall."
+  (unless (gptel-scope-test-landlock-works-p)
+    (ert-skip "this kernel has no Landlock: the Landlock mode is not run"))
+  (let ((gptel-scope-sandbox-program (gptel-scope-test-apparmor-bwrap))
+        (gptel-scope-sandbox 'auto))
+    (should (eq (gptel-scope-sandbox-wall) 'landlock)))
+  (let ((results (gptel-scope-test-xa--measure 'landlock)))
+    (should (> (length results) 0))
+    (should (equal (mapcar (lambda (r) (format "%s: %s" (plist-get r :id) (string-join (plist-get r :breaches) "; ")))
+                           (seq-filter (lambda (r) (plist-get r :breaches)) results))
+                   nil))))
 
 (provide 'gptel-scope-executed-attacks-test)
 ;;; gptel-scope-executed-attacks-test.el ends here

@@ -101,6 +101,28 @@ Around `ert-skip' when `gptel-scope-test-require-gptel'."
         (gptel-scope-sandbox--works nil))
     (gptel-scope-sandbox-works-p)))
 
+(defvar gptel-scope-test--apparmor-bwrap nil
+  "The stand-in for bubblewrap that fails as AppArmor makes it fail, once made.")
+
+(defun gptel-scope-test-apparmor-bwrap ()
+  "Return a program that fails as bubblewrap does under Ubuntu's AppArmor rule.
+It prints bwrap's message when AppArmor forbids its user namespace and
+exits 1: with it as `gptel-scope-sandbox-program', `auto' picks Landlock."
+  (let ((f gptel-scope-test--apparmor-bwrap))
+    (unless (and f (file-executable-p f))
+      (setq f (expand-file-name "bwrap" (make-temp-file "gptel-scope-apparmor-" t)))
+      (with-temp-file f
+        (insert "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"))
+      (set-file-modes f #o755)
+      (setq gptel-scope-test--apparmor-bwrap f))
+    f))
+
+(defun gptel-scope-test-landlock-works-p ()
+  "Return non-nil when this kernel enforces Landlock."
+  (let ((gptel-scope-sandbox-program (gptel-scope-test-apparmor-bwrap))
+        (gptel-scope-sandbox--works nil))
+    (> (gptel-scope-sandbox-landlock-abi) 0)))
+
 (defun gptel-scope-test-write-scope (file text)
   "Write TEXT to the scope document FILE and approve it, as the user would."
   (with-temp-file file (insert text))

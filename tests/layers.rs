@@ -10,12 +10,14 @@ const LAYERS: &[(&str, usize)] = &[
     ("resolve", 0),
     ("bounded", 1),
     ("output", 1),
+    ("wall", 1),
     ("shell", 2),
     ("scope", 3),
     ("policy", 4),
     ("fs", 5),
     ("edit", 5),
     ("emacs", 6),
+    ("bin", 7),
 ];
 
 fn rank(name: &str) -> Option<usize> {

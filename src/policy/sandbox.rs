@@ -50,6 +50,9 @@ pub struct Mounts {
     pub cannot_mask: Option<String>,
     /// The scope lets commands use the network (`sandbox.network`).
     pub network: bool,
+    /// The limits of a call the scope sets (`sandbox.limits`; the supervisor fills in the
+    /// rest).
+    pub limits: crate::wall::limits::LimitSettings,
     /// Shown read-only for the programs of the call and git: the toolchains its programs
     /// resolve to ([`crate::scope::toolchain`]) and the user's own git configuration, when
     /// the home is not shown. Sorted, outermost only.
@@ -430,6 +433,7 @@ pub fn mounts_for_request(json: &str) -> Result<Value> {
     m.hide.sort();
     m.hide.dedup();
     m.network = p.loaded.scope.sandbox.network;
+    m.limits = p.loaded.scope.sandbox.limits;
     match masks(&m, &glob_denies(paths, home, root.as_deref()), &p.matcher, &Limits::default()) {
         Ok(k) => m.masks = k,
         Err(why) => m.cannot_mask = Some(why),
@@ -588,7 +592,7 @@ mod tests {
         let root = dir.path().to_string_lossy().into_owned();
         assert_eq!(v, serde_json::json!({"read": [root.clone()], "write": [format!("{root}/out")],
                                      "hide": ["/home/u/.aws", "/home/u/.gnupg", "/home/u/.ssh"], "protect": [],
-                                     "masks": [], "cannot_mask": null, "network": false, "tools": []}));
+                                     "masks": [], "cannot_mask": null, "network": false, "tools": [], "limits": {}}));
         let err = mounts_for_request("{\"sources\": []}").unwrap_err();
         assert_eq!(err.reason(), "no_scope_config");
     }

@@ -29,7 +29,7 @@ pub struct Scope {
     pub semantics: BTreeMap<String, crate::scope::semantics::CommandSemantics>,
     /// The environment of commands: what they inherit from Emacs, what the scope sets.
     pub environment: crate::scope::env::Environment,
-    /// What the OS sandbox (bubblewrap, when on) lets commands reach besides the scope's paths.
+    /// What the OS wall lets commands reach besides the scope's paths, and the limits of a call.
     pub sandbox: Sandbox,
 }
 
@@ -39,6 +39,9 @@ pub struct Scope {
 pub struct Sandbox {
     /// The network (off by default: a sandboxed command has none).
     pub network: bool,
+    /// What one call may use: memory, processes, CPU seconds, file size (the supervisor's,
+    /// with any wall or none).
+    pub limits: crate::wall::limits::LimitSettings,
 }
 
 /// `paths:` — glob patterns. `~` and `${project_root}` expand; `dir/` means `dir/**`.
