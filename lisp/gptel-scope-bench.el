@@ -429,10 +429,13 @@ than the wall clock on a busy machine)."
                               (format "%.3f ms" (* 1e3 (gptel-scope-bench--median bare-cpu)))
                               nil "(info)" 'info))))
 
-(defun gptel-scope-bench--sandbox-cost (command)
+(defun gptel-scope-bench--sandbox-cost (command &optional program)
   "Return (WITH WITHOUT) median seconds of run_bash_command on COMMAND.
-With the sandbox (its default) interleaved with the same call without."
-  (let (with without)
+With the sandbox (its default, `auto', with PROGRAM as bubblewrap when
+given) interleaved with the same call without."
+  (let ((gptel-scope-sandbox-program (or program gptel-scope-sandbox-program))
+        (gptel-scope-sandbox--warned t)
+        with without)
     (let ((gptel-scope-sandbox 'auto)) (gptel-scope-bench--spawn-tool command))
     (dotimes (_ gptel-scope-bench-spawns)
       (let ((gptel-scope-sandbox nil))
@@ -440,6 +443,43 @@ With the sandbox (its default) interleaved with the same call without."
       (let ((gptel-scope-sandbox 'auto))
         (push (car (gptel-scope-bench--spawn-tool command)) with)))
     (list (gptel-scope-bench--median with) (gptel-scope-bench--median without))))
+
+(defun gptel-scope-bench--apparmor-bwrap ()
+  "Return a program that fails as bubblewrap does under Ubuntu's AppArmor rule."
+  (let ((f (expand-file-name "bwrap-apparmor/bwrap" default-directory)))
+    (make-directory (file-name-directory f) t)
+    (with-temp-file f
+      (insert "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"))
+    (set-file-modes f #o755)
+    f))
+
+(defun gptel-scope-bench--walls ()
+  "Measure each wall's cost per command, and the supervisor's.
+The supervisor: `bash -c true' under `gptel-scope-run' against the same
+started alone, both by `make-process', interleaved.  Landlock: where
+bubblewrap fails (a stand-in failing as AppArmor makes it fail),
+run_bash_command on `true' under Landlock against the same without a
+wall."
+  (let ((argv '("bash" "--noprofile" "--norc" "-c" "true"))
+        alone supervised)
+    (dotimes (_ gptel-scope-bench-spawns)
+      (push (gptel-scope-bench--spawn-bare argv) alone)
+      (push (gptel-scope-bench--spawn-bare (append (list (gptel-scope-run-program) "{}" "--") argv)) supervised))
+    (let ((a (gptel-scope-bench--median alone)) (s (gptel-scope-bench--median supervised)))
+      (gptel-scope-bench--row "Emacs: the supervisor's cost per command (bash -c true)"
+                              (format "%.2f ms" (* 1e3 (- s a)))
+                              (format "%.2f ms under it, %.2f ms alone" (* 1e3 s) (* 1e3 a))
+                              (/ s a) "(info)" 'info)))
+  (let ((gptel-scope-sandbox-program (gptel-scope-bench--apparmor-bwrap))
+        (gptel-scope-sandbox--works nil))
+    (if (not (> (gptel-scope-sandbox-landlock-abi) 0))
+        (gptel-scope-bench--row "Emacs: Landlock's cost per command" "no Landlock" "-" nil "(info)" 'info)
+      (pcase-let ((`(,w ,wo) (gptel-scope-bench--sandbox-cost "true" gptel-scope-sandbox-program)))
+        (let ((cost (* 1e3 (- w wo))))
+          (gptel-scope-bench--row "Emacs: Landlock's cost per command (run_bash_command true)"
+                                  (format "%.2f ms" cost)
+                                  (format "%.2f ms with, %.2f ms without" (* 1e3 w) (* 1e3 wo))
+                                  (/ cost 10.0) "<= 10 ms" (<= cost 10.0)))))))
 
 (defun gptel-scope-bench--sandbox ()
   "Measure the sandbox's cost per command: run_bash_command on `true'.
@@ -867,6 +907,7 @@ meets them at the model's first request."
             (gptel-scope-bench--truncate)
             (gptel-scope-bench--run-bash spawn)
             (gptel-scope-bench--sandbox)
+            (gptel-scope-bench--walls)
             (gptel-scope-bench--redaction dir)
             (gptel-scope-bench--big-output)
             (gptel-scope-bench--argv-output dir)

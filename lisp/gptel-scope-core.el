@@ -175,7 +175,7 @@ the elisp in lisp/)."
   (list "build" "--release" "--lib" "--bin" "gptel-scope-run"))
 
 (defun gptel-scope-run-program ()
-  "Return the file name of the supervisor every command runs under.
+  "Return the file name of the supervisor of every command.
 It is `gptel-scope-run', built with the module and installed next to
 it (src/wall/: the call's limits, nothing outliving the call, Landlock)."
   (expand-file-name "gptel-scope-run" gptel-scope--directory))

@@ -174,8 +174,8 @@ shared between calls while BASE does not change: do not modify it."
 
 (defun gptel-scope-exec--supervised (argv spec)
   "Return the argv running ARGV under the supervisor with SPEC.
-The program of ARGV is found on `exec-path' as `make-process' finds
-it; signal `file-missing' when it is not there, and
+The program of ARGV is found on the variable `exec-path', as
+`make-process' finds it; signal `file-missing' when it is not there, and
 `gptel-scope-module-error' when the supervisor is missing."
   (let ((program (gptel-scope-exec--program argv))
         (run (gptel-scope-run-program)))
@@ -187,7 +187,7 @@ it; signal `file-missing' when it is not there, and
     (append (list run (json-serialize (or spec '(:wall "none"))) "--" program) (cdr argv))))
 
 (defun gptel-scope-exec-wrap (argv directory)
-  "Return (RUN . WALL): how ARGV runs in DIRECTORY.
+  "Return (RUN . WALL): the argv to run ARGV in DIRECTORY, and its wall.
 RUN is the argv under the supervisor `gptel-scope-run', which applies
 the call's limits and kills every process the command started when it
 ends, whatever the wall; WALL is the wall around it (`bwrap',
@@ -400,8 +400,9 @@ by `gptel-scope-exec--spawn'."
   "Run ARGV in DIRECTORY and call CALLBACK once with a result plist.
 TIMEOUT is in seconds; MAX-CHARS bounds the output returned.  The
 plist has :success, :exit-code (nil when killed by a signal), :signal,
-:output, :truncated, :timed-out, :sandboxed (the wall it ran behind,
-`bwrap' or `landlock', or nil: `gptel-scope-exec-wrap'), :duration-ms, :total-bytes (all the
+:output, :truncated, :timed-out, :sandboxed (the wall it ran
+behind, `bwrap' or `landlock', or nil: `gptel-scope-exec-wrap'),
+:duration-ms, :total-bytes (all the
 output), :kept-bytes (the part kept in memory, its first and last
 bytes) and :lines (the lines of all the output); when the result
 itself could not be made, :error says why.  CALLBACK is called once

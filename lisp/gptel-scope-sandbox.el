@@ -394,7 +394,7 @@ reading a tree that holds one is refused, as without a wall)."
         :limits (gptel-scope-sandbox--limits mounts)))
 
 (defun gptel-scope-sandbox-wrap (argv directory)
-  "Return how ARGV runs in DIRECTORY as `gptel-scope-sandbox' asks.
+  "Return the way to run ARGV in DIRECTORY as `gptel-scope-sandbox' asks.
 A plist (:argv ARGV :wall WALL :spec SPEC) for `gptel-scope-exec-wrap'.
 Called in the buffer whose scope applies.  Signal
 `gptel-scope-sandbox-error' when the wall the setting requires cannot

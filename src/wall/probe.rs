@@ -374,7 +374,7 @@ pub fn diagnose_bwrap(
         let why = if apparmor {
             "AppArmor restricts unprivileged user namespaces here (kernel.apparmor_restrict_unprivileged_userns=1, the default since Ubuntu 24.04)"
         } else {
-            "the sysctls cannot be read here, and bubblewrap's failure is the one of Ubuntu 24.04's AppArmor restriction of unprivileged user namespaces"
+            "the sysctls cannot be read here, and bubblewrap fails the way Ubuntu 24.04's AppArmor restriction of unprivileged user namespaces makes it fail"
         };
         let mut fix = apparmor_fix(found);
         fix.push_str(&also(clone_off, none_allowed));
@@ -403,7 +403,7 @@ pub fn diagnose_bwrap(
             BwrapCause::UsernsDisabled,
             format!("the kernel refused bubblewrap a user namespace and the sysctls cannot be read here, so most likely unprivileged user namespaces are switched off{said}"),
             format!(
-                "where kernel.unprivileged_userns_clone exists (Debian's kernels), {}; inside a container, {CONTAINER_FIX}",
+                "where kernel.unprivileged_userns_clone exists (Debian's kernels), {}; inside a container, {CONTAINER_REMEDY}; {LANDLOCK_MEANWHILE}",
                 clone_fix()
             ),
         );
@@ -419,13 +419,13 @@ pub fn diagnose_bwrap(
         return failed(
             BwrapCause::Other,
             format!("the kernel refused bubblewrap a user namespace although no sysctl here forbids one, which is what a container's seccomp filter or a security module does{said}"),
-            CONTAINER_FIX.to_owned(),
+            container_fix(),
         );
     }
     failed(
         BwrapCause::Other,
         format!("bubblewrap cannot set up its sandbox here, and no sysctl explains why{said}"),
-        CONTAINER_FIX.to_owned(),
+        container_fix(),
     )
 }
 
@@ -433,8 +433,13 @@ pub fn diagnose_bwrap(
 const LANDLOCK_MEANWHILE: &str =
     "meanwhile gptel-scope confines commands with Landlock when the kernel has it (Linux 5.13 and later)";
 
+/// How to let a container create namespaces, or do without it.
+const CONTAINER_REMEDY: &str = "run Emacs outside the container, or start the container with --privileged (or --cap-add SYS_ADMIN), or with a seccomp profile that allows clone and unshare (docker run --security-opt seccomp=PROFILE.json, and --security-opt apparmor=unconfined where Docker's AppArmor profile forbids the mounts)";
+
 /// The fix when a container (or something unknown) is the likely reason.
-const CONTAINER_FIX: &str = "containers often forbid namespaces: run Emacs outside the container, or start the container with --privileged (or --cap-add SYS_ADMIN), or with a seccomp profile that allows clone and unshare (docker run --security-opt seccomp=PROFILE.json); meanwhile gptel-scope confines commands with Landlock when the kernel has it (Linux 5.13 and later)";
+fn container_fix() -> String {
+    format!("containers often forbid namespaces: {CONTAINER_REMEDY}; {LANDLOCK_MEANWHILE}")
+}
 
 /// A diagnosis of failure.
 fn failed(cause: BwrapCause, reason: String, fix: String) -> BwrapDiagnosis {
@@ -1066,6 +1071,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_sysctl_is_read_bounded_and_trimmed() {
         let release = read_sysctl("kernel/osrelease").expect("every Linux has kernel/osrelease");
         assert!(
