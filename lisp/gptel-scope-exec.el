@@ -184,7 +184,10 @@ The program of ARGV is found on the variable `exec-path', as
     (unless (file-executable-p run)
       (signal 'gptel-scope-module-error
               (list (format "The supervisor %s is missing: run M-x gptel-scope-build-module" run))))
-    (append (list run (json-serialize (or spec '(:wall "none"))) "--" program) (cdr argv))))
+    (append (list run (json-serialize (append (or spec '(:wall "none"))
+                                              (list :grace (float gptel-scope-kill-grace))))
+                  "--" program)
+            (cdr argv))))
 
 (defun gptel-scope-exec-wrap (argv directory)
   "Return (RUN . WALL): the argv to run ARGV in DIRECTORY, and its wall.
@@ -251,7 +254,8 @@ processes are this machine's, asked with a local `default-directory'
 
 (defun gptel-scope-exec-kill (proc &optional immediately group-only)
   "Kill PROC, its process group and its descendants.
-SIGTERM first and SIGKILL `gptel-scope-kill-grace' seconds later, or
+SIGTERM first (the supervisor gives it `gptel-scope-kill-grace' seconds,
+then kills the tree), SIGKILL 2 seconds after that as a backstop, or
 SIGKILL at once when IMMEDIATELY is non-nil.  With GROUP-ONLY, only
 signal the process group (after PROC ended its children belong to
 init, and the group holds those that did not leave it)."
@@ -261,7 +265,9 @@ init, and the group holds those that did not leave it)."
         (if immediately
             (gptel-scope-exec--signal pid pids 'SIGKILL)
           (gptel-scope-exec--signal pid pids 'SIGTERM)
-          (run-at-time gptel-scope-kill-grace nil
+          ;; The supervisor kills what is left after the grace itself; this is the
+          ;; backstop for a supervisor that cannot.
+          (run-at-time (+ gptel-scope-kill-grace 2) nil
                        #'gptel-scope-exec--signal pid pids 'SIGKILL))))))
 
 (defun gptel-scope-exec--kill-group (proc)

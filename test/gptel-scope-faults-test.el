@@ -231,6 +231,7 @@ waits on it fails this test after 10 s instead of blocking it."
   "The loaded module keeps working when its file goes away."
   (gptel-scope-test-with-package-copy dir nil
     (copy-file (gptel-scope--module-file) dir)
+    (copy-file (gptel-scope-run-program) dir)
     (gptel-scope-test-with-project project gptel-scope-test--faults-scope
       (pcase-let ((`(,code ,out ,_)
                    (gptel-scope-test--emacs

@@ -52,7 +52,9 @@
               "echo \"fake cargo $@ in $PWD\"\n"
               "mkdir -p \"$CARGO_TARGET_DIR/release\"\n"
               (format "cp %s \"$CARGO_TARGET_DIR/release/libgptel_scope.so\"\n"
-                      (shell-quote-argument (gptel-scope--module-file)))))
+                      (shell-quote-argument (gptel-scope--module-file)))
+              (format "cp %s \"$CARGO_TARGET_DIR/release/gptel-scope-run\"\n"
+                      (shell-quote-argument (gptel-scope-run-program)))))
     (set-file-modes cargo #o755)
     cargo))
 

@@ -3,5 +3,7 @@
 //! `gptel_scope::wall`; this is its entry.
 
 fn main() {
-    std::process::exit(gptel_scope::wall::run::main(std::env::args_os().skip(1).collect()));
+    std::process::exit(gptel_scope::wall::run::main(
+        std::env::args_os().skip(1).collect(),
+    ));
 }

@@ -21,15 +21,27 @@
 
 use std::path::{Path, PathBuf};
 
-use landlock::{Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI};
+use landlock::{
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+};
 
 use super::WallError;
 
 /// The system directories every command may read and run from.
-pub const SYSTEM: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc"];
+pub const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc",
+];
 
 /// The devices every command may read and write.
-pub const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
 
 /// The newest ABI this wall asks for; older kernels give what they have.
 const TARGET: ABI = ABI::V9;
@@ -54,7 +66,10 @@ fn path_fd(path: &Path) -> Result<Option<PathFd>, WallError> {
             if missing {
                 Ok(None)
             } else {
-                Err(WallError::Landlock(format!("cannot open {} for a rule: {e}", path.display())))
+                Err(WallError::Landlock(format!(
+                    "cannot open {} for a rule: {e}",
+                    path.display()
+                )))
             }
         }
     }
@@ -70,17 +85,26 @@ pub fn prepare(rules: &Rules) -> Result<RulesetCreated, WallError> {
     let all = AccessFs::from_all(TARGET);
     let read = AccessFs::from_read(TARGET);
     let file = AccessFs::from_file(TARGET);
-    let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort).handle_access(all).map_err(landlock_error)?;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all)
+        .map_err(landlock_error)?;
     if !rules.network {
-        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET)).map_err(landlock_error)?;
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(TARGET))
+            .map_err(landlock_error)?;
     }
-    ruleset = ruleset.scope(Scope::from_all(TARGET)).map_err(landlock_error)?;
+    ruleset = ruleset
+        .scope(Scope::from_all(TARGET))
+        .map_err(landlock_error)?;
     let mut created = ruleset.create().map_err(landlock_error)?;
     let mut add = |path: &Path, access| -> Result<(), WallError> {
         if let Some(fd) = path_fd(path)? {
             let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
             let access = if is_dir { access } else { access & file };
-            (&mut created).add_rule(PathBeneath::new(fd, access)).map_err(landlock_error)?;
+            (&mut created)
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(landlock_error)?;
         }
         Ok(())
     };
@@ -116,7 +140,11 @@ mod tests {
     #[test]
     fn rules_are_made_for_existing_paths_and_missing_ones_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let rules = Rules { read: vec![dir.path().join("missing")], write: vec![dir.path().to_path_buf()], network: false };
+        let rules = Rules {
+            read: vec![dir.path().join("missing")],
+            write: vec![dir.path().to_path_buf()],
+            network: false,
+        };
         // Made, not enforced: the test process keeps its rights.
         assert!(prepare(&rules).is_ok());
     }

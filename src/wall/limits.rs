@@ -58,7 +58,9 @@ impl Limits {
     /// default is half of it, at least 1 GiB.
     pub fn resolve(settings: &LimitSettings, physical: u64) -> Limits {
         Limits {
-            memory: settings.memory.unwrap_or((physical / 2).max(MIN_DEFAULT_MEMORY)),
+            memory: settings
+                .memory
+                .unwrap_or((physical / 2).max(MIN_DEFAULT_MEMORY)),
             processes: settings.processes.unwrap_or(DEFAULT_PROCESSES),
             cpu: settings.cpu.unwrap_or(DEFAULT_CPU_SECONDS),
             file_size: settings.file_size.unwrap_or(DEFAULT_FILE_SIZE),
@@ -70,7 +72,12 @@ impl Limits {
 /// The machine's memory in bytes, from `sysconf`; 0 when unknown.
 pub fn physical_memory() -> u64 {
     // SAFETY: sysconf takes a constant and returns a number.
-    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
     if pages <= 0 || size <= 0 {
         return 0;
     }
@@ -83,7 +90,10 @@ pub fn physical_memory() -> u64 {
 /// Only system calls: safe between `fork` and `exec`.
 pub fn apply(limits: &Limits) -> std::io::Result<()> {
     let set = |resource, soft: u64, hard: u64| -> std::io::Result<()> {
-        let r = libc::rlimit { rlim_cur: soft as libc::rlim_t, rlim_max: hard as libc::rlim_t };
+        let r = libc::rlimit {
+            rlim_cur: soft as libc::rlim_t,
+            rlim_max: hard as libc::rlim_t,
+        };
         // SAFETY: setrlimit with a valid pointer to an initialised struct.
         if unsafe { libc::setrlimit(resource, &r) } == 0 {
             Ok(())
@@ -93,10 +103,17 @@ pub fn apply(limits: &Limits) -> std::io::Result<()> {
     };
     // A limit is only lowered: a hard limit already below ours stays.
     let lowered = |resource, want: u64| -> (u64, u64) {
-        let mut cur = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut cur = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
         // SAFETY: getrlimit into a valid struct.
         let ok = unsafe { libc::getrlimit(resource, &mut cur) } == 0;
-        let hard = if ok && cur.rlim_max != libc::RLIM_INFINITY { (cur.rlim_max as u64).min(want) } else { want };
+        let hard = if ok && cur.rlim_max != libc::RLIM_INFINITY {
+            cur.rlim_max.min(want)
+        } else {
+            want
+        };
         (want.min(hard), hard)
     };
     let (soft, hard) = lowered(libc::RLIMIT_CPU, limits.cpu.saturating_add(1));
@@ -115,9 +132,15 @@ pub fn apply(limits: &Limits) -> std::io::Result<()> {
 /// The processes of the user `uid` on this machine now: the entries of `/proc` it owns.
 pub fn processes_of(uid: u32) -> u64 {
     use std::os::unix::fs::MetadataExt;
-    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     dir.flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
         .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
         .count() as u64
 }
@@ -129,7 +152,11 @@ pub fn processes_of(uid: u32) -> u64 {
 pub fn user_process_limit(processes: u64) -> Option<u64> {
     // SAFETY: getuid takes nothing and cannot fail.
     let uid = unsafe { libc::getuid() };
-    (uid != 0).then(|| processes_of(uid).saturating_add(processes).saturating_add(16))
+    (uid != 0).then(|| {
+        processes_of(uid)
+            .saturating_add(processes)
+            .saturating_add(16)
+    })
 }
 
 /// Which limit stopped a command, with what was seen.
@@ -150,12 +177,21 @@ pub enum Stopped {
 
 /// `n` bytes as a person reads them: `512 MiB`, `16 GiB`, `900 bytes`.
 pub fn human(n: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
     for (unit, size) in UNITS {
         if n >= size {
             let whole = n / size;
             let tenth = (n % size) * 10 / size;
-            return if tenth == 0 { format!("{whole} {unit}") } else { format!("{whole}.{tenth} {unit}") };
+            return if tenth == 0 {
+                format!("{whole} {unit}")
+            } else {
+                format!("{whole}.{tenth} {unit}")
+            };
         }
     }
     format!("{n} bytes")
@@ -185,10 +221,18 @@ impl Stopped {
             Stopped::MemoryNear { limit, peak } => {
                 format!("its memory limit most likely stopped it: a process of it reached {} and an allocation past the limit of {} fails", human(peak), human(limit))
             }
-            Stopped::Cpu { limit } => format!("its CPU limit stopped it: a process used its {limit} CPU seconds"),
-            Stopped::FileSize { limit } => format!("its file size limit stopped it: a process wrote past {} in one file", human(limit)),
+            Stopped::Cpu { limit } => {
+                format!("its CPU limit stopped it: a process used its {limit} CPU seconds")
+            }
+            Stopped::FileSize { limit } => format!(
+                "its file size limit stopped it: a process wrote past {} in one file",
+                human(limit)
+            ),
         };
-        format!("[gptel-scope: {what}. If the task needs more, ask the user to raise {} in the scope.]", self.key())
+        format!(
+            "[gptel-scope: {what}. If the task needs more, ask the user to raise {} in the scope.]",
+            self.key()
+        )
     }
 }
 
@@ -231,7 +275,9 @@ fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
         Some(SizeValue::Number(n)) => positive(n, "a size"),
         Some(SizeValue::Text(t)) => match parse_size(&t) {
             Some(n) => positive(n, "a size"),
-            None => Err(serde::de::Error::custom(format!("`{t}` is not a size: write bytes, or a number with K, M, G or T (512M, 8G)"))),
+            None => Err(serde::de::Error::custom(format!(
+                "`{t}` is not a size: write bytes, or a number with K, M, G or T (512M, 8G)"
+            ))),
         },
     }
 }
@@ -271,19 +317,41 @@ mod tests {
     #[test]
     fn settings_read_from_yaml_and_defaults_filled() {
         let s: LimitSettings = serde_yaml::from_str("{memory: 2G, processes: 64}").unwrap();
-        assert_eq!(s, LimitSettings { memory: Some(2 << 30), processes: Some(64), cpu: None, file_size: None });
+        assert_eq!(
+            s,
+            LimitSettings {
+                memory: Some(2 << 30),
+                processes: Some(64),
+                cpu: None,
+                file_size: None
+            }
+        );
         let l = Limits::resolve(&s, 24 << 30);
-        assert_eq!(l, Limits { memory: 2 << 30, processes: 64, cpu: DEFAULT_CPU_SECONDS, file_size: DEFAULT_FILE_SIZE, user_processes: None });
+        assert_eq!(
+            l,
+            Limits {
+                memory: 2 << 30,
+                processes: 64,
+                cpu: DEFAULT_CPU_SECONDS,
+                file_size: DEFAULT_FILE_SIZE,
+                user_processes: None
+            }
+        );
         let d = Limits::resolve(&LimitSettings::default(), 24 << 30);
         assert_eq!(d.memory, 12 << 30);
-        assert_eq!(Limits::resolve(&LimitSettings::default(), 1 << 30).memory, 1 << 30);
+        assert_eq!(
+            Limits::resolve(&LimitSettings::default(), 1 << 30).memory,
+            1 << 30
+        );
         for (yaml, error) in [
             ("{memory: 0}", "a size must be at least 1"),
             ("{memory: lots}", "`lots` is not a size"),
             ("{processes: 0}", "a count must be at least 1"),
             ("{threads: 3}", "unknown field `threads`"),
         ] {
-            let e = serde_yaml::from_str::<LimitSettings>(yaml).unwrap_err().to_string();
+            let e = serde_yaml::from_str::<LimitSettings>(yaml)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(error), "{yaml}: {e}");
         }
     }
@@ -291,15 +359,49 @@ mod tests {
     #[test]
     fn messages_name_the_limit_and_its_key() {
         let cases = [
-            (Stopped::Processes { limit: 64, seen: 70 }, "its process limit stopped it: 70 processes at once, over the limit of 64", "sandbox.limits.processes"),
-            (Stopped::Memory { limit: 1 << 30, used: 1288490189 }, "its processes held 1.2 GiB together, over the limit of 1 GiB", "sandbox.limits.memory"),
-            (Stopped::MemoryNear { limit: 1 << 30, peak: 600 << 20 }, "a process of it reached 600 MiB", "sandbox.limits.memory"),
-            (Stopped::Cpu { limit: 5 }, "a process used its 5 CPU seconds", "sandbox.limits.cpu"),
-            (Stopped::FileSize { limit: 1 << 20 }, "wrote past 1 MiB in one file", "sandbox.limits.file_size"),
+            (
+                Stopped::Processes {
+                    limit: 64,
+                    seen: 70,
+                },
+                "its process limit stopped it: 70 processes at once, over the limit of 64",
+                "sandbox.limits.processes",
+            ),
+            (
+                Stopped::Memory {
+                    limit: 1 << 30,
+                    used: 1288490189,
+                },
+                "its processes held 1.2 GiB together, over the limit of 1 GiB",
+                "sandbox.limits.memory",
+            ),
+            (
+                Stopped::MemoryNear {
+                    limit: 1 << 30,
+                    peak: 600 << 20,
+                },
+                "a process of it reached 600 MiB",
+                "sandbox.limits.memory",
+            ),
+            (
+                Stopped::Cpu { limit: 5 },
+                "a process used its 5 CPU seconds",
+                "sandbox.limits.cpu",
+            ),
+            (
+                Stopped::FileSize { limit: 1 << 20 },
+                "wrote past 1 MiB in one file",
+                "sandbox.limits.file_size",
+            ),
         ];
         for (s, text, key) in cases {
             let m = s.message();
-            assert!(m.starts_with("[gptel-scope: ") && m.contains(text) && m.ends_with(&format!("raise {key} in the scope.]")), "{m}");
+            assert!(
+                m.starts_with("[gptel-scope: ")
+                    && m.contains(text)
+                    && m.ends_with(&format!("raise {key} in the scope.]")),
+                "{m}"
+            );
         }
     }
 }

@@ -53,11 +53,18 @@ fn read_small(path: &str) -> Option<String> {
 
 /// The children of every thread of `pid`.
 fn children(pid: i32, out: &mut Vec<i32>) {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return };
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return;
+    };
     for t in tasks.flatten() {
-        let Some(tid) = t.file_name().to_str().map(str::to_owned) else { continue };
+        let Some(tid) = t.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
         if let Some(text) = read_small(&format!("/proc/{pid}/task/{tid}/children")) {
-            out.extend(text.split_whitespace().filter_map(|w| w.parse::<i32>().ok()));
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|w| w.parse::<i32>().ok()),
+            );
         }
     }
 }
@@ -84,7 +91,11 @@ pub fn descendants(root: i32) -> Vec<i32> {
 /// The resident memory of `pid` in bytes (0 when it is gone).
 fn resident(pid: i32, page: u64) -> u64 {
     read_small(&format!("/proc/{pid}/statm"))
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|w| w.parse::<u64>().ok())
+        })
         .map_or(0, |pages| pages.saturating_mul(page))
 }
 
@@ -109,7 +120,11 @@ fn reap(main: i32) -> Option<Status> {
             return found;
         }
         if r == main {
-            found = Some(if libc::WIFSIGNALED(status) { Status::Signal(libc::WTERMSIG(status)) } else { Status::Code(libc::WEXITSTATUS(status)) });
+            found = Some(if libc::WIFSIGNALED(status) {
+                Status::Signal(libc::WTERMSIG(status))
+            } else {
+                Status::Code(libc::WEXITSTATUS(status))
+            });
         }
     }
 }
@@ -130,7 +145,11 @@ pub fn kill_all(main: i32) -> Option<Status> {
         let mut stopped: BTreeSet<i32> = BTreeSet::new();
         loop {
             let now = descendants(me);
-            let new: Vec<i32> = now.iter().copied().filter(|p| !stopped.contains(p)).collect();
+            let new: Vec<i32> = now
+                .iter()
+                .copied()
+                .filter(|p| !stopped.contains(p))
+                .collect();
             if new.is_empty() {
                 break;
             }
@@ -152,7 +171,11 @@ pub fn kill_all(main: i32) -> Option<Status> {
                 return status;
             }
             if r == main {
-                status = Some(if libc::WIFSIGNALED(st) { Status::Signal(libc::WTERMSIG(st)) } else { Status::Code(libc::WEXITSTATUS(st)) });
+                status = Some(if libc::WIFSIGNALED(st) {
+                    Status::Signal(libc::WTERMSIG(st))
+                } else {
+                    Status::Code(libc::WEXITSTATUS(st))
+                });
             }
             if r == 0 {
                 // A child that is neither gone nor listed (it is exiting): let it finish.
@@ -197,7 +220,16 @@ fn waited_signals() -> libc::sigset_t {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for s in [libc::SIGCHLD, libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU] {
+        for s in [
+            libc::SIGCHLD,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTSTP,
+            libc::SIGTTIN,
+            libc::SIGTTOU,
+        ] {
             libc::sigaddset(&mut set, s);
         }
         set
@@ -206,7 +238,8 @@ fn waited_signals() -> libc::sigset_t {
 
 /// Waits for the command `main` (a child of the calling process, which called
 /// [`become_supervisor`]) while keeping it within `limits`; then kills whatever it left.
-pub fn supervise(main: i32, limits: &Limits) -> Outcome {
+/// Asked to stop (SIGTERM, SIGHUP), it gives the command SIGTERM and `grace` to end.
+pub fn supervise(main: i32, limits: &Limits, grace: Duration) -> Outcome {
     let me = std::process::id() as i32;
     let page = page_size();
     let set = waited_signals();
@@ -215,12 +248,30 @@ pub fn supervise(main: i32, limits: &Limits) -> Outcome {
     let mut interrupted = None;
     let mut most = 0u64;
     let mut last_poll = Instant::now();
+    let mut deadline: Option<Instant> = None;
     while status.is_none() {
-        let ts = libc::timespec { tv_sec: 0, tv_nsec: POLL.as_nanos() as libc::c_long };
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: POLL.as_nanos() as libc::c_long,
+        };
         // SAFETY: sigtimedwait with an initialised set and a valid timeout; no siginfo wanted.
         let sig = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
         if sig == libc::SIGTERM || sig == libc::SIGHUP {
+            if interrupted.is_some() {
+                break;
+            }
+            // Asked to stop: the command and all it started get SIGTERM and `grace` to
+            // end; then the whole tree is killed.
             interrupted = Some(sig);
+            deadline = Some(Instant::now() + grace);
+            // SAFETY: signals to the command's group and to each process below.
+            unsafe { libc::kill(-main, libc::SIGTERM) };
+            for p in descendants(me) {
+                // SAFETY: as above.
+                unsafe { libc::kill(p, libc::SIGTERM) };
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         if let Some(s) = reap(main) {
@@ -233,12 +284,18 @@ pub fn supervise(main: i32, limits: &Limits) -> Outcome {
             let n = tree.len() as u64;
             most = most.max(n);
             if n >= limits.processes {
-                stopped = Some(Stopped::Processes { limit: limits.processes, seen: n });
+                stopped = Some(Stopped::Processes {
+                    limit: limits.processes,
+                    seen: n,
+                });
                 break;
             }
             let used: u64 = tree.iter().map(|&p| resident(p, page)).sum();
             if used > limits.memory {
-                stopped = Some(Stopped::Memory { limit: limits.memory, used });
+                stopped = Some(Stopped::Memory {
+                    limit: limits.memory,
+                    used,
+                });
                 break;
             }
         }
@@ -252,17 +309,29 @@ pub fn supervise(main: i32, limits: &Limits) -> Outcome {
             // The signal, or a shell's exit status for a command it killed (128 + N).
             Status::Signal(libc::SIGXCPU) => Some(Stopped::Cpu { limit: limits.cpu }),
             Status::Code(c) if c == 128 + libc::SIGXCPU => Some(Stopped::Cpu { limit: limits.cpu }),
-            Status::Signal(libc::SIGXFSZ) => Some(Stopped::FileSize { limit: limits.file_size }),
-            Status::Code(c) if c == 128 + libc::SIGXFSZ => Some(Stopped::FileSize { limit: limits.file_size }),
+            Status::Signal(libc::SIGXFSZ) => Some(Stopped::FileSize {
+                limit: limits.file_size,
+            }),
+            Status::Code(c) if c == 128 + libc::SIGXFSZ => Some(Stopped::FileSize {
+                limit: limits.file_size,
+            }),
             Status::Code(0) => None,
             _ if interrupted.is_none() => {
                 let peak = peak_resident();
-                (peak >= limits.memory / 2).then_some(Stopped::MemoryNear { limit: limits.memory, peak })
+                (peak >= limits.memory / 2).then_some(Stopped::MemoryNear {
+                    limit: limits.memory,
+                    peak,
+                })
             }
             _ => None,
         };
     }
-    Outcome { status, stopped, interrupted, most_processes: most }
+    Outcome {
+        status,
+        stopped,
+        interrupted,
+        most_processes: most,
+    }
 }
 
 /// The largest resident memory of any process reaped so far, in bytes.

@@ -34,7 +34,7 @@ pub enum Wall {
 }
 
 /// What the supervisor is asked to do.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Spec {
     /// The wall it puts up.
@@ -47,6 +47,9 @@ pub struct Spec {
     pub network: bool,
     /// The scope's `sandbox.limits`.
     pub limits: LimitSettings,
+    /// Seconds the command has to end after SIGTERM before it is killed (Emacs's
+    /// `gptel-scope-kill-grace`).
+    pub grace: Option<f64>,
 }
 
 /// The supervisor's command line, read.
@@ -57,16 +60,28 @@ enum Invocation {
 }
 
 fn parse(args: &[OsString]) -> Result<Invocation, WallError> {
-    let usage = || WallError::Usage("usage: gptel-scope-run SPEC -- PROGRAM ARG... | --probe BWRAP | --version".into());
+    let usage = || {
+        WallError::Usage(
+            "usage: gptel-scope-run SPEC -- PROGRAM ARG... | --probe BWRAP | --version".into(),
+        )
+    };
     match args.first().map(|a| a.as_bytes()) {
         Some(b"--version") => Ok(Invocation::Version),
-        Some(b"--probe") => Ok(Invocation::Probe { bwrap: args.get(1).map_or_else(|| "bwrap".to_owned(), |a| a.to_string_lossy().into_owned()) }),
+        Some(b"--probe") => Ok(Invocation::Probe {
+            bwrap: args
+                .get(1)
+                .map_or_else(|| "bwrap".to_owned(), |a| a.to_string_lossy().into_owned()),
+        }),
         Some(spec) => {
             if args.get(1).map(|a| a.as_bytes()) != Some(b"--") || args.len() < 3 {
                 return Err(usage());
             }
-            let spec: Spec = serde_json::from_slice(spec).map_err(|e| WallError::Usage(format!("the spec is not valid: {e}")))?;
-            Ok(Invocation::Run { spec, argv: args[2..].to_vec() })
+            let spec: Spec = serde_json::from_slice(spec)
+                .map_err(|e| WallError::Usage(format!("the spec is not valid: {e}")))?;
+            Ok(Invocation::Run {
+                spec,
+                argv: args[2..].to_vec(),
+            })
         }
         None => Err(usage()),
     }
@@ -85,13 +100,23 @@ struct PrivateTmp(PathBuf);
 
 impl PrivateTmp {
     fn new() -> Result<PrivateTmp, WallError> {
-        let base = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| PathBuf::from("/tmp"));
-        let mut template = base.join(format!("gptel-scope-run-{}-XXXXXX", std::process::id())).into_os_string().into_vec();
+        let base = std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let mut template = base
+            .join(format!("gptel-scope-run-{}-XXXXXX", std::process::id()))
+            .into_os_string()
+            .into_vec();
         template.push(0);
         // SAFETY: mkdtemp rewrites the X's of a NUL-terminated template it owns for the call.
         let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
         if made.is_null() {
-            return Err(WallError::Supervise(format!("cannot make a private temporary directory in {}: {}", base.display(), std::io::Error::last_os_error())));
+            return Err(WallError::Supervise(format!(
+                "cannot make a private temporary directory in {}: {}",
+                base.display(),
+                std::io::Error::last_os_error()
+            )));
         }
         template.pop();
         Ok(PrivateTmp(PathBuf::from(OsString::from_vec(template))))
@@ -110,8 +135,11 @@ use std::os::unix::ffi::OsStringExt;
 fn run(spec: &Spec, argv: &[OsString]) -> Result<(reaper::Outcome, Limits), WallError> {
     let mut limits = Limits::resolve(&spec.limits, limits::physical_memory());
     limits.user_processes = limits::user_process_limit(limits.processes);
-    reaper::become_supervisor().map_err(|e| WallError::Supervise(format!("cannot become the command's subreaper: {e}")))?;
-    let program = argv.first().ok_or_else(|| WallError::Usage("no program".into()))?;
+    reaper::become_supervisor()
+        .map_err(|e| WallError::Supervise(format!("cannot become the command's subreaper: {e}")))?;
+    let program = argv
+        .first()
+        .ok_or_else(|| WallError::Usage("no program".into()))?;
     let mut cmd = std::process::Command::new(program);
     cmd.args(&argv[1..]);
     let mut tmp = None;
@@ -122,15 +150,28 @@ fn run(spec: &Spec, argv: &[OsString]) -> Result<(reaper::Outcome, Limits), Wall
         write.push(t.0.clone());
         cmd.env("TMPDIR", &t.0);
         tmp = Some(t);
-        ruleset = Some(landlock::prepare(&landlock::Rules { read: spec.read.clone(), write, network: spec.network })?);
+        ruleset = Some(landlock::prepare(&landlock::Rules {
+            read: spec.read.clone(),
+            write,
+            network: spec.network,
+        })?);
     }
     let child_limits = limits;
     // SAFETY: the closure runs in the forked child of this single-threaded program, before
     // exec: it sets resource limits and enforces the ruleset made above, with system calls.
     unsafe {
         cmd.pre_exec(move || {
-            // A process group of its own, which the supervisor kills in one signal.
-            if libc::setpgid(0, 0) != 0 {
+            // A process group of its own, which the supervisor kills in one signal; but
+            // not in a terminal session, where the command must stay in the terminal's
+            // foreground group to read it.
+            if libc::isatty(0) == 0 && libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Every signal unblocked: the supervisor blocks those it waits for, and a
+            // mask is inherited across exec.
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             limits::apply(&child_limits)?;
@@ -142,10 +183,17 @@ fn run(spec: &Spec, argv: &[OsString]) -> Result<(reaper::Outcome, Limits), Wall
     }
     let child = cmd.spawn().map_err(|e| {
         let message = e.to_string();
-        let message = message.rsplit_once(" (os error ").map_or(message.as_str(), |(words, _)| words).to_string();
-        WallError::Start { program: program.to_string_lossy().into_owned(), message }
+        let message = message
+            .rsplit_once(" (os error ")
+            .map_or(message.as_str(), |(words, _)| words)
+            .to_string();
+        WallError::Start {
+            program: program.to_string_lossy().into_owned(),
+            message,
+        }
     })?;
-    let outcome = reaper::supervise(child.id() as i32, &limits);
+    let grace = std::time::Duration::from_secs_f64(spec.grace.unwrap_or(1.0).clamp(0.0, 60.0));
+    let outcome = reaper::supervise(child.id() as i32, &limits, grace);
     drop(tmp);
     Ok((outcome, limits))
 }
@@ -216,9 +264,18 @@ mod tests {
 
     #[test]
     fn command_lines_read_or_refused() {
-        assert!(matches!(parse(&os(&["--version"])), Ok(Invocation::Version)));
-        assert!(matches!(parse(&os(&["--probe"])), Ok(Invocation::Probe { bwrap }) if bwrap == "bwrap"));
-        match parse(&os(&[r#"{"wall":"landlock","read":["/p"],"limits":{"processes":8}}"#, "--", "true"])) {
+        assert!(matches!(
+            parse(&os(&["--version"])),
+            Ok(Invocation::Version)
+        ));
+        assert!(
+            matches!(parse(&os(&["--probe"])), Ok(Invocation::Probe { bwrap }) if bwrap == "bwrap")
+        );
+        match parse(&os(&[
+            r#"{"wall":"landlock","read":["/p"],"limits":{"processes":8}}"#,
+            "--",
+            "true",
+        ])) {
             Ok(Invocation::Run { spec, argv }) => {
                 assert_eq!(spec.wall, Wall::Landlock);
                 assert_eq!(spec.read, vec![PathBuf::from("/p")]);
@@ -227,8 +284,17 @@ mod tests {
             }
             _ => panic!("not read"),
         }
-        for bad in [&["{}"][..], &["{}", "true"], &["{}", "--"], &["{\"walls\":1}", "--", "true"], &[]] {
-            assert!(matches!(parse(&os(bad)), Err(WallError::Usage(_))), "{bad:?}");
+        for bad in [
+            &["{}"][..],
+            &["{}", "true"],
+            &["{}", "--"],
+            &["{\"walls\":1}", "--", "true"],
+            &[],
+        ] {
+            assert!(
+                matches!(parse(&os(bad)), Err(WallError::Usage(_))),
+                "{bad:?}"
+            );
         }
     }
 }
