@@ -342,7 +342,7 @@ repository it runs in are protected."
 (defun gptel-scope-sandbox--landlock-words ()
   "Say what the Landlock wall of this kernel stops."
   (let ((abi (gptel-scope-sandbox-landlock-abi)))
-    (format "Landlock (ABI %d): commands read only the system's and the scope's directories and write only the write directories and a private TMPDIR%s%s; a denied entry inside a directory they see is not hidden (Landlock cannot), so every command the module sees reading one, a whole tree holding one included, is refused"
+    (format "Landlock (ABI %d): commands read only the system's and the scope's directories and write only the write directories and a private TMPDIR%s%s; a denied entry inside a directory they see is not hidden (Landlock cannot), so every command the module sees reading one, a whole tree holding one included, is refused; file modes and times are not guarded"
             abi
             (if (>= abi 4) ", with no TCP unless the scope allows the network" ", with the network open (TCP rules need ABI 4, Linux 6.7)")
             (if (>= abi 6) ", no signal or abstract socket outside the sandbox" ""))))

@@ -52,8 +52,15 @@
 ;; two modes: they are skipped where bubblewrap does not work.  Two
 ;; more run in both modes wherever they are: `git commit' runs no hook
 ;; written into the repository, and a repository given with --git-dir
-;; whose config names core.fsmonitor runs nothing.  What every test
-;; printed is printed again, together, when Emacs exits.
+;; whose config names core.fsmonitor runs nothing.
+;;
+;; Each of these tests runs again under Landlock (the tests named
+;; `gptel-scope-test-everyday-landlock-...'): `auto' where bubblewrap
+;; fails as Ubuntu 24.04's AppArmor rule makes it fail
+;; (`gptel-scope-test-apparmor-bwrap'), so that the wall is Landlock;
+;; the same comparison with the reference run without a sandbox.  They
+;; are skipped where the kernel does not enforce Landlock.  What every
+;; test printed is printed again, together, when Emacs exits.
 ;;
 ;; The restricted profile's `approval_policy: always' is gptel's
 ;; confirmation before each call; these calls are made directly.
