@@ -109,22 +109,38 @@ fn page_size() -> u64 {
     }
 }
 
-/// Reaps every child that has ended; returns the status of `main` if it was among them.
-fn reap(main: i32) -> Option<Status> {
+/// How a child ended, from its `waitpid` status.
+fn status_of(raw: libc::c_int) -> Status {
+    if libc::WIFSIGNALED(raw) {
+        Status::Signal(libc::WTERMSIG(raw))
+    } else {
+        Status::Code(libc::WEXITSTATUS(raw))
+    }
+}
+
+/// What one round of reaping found: the status of the command if it was reaped, and
+/// whether any child is left to reap later.
+struct Reaped {
+    main: Option<Status>,
+    children_left: bool,
+}
+
+/// Reaps every child that has ended.
+fn reap(main: i32) -> Reaped {
     let mut found = None;
     loop {
-        let mut status: libc::c_int = 0;
+        let mut raw: libc::c_int = 0;
         // SAFETY: waitpid with a valid status pointer; WNOHANG never blocks.
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        let r = unsafe { libc::waitpid(-1, &mut raw, libc::WNOHANG) };
         if r <= 0 {
-            return found;
+            // 0: children left, none ended; -1: ECHILD, none left.
+            return Reaped {
+                main: found,
+                children_left: r == 0,
+            };
         }
         if r == main {
-            found = Some(if libc::WIFSIGNALED(status) {
-                Status::Signal(libc::WTERMSIG(status))
-            } else {
-                Status::Code(libc::WEXITSTATUS(status))
-            });
+            found = Some(status_of(raw));
         }
     }
 }
@@ -161,26 +177,13 @@ pub fn kill_all(main: i32) -> Option<Status> {
         }
         if stopped.is_empty() {
             // Nothing below but zombies reaped here: wait for those still to be reaped.
-            if let Some(s) = reap(main) {
-                status = Some(s);
-            }
-            let mut st: libc::c_int = 0;
-            // SAFETY: waitpid with a valid status pointer; ECHILD when no child is left.
-            let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
-            if r < 0 {
+            let r = reap(main);
+            status = r.main.or(status);
+            if !r.children_left {
                 return status;
             }
-            if r == main {
-                status = Some(if libc::WIFSIGNALED(st) {
-                    Status::Signal(libc::WTERMSIG(st))
-                } else {
-                    Status::Code(libc::WEXITSTATUS(st))
-                });
-            }
-            if r == 0 {
-                // A child that is neither gone nor listed (it is exiting): let it finish.
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            // A child that is neither gone nor listed (it is exiting): let it finish.
+            std::thread::sleep(Duration::from_millis(1));
             continue;
         }
         for &p in &stopped {
@@ -188,15 +191,14 @@ pub fn kill_all(main: i32) -> Option<Status> {
             unsafe { libc::kill(p, libc::SIGKILL) };
         }
         // Their children come to the supervisor as they die; the next round finds them.
-        if let Some(s) = reap(main) {
-            status = Some(s);
-        }
+        status = reap(main).main.or(status);
     }
 }
 
 /// Makes the calling process a child subreaper, blocks the signals the supervisor waits
 /// for, and arranges for SIGTERM when its parent (Emacs) dies. Call before starting the
-/// command; the command's process unblocks them (`std::process::Command` does).
+/// command; the command's process must unblock them before exec (`run.rs` does: a mask is
+/// inherited, and `std::process::Command` leaves it as it is).
 pub fn become_supervisor() -> std::io::Result<()> {
     // SAFETY: prctl with integer arguments; sigprocmask with an initialised set.
     unsafe {
@@ -274,7 +276,7 @@ pub fn supervise(main: i32, limits: &Limits, grace: Duration) -> Outcome {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        if let Some(s) = reap(main) {
+        if let Some(s) = reap(main).main {
             status = Some(s);
             break;
         }
