@@ -327,6 +327,7 @@ ARGS are the registered argument specs; VALUE is at POSITION.  A
     (let* ((r (gptel-scope-test-call #'gptel-scope-exec-command "cat" "." 0.0 100.0))
            (sid (plist-get r :session_id)))
       (should (integerp sid))
+      (gptel-scope-test-await-session sid)
       (let ((w (gptel-scope-test-call #'gptel-scope-write-stdin (float sid) "ok\n" 500.0 100.0)))
         (should (string-match-p "ok" (plist-get w :output))))
       (let ((w (gptel-scope-test-call #'gptel-scope-write-stdin (number-to-string sid) "" 0 nil t)))

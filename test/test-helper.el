@@ -179,6 +179,31 @@ directory has no scope.yml."
   "Call the async tool FN with ARGS; wait for its one result, parsed."
   (gptel-scope-test-parse (apply #'gptel-scope-test-call-raw fn args)))
 
+(defun gptel-scope-test--session-reading-p (pid)
+  "Return non-nil when the program below PID sleeps, as a program reading does.
+That is a process below the supervisor and the sandbox with no child
+of its own, in state S."
+  (let* ((below (gptel-scope-exec--descendants pid))
+         (attrs (mapcar (lambda (p) (cons p (process-attributes p))) below))
+         (parents (delq nil (mapcar (lambda (a) (alist-get 'ppid (cdr a))) attrs))))
+    (seq-some (lambda (a)
+                (and (not (memq (car a) parents))
+                     (not (member (alist-get 'comm (cdr a)) '("gptel-scope-run" "bwrap")))
+                     (equal (alist-get 'state (cdr a)) "S")))
+              attrs)))
+
+(defun gptel-scope-test-await-session (id)
+  "Wait, at most 30 s, until the program of terminal session ID waits.
+A session's first answer comes after a fixed time; on a loaded machine
+its program may not have started by then.  A test waits for it before
+it writes, so the answer to the write holds the program's reply."
+  (let* ((session (gethash id gptel-scope-pty--sessions))
+         (proc (and session (gptel-scope-pty--session-process session))))
+    (when (and proc (process-live-p proc))
+      (with-timeout (30 (error "Session %s: its program did not start in 30 s" id))
+        (while (not (gptel-scope-test--session-reading-p (process-id proc)))
+          (accept-process-output nil 0.05))))))
+
 (defun gptel-scope-test-press (keys &optional thunk)
   "Run THUNK as a command in the current buffer, then type KEYS into its menu."
   (gptel-scope-menu-press keys thunk)
