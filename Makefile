@@ -61,7 +61,7 @@ UNPACK        = if [ ! -x $(VENDOR)/unpack ]; then \
 # Shell: -L for each directory of GPTEL_SCOPE_DEPS.
 DEPS_L        = $$(echo "$$GPTEL_SCOPE_DEPS" | tr : '\n' | sed 's/^/-L /')
 
-.PHONY: test-elisp-gptel test-ert-runner test-elisp-all lint-elisp lint-package
+.PHONY: test-elisp-gptel test-ert-runner test-elisp-all lint-rust lint-elisp lint-package
 
 test-elisp: module
 	$(EMACS) -Q --batch $(ERT_BATCH)
@@ -111,11 +111,19 @@ test-executed-attacks: module
 # again with the pinned gptel and transient 0.13.7 on it, on EMACS and on EMACS30 when it is
 # there, and package-lint (Debian's elpa-package-lint) on each. Each runs to its end.
 lint: module
-	@status=0; \
+	@status=0; $(MAKE) --no-print-directory lint-rust || status=1; \
 	for emacs in $(EMACS) $(EMACS30); do \
 	  for deps in "" new; do $(MAKE) --no-print-directory lint-elisp EMACS="$$emacs" LINT_DEPS=$$deps || status=1; \
 	  done; $(MAKE) --no-print-directory lint-package EMACS="$$emacs" || status=1; \
 	done; exit $$status
+
+# Rust: formatted as rustfmt formats it, and clippy without one warning.
+lint-rust:
+	@if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then \
+	  why="rustfmt or clippy is not installed (rustup component add rustfmt clippy)"; $(SKIP); exit $$?; fi; \
+	cargo fmt --check >/dev/null || { cargo fmt --check | head -40; echo "rustfmt: run cargo fmt"; exit 1; }; \
+	echo "rustfmt: clean"; \
+	cargo clippy --quiet --release --all-targets -- -D warnings && echo "clippy: clean"
 
 LINT_DEPS ?=
 lint-elisp:

@@ -19,9 +19,9 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-use crate::error::ReadError;
 #[cfg(test)]
 use crate::error::size_text;
+use crate::error::ReadError;
 
 /// The largest scope document (a `scope.yml`, a `preset.md`, a profile) the engine reads:
 /// 1 MiB. The shipped profiles are under 1.2 KB and the built-in defaults, every key
@@ -36,17 +36,29 @@ pub const MAX_SCOPE_DOCUMENT: u64 = 1 << 20;
 /// device, a socket or a directory is [`ReadError::NotRegular`] and is never read; a larger
 /// file is [`ReadError::TooLarge`], of which at most `limit + 1` bytes were read.
 pub fn read(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), ReadError> {
-    let io = |e: std::io::Error| ReadError::Io { path: path.display().to_string(), message: e.to_string() };
+    let io = |e: std::io::Error| ReadError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
     // Seen before the open, so a device or FIFO is not opened at all.
     let (file, meta) = open(path)?;
     if meta.len() > limit {
-        return Err(ReadError::TooLarge { path: path.display().to_string(), limit });
+        return Err(ReadError::TooLarge {
+            path: path.display().to_string(),
+            limit,
+        });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    Read::by_ref(&mut &file).take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    Read::by_ref(&mut &file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
     if bytes.len() as u64 > limit {
         // Grown since the fstat.
-        return Err(ReadError::TooLarge { path: path.display().to_string(), limit });
+        return Err(ReadError::TooLarge {
+            path: path.display().to_string(),
+            limit,
+        });
     }
     Ok((bytes, meta))
 }
@@ -56,11 +68,20 @@ pub fn read(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), ReadError> {
 /// for a caller that reads it its own bounded way (line by line, a prefix).
 pub fn open(path: &Path) -> Result<(std::fs::File, Metadata), ReadError> {
     let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => ReadError::NotFound { path: path.display().to_string() },
-        _ => ReadError::Io { path: path.display().to_string(), message: e.to_string() },
+        std::io::ErrorKind::NotFound => ReadError::NotFound {
+            path: path.display().to_string(),
+        },
+        _ => ReadError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        },
     };
     regular(path, &std::fs::metadata(path).map_err(io)?)?;
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC).open(path).map_err(io)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     regular(path, &meta)?;
     Ok((file, meta))
@@ -84,7 +105,10 @@ fn regular(path: &Path, meta: &Metadata) -> Result<(), ReadError> {
     } else {
         "not a file"
     };
-    Err(ReadError::NotRegular { path: path.display().to_string(), kind })
+    Err(ReadError::NotRegular {
+        path: path.display().to_string(),
+        kind,
+    })
 }
 
 #[cfg(test)]
@@ -105,16 +129,37 @@ mod tests {
         std::fs::write(&fine, "a: 1\n").expect("fine");
         let name = |p: &Path| p.display().to_string();
         for (path, want) in [
-            (fifo.clone(), Err(format!("{} is a FIFO, not a regular file", name(&fifo)))),
-            (Path::new("/dev/zero").to_path_buf(), Err("/dev/zero is a character device, not a regular file".to_string())),
-            (dir.path().to_path_buf(), Err(format!("{} is a directory, not a regular file", name(dir.path())))),
-            (big.clone(), Err(format!("{} is larger than 100 bytes", name(&big)))),
-            (dir.path().join("none"), Err(format!("{} does not exist", name(&dir.path().join("none"))))),
+            (
+                fifo.clone(),
+                Err(format!("{} is a FIFO, not a regular file", name(&fifo))),
+            ),
+            (
+                Path::new("/dev/zero").to_path_buf(),
+                Err("/dev/zero is a character device, not a regular file".to_string()),
+            ),
+            (
+                dir.path().to_path_buf(),
+                Err(format!(
+                    "{} is a directory, not a regular file",
+                    name(dir.path())
+                )),
+            ),
+            (
+                big.clone(),
+                Err(format!("{} is larger than 100 bytes", name(&big))),
+            ),
+            (
+                dir.path().join("none"),
+                Err(format!("{} does not exist", name(&dir.path().join("none")))),
+            ),
             (fine.clone(), Ok(b"a: 1\n".to_vec())),
         ] {
             let got = read(&path, 100).map(|(b, _)| b).map_err(|e| e.to_string());
             assert_eq!(got, want, "{}", path.display());
         }
-        assert_eq!((size_text(1 << 20), size_text(64 << 10), size_text(100)), ("1 MiB".into(), "64 KiB".into(), "100 bytes".into()));
+        assert_eq!(
+            (size_text(1 << 20), size_text(64 << 10), size_text(100)),
+            ("1 MiB".into(), "64 KiB".into(), "100 bytes".into())
+        );
     }
 }

@@ -106,11 +106,22 @@ impl From<ReadError> for ScopeError {
     /// file or is too large `invalid_config` naming it; another failure `io_error`.
     fn from(e: ReadError) -> ScopeError {
         match e {
-            ReadError::NotFound { path } => ScopeError::NoScopeConfig(format!("{path} does not exist")),
+            ReadError::NotFound { path } => {
+                ScopeError::NoScopeConfig(format!("{path} does not exist"))
+            }
             ReadError::NotRegular { ref path, .. } | ReadError::TooLarge { ref path, .. } => {
                 let message = e.to_string();
-                let message = message.strip_prefix(path.as_str()).map(str::trim_start).unwrap_or(&message).to_string();
-                ScopeError::InvalidConfig { file: path.clone(), line: None, key: None, message }
+                let message = message
+                    .strip_prefix(path.as_str())
+                    .map(str::trim_start)
+                    .unwrap_or(&message)
+                    .to_string();
+                ScopeError::InvalidConfig {
+                    file: path.clone(),
+                    line: None,
+                    key: None,
+                    message,
+                }
             }
             ReadError::Io { path, message } => ScopeError::Io { path, message },
         }

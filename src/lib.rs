@@ -14,17 +14,17 @@
 //!
 //! Everything here except [`emacs::binding`] is pure Rust, tested by `cargo test` without Emacs.
 
-pub mod error;
-pub mod resolve;
 pub mod bounded;
-pub mod output;
-pub mod wall;
-pub mod shell;
-pub mod scope;
-pub mod policy;
-pub mod fs;
 pub mod edit;
 pub mod emacs;
+pub mod error;
+pub mod fs;
+pub mod output;
+pub mod policy;
+pub mod resolve;
+pub mod scope;
+pub mod shell;
+pub mod wall;
 
 pub use error::{Result, ScopeError};
 

@@ -6,8 +6,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
 /// Most symlinks followed while resolving one path (as the kernel's `ELOOP`).
 const MAX_LINKS: usize = 40;

@@ -27,7 +27,11 @@ fn cut(s: &str) -> String {
     if n <= 200 {
         return s.to_string();
     }
-    format!("{}… ({} more characters)", s.chars().take(200).collect::<String>(), n - 200)
+    format!(
+        "{}… ({} more characters)",
+        s.chars().take(200).collect::<String>(),
+        n - 200
+    )
 }
 
 fn answer(v: &Value) -> Value {
@@ -48,28 +52,82 @@ fn a_refusal_of_a_huge_command_answers_in_brief() {
         (format!("rm {big}"), "parse_error", None),
         (format!("rm {mid}"), "dangerous_command", None),
         (format!("rm {words}"), "dangerous_command", None),
-        (format!("cat /etc/{mid}"), "path_not_in_scope", Some(cut(&format!("/etc/{mid}")))),
-        (format!("frob {mid}"), "command_not_allowed", Some("frob".into())),
-        (format!("ls; rm x; {mid}"), "dangerous_command", Some("rm x".into())),
+        (
+            format!("cat /etc/{mid}"),
+            "path_not_in_scope",
+            Some(cut(&format!("/etc/{mid}"))),
+        ),
+        (
+            format!("frob {mid}"),
+            "command_not_allowed",
+            Some("frob".into()),
+        ),
+        (
+            format!("ls; rm x; {mid}"),
+            "dangerous_command",
+            Some("rm x".into()),
+        ),
     ];
     for (command, reason, resource) in &cases {
         let req = json!({"command": command, "directory": t.path(), "sources": [{"file": t.path().join("scope.yml")}]}).to_string();
         let full = api::check_command(&req).unwrap();
         assert_eq!(full["reason"], json!(reason), "{}", &command[..20]);
-        assert!(full["command"] == json!(command), "{}: the decision keeps it whole, not {:.300}", &command[..20], full["command"]);
+        assert!(
+            full["command"] == json!(command),
+            "{}: the decision keeps it whole, not {:.300}",
+            &command[..20],
+            full["command"]
+        );
         let a = answer(&full);
         let message = a["message"].as_str().unwrap();
-        assert!(message.chars().count() <= 2000 + 40, "{}: message of {}", &command[..20], message.len());
+        assert!(
+            message.chars().count() <= 2000 + 40,
+            "{}: message of {}",
+            &command[..20],
+            message.len()
+        );
         let text = full["response"].as_str().unwrap();
-        assert!(text.len() - message.len() < BOUND, "{}: {} bytes", &command[..20], text.len());
-        assert!(a["command"] == json!(cut(command)), "{}: command {:.300}", &command[..20], a["command"]);
+        assert!(
+            text.len() - message.len() < BOUND,
+            "{}: {} bytes",
+            &command[..20],
+            text.len()
+        );
+        assert!(
+            a["command"] == json!(cut(command)),
+            "{}: command {:.300}",
+            &command[..20],
+            a["command"]
+        );
         let expected = resource.as_ref().map_or(Value::Null, |r| json!(r));
-        assert!(a["resource"] == expected, "{}: resource {:.300}", &command[..20], a["resource"]);
-        assert_eq!(a["resource_is_command"], if resource.is_none() { json!(true) } else { Value::Null });
-        assert!(!message.contains(&"A".repeat(201)), "{}: the message echoes it", &command[..20]);
+        assert!(
+            a["resource"] == expected,
+            "{}: resource {:.300}",
+            &command[..20],
+            a["resource"]
+        );
+        assert_eq!(
+            a["resource_is_command"],
+            if resource.is_none() {
+                json!(true)
+            } else {
+                Value::Null
+            }
+        );
+        assert!(
+            !message.contains(&"A".repeat(201)),
+            "{}: the message echoes it",
+            &command[..20]
+        );
         match api::decide_command(&req).unwrap() {
-            api::Judged::Refused { decision } => assert!(api::refusal_response(&decision) == text, "{}", &command[..20]),
-            api::Judged::Full(v) => assert!(v["response"] == full["response"], "{}", &command[..20]),
+            api::Judged::Refused { decision } => assert!(
+                api::refusal_response(&decision) == text,
+                "{}",
+                &command[..20]
+            ),
+            api::Judged::Full(v) => {
+                assert!(v["response"] == full["response"], "{}", &command[..20])
+            }
             api::Judged::Allowed { .. } => panic!("allowed"),
         }
     }
@@ -81,9 +139,16 @@ fn a_refused_argv_or_path_answers_in_brief() {
     let t = project();
     let mid = "A".repeat(5_000);
     let sources = json!([{"file": t.path().join("scope.yml")}]);
-    let argv = api::check_argv(&json!({"command": "rm", "args": [mid], "directory": t.path(), "sources": sources}).to_string()).unwrap();
+    let argv = api::check_argv(
+        &json!({"command": "rm", "args": [mid], "directory": t.path(), "sources": sources})
+            .to_string(),
+    )
+    .unwrap();
     let path = format!("/etc/{mid}");
-    let checked = api::check_path(&json!({"path": path, "directory": t.path(), "sources": sources}).to_string()).unwrap();
+    let checked = api::check_path(
+        &json!({"path": path, "directory": t.path(), "sources": sources}).to_string(),
+    )
+    .unwrap();
     let rm = format!("rm {mid}");
     for (v, command) in [(&argv, rm.as_str()), (&checked, path.as_str())] {
         let text = v["response"].as_str().unwrap();
@@ -92,8 +157,16 @@ fn a_refused_argv_or_path_answers_in_brief() {
         assert!(a["command"] == json!(cut(command)), "{:.300}", a["command"]);
         assert!(!text.contains(&"A".repeat(201)), "{text:.300}");
     }
-    assert_eq!(answer(&checked)["path"], Value::Null, "the path is the command: once");
-    assert_eq!(answer(&checked)["resource"], Value::Null, "the resource is the command: once");
+    assert_eq!(
+        answer(&checked)["path"],
+        Value::Null,
+        "the path is the command: once"
+    );
+    assert_eq!(
+        answer(&checked)["resource"],
+        Value::Null,
+        "the resource is the command: once"
+    );
     assert_eq!(answer(&checked)["resource_is_command"], json!(true));
 }
 

@@ -28,7 +28,24 @@ fn req(t: &TempDir, extra: Value) -> String {
 fn check_command_result_shape() {
     let t = project();
     let v = api::check_command(&req(&t, json!({"command": "ls"}))).unwrap();
-    for key in ["command", "allowed", "reason", "message", "base_command", "category", "required_scope", "warnings", "commands", "paths", "directory", "timeout", "max_output_chars", "response", "grants_used", "violations"] {
+    for key in [
+        "command",
+        "allowed",
+        "reason",
+        "message",
+        "base_command",
+        "category",
+        "required_scope",
+        "warnings",
+        "commands",
+        "paths",
+        "directory",
+        "timeout",
+        "max_output_chars",
+        "response",
+        "grants_used",
+        "violations",
+    ] {
         assert!(v.get(key).is_some(), "{key} missing");
     }
     assert_eq!(v["allowed"], json!(true));
@@ -47,10 +64,15 @@ fn bad_requests_are_invalid_arguments() {
         assert_eq!(e.symbol(), "gptel-scope-invalid-argument", "{bad}");
     }
     let t = project();
-    let v = api::check_command(&req(&t, json!({"command": "ls", "directory": "relative/dir"}))).unwrap();
+    let v = api::check_command(&req(
+        &t,
+        json!({"command": "ls", "directory": "relative/dir"}),
+    ))
+    .unwrap();
     assert_eq!(v["reason"], json!("invalid_argument"));
     assert!(v["message"].as_str().unwrap().contains("must be absolute"));
-    let v = api::check_command("{\"sources\": [{}], \"command\": \"ls\", \"directory\": \"/\"}").unwrap();
+    let v = api::check_command("{\"sources\": [{}], \"command\": \"ls\", \"directory\": \"/\"}")
+        .unwrap();
     assert_eq!(v["reason"], json!("invalid_argument"));
     assert!(v["message"].as_str().unwrap().contains("exactly one of"));
 }
@@ -86,13 +108,20 @@ fn load_scope_summary_and_errors() {
     let v = api::load_scope(&req(&t, json!({}))).unwrap();
     assert_eq!(v["project_root"], json!(t.path()));
     assert_eq!(v["path_arguments"], json!("enforce"));
-    assert_eq!(api::load_scope("{\"sources\": []}").unwrap_err().symbol(), "gptel-scope-no-scope-config");
+    assert_eq!(
+        api::load_scope("{\"sources\": []}").unwrap_err().symbol(),
+        "gptel-scope-no-scope-config"
+    );
 }
 
 #[test]
 fn check_argv_uses_tool_commands() {
     let t = project();
-    let ok = api::check_argv(&req(&t, json!({"command": "cat", "args": ["-n", "scope.yml"]}))).unwrap();
+    let ok = api::check_argv(&req(
+        &t,
+        json!({"command": "cat", "args": ["-n", "scope.yml"]}),
+    ))
+    .unwrap();
     assert_eq!(ok["allowed"], json!(true), "{ok}");
     let v = api::check_argv(&req(&t, json!({"command": "cat", "args": ["/etc/passwd"]}))).unwrap();
     assert_eq!(v["reason"], json!("path_not_in_scope"));
@@ -105,7 +134,10 @@ fn check_argv_uses_tool_commands() {
 fn list_commands_text() {
     let t = project();
     let text = api::list_commands(&req(&t, json!({}))).unwrap();
-    assert!(text.contains("read_only (needs read scope): ls, cat"), "{text}");
+    assert!(
+        text.contains("read_only (needs read scope): ls, cat"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -133,14 +165,62 @@ fn e13_add_plan_puts_writers_in_safe_write() {
     let doc = t.path().join("scope.yml");
     let before = std::fs::read_to_string(&doc).unwrap();
     for (kind, resource, category, want_section, want_value) in [
-        ("command", "touch", None, "bash_tools.categories.safe_write", "touch"),
-        ("command", "mkdir -p out/x", None, "bash_tools.categories.safe_write", "mkdir"),
-        ("command", "cp", None, "bash_tools.categories.safe_write", "cp"),
-        ("command", "unzip", None, "bash_tools.categories.safe_write", "unzip"),
-        ("command", "sort -o out/s in.txt", None, "bash_tools.categories.safe_write", "sort"),
-        ("command", "wc -l", None, "bash_tools.categories.read_only", "wc"),
-        ("command", "head", None, "bash_tools.categories.read_only", "head"),
-        ("command", "touch", Some("dangerous"), "bash_tools.categories.dangerous", "touch"),
+        (
+            "command",
+            "touch",
+            None,
+            "bash_tools.categories.safe_write",
+            "touch",
+        ),
+        (
+            "command",
+            "mkdir -p out/x",
+            None,
+            "bash_tools.categories.safe_write",
+            "mkdir",
+        ),
+        (
+            "command",
+            "cp",
+            None,
+            "bash_tools.categories.safe_write",
+            "cp",
+        ),
+        (
+            "command",
+            "unzip",
+            None,
+            "bash_tools.categories.safe_write",
+            "unzip",
+        ),
+        (
+            "command",
+            "sort -o out/s in.txt",
+            None,
+            "bash_tools.categories.safe_write",
+            "sort",
+        ),
+        (
+            "command",
+            "wc -l",
+            None,
+            "bash_tools.categories.read_only",
+            "wc",
+        ),
+        (
+            "command",
+            "head",
+            None,
+            "bash_tools.categories.read_only",
+            "head",
+        ),
+        (
+            "command",
+            "touch",
+            Some("dangerous"),
+            "bash_tools.categories.dangerous",
+            "touch",
+        ),
         ("path", "docs/", None, "paths.read", "docs/**"),
     ] {
         let mut r = json!({"file": doc, "validation_type": kind, "resource": resource, "tool": "run_bash_command", "base_directory": t.path()});
@@ -149,7 +229,26 @@ fn e13_add_plan_puts_writers_in_safe_write() {
         }
         let v = api::add_plan(&r.to_string()).unwrap();
         let value = v["value"].as_str().unwrap();
-        assert_eq!((v["section"].as_str().unwrap(), value.rsplit('/').take(if kind == "path" { 2 } else { 1 }).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("/").as_str()), (want_section, want_value), "{resource}");
+        assert_eq!(
+            (
+                v["section"].as_str().unwrap(),
+                value
+                    .rsplit('/')
+                    .take(if kind == "path" { 2 } else { 1 })
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("/")
+                    .as_str()
+            ),
+            (want_section, want_value),
+            "{resource}"
+        );
     }
-    assert_eq!(std::fs::read_to_string(&doc).unwrap(), before, "a plan edits nothing");
+    assert_eq!(
+        std::fs::read_to_string(&doc).unwrap(),
+        before,
+        "a plan edits nothing"
+    );
 }

@@ -72,12 +72,22 @@ fn extra_corpus_is_well_formed() {
     let mut bad = Vec::new();
     for (i, l) in text.lines().enumerate().skip(1) {
         let f: Vec<&str> = l.split('\t').collect();
-        if f.len() != 5 || !matches!(f[3], "allow" | "deny" | "needs_write" | "gap" | "scope_document") || f[4].trim().is_empty() || !ids.insert(f[0].to_string()) {
+        if f.len() != 5
+            || !matches!(
+                f[3],
+                "allow" | "deny" | "needs_write" | "gap" | "scope_document"
+            )
+            || f[4].trim().is_empty()
+            || !ids.insert(f[0].to_string())
+        {
             bad.push(format!("line {}: {l}", i + 1));
         }
     }
     assert!(bad.is_empty(), "malformed rows:\n{}", bad.join("\n"));
-    assert_eq!(text.lines().next(), Some("id\tcommand\tattack\texpected\tsource"));
+    assert_eq!(
+        text.lines().next(),
+        Some("id\tcommand\tattack\texpected\tsource")
+    );
 }
 
 #[test]

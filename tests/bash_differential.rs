@@ -10,7 +10,8 @@ use std::process::Command;
 
 /// Words that open, continue or close a compound command: never a command's name.
 const RESERVED: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time", "in", "esac", "[[", "]]",
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time",
+    "in", "esac", "[[", "]]",
 ];
 
 /// The names of the simple commands in bash's canonical text of a function body: a small
@@ -18,7 +19,12 @@ const RESERVED: &[&str] = &[
 /// prints `$(...)`, backquotes, `<(...)`, `((...))` and `[[ ... ]]` as written, and
 /// here-document bodies after their line.
 fn bash_names(text: &str) -> BTreeSet<String> {
-    let mut s = Scanner { b: text.as_bytes().to_vec(), i: 0, names: BTreeSet::new(), heredocs: Vec::new() };
+    let mut s = Scanner {
+        b: text.as_bytes().to_vec(),
+        i: 0,
+        names: BTreeSet::new(),
+        heredocs: Vec::new(),
+    };
     s.list(None);
     s.names
 }
@@ -59,8 +65,13 @@ impl Scanner {
         while let Some(c) = self.peek(0) {
             match c {
                 b'\'' => {
-                    let end = self.b[self.i + 1..].iter().position(|&x| x == b'\'').map_or(self.b.len(), |p| self.i + 1 + p);
-                    word.push_str(&String::from_utf8_lossy(&self.b[self.i..(end + 1).min(self.b.len())]));
+                    let end = self.b[self.i + 1..]
+                        .iter()
+                        .position(|&x| x == b'\'')
+                        .map_or(self.b.len(), |p| self.i + 1 + p);
+                    word.push_str(&String::from_utf8_lossy(
+                        &self.b[self.i..(end + 1).min(self.b.len())],
+                    ));
                     self.i = end + 1;
                     continue;
                 }
@@ -74,7 +85,10 @@ impl Scanner {
                         }
                         if d == b'\\' {
                             self.i += 2;
-                        } else if d == b'$' && self.peek(1) == Some(b'(') && self.peek(2) != Some(b'(') {
+                        } else if d == b'$'
+                            && self.peek(1) == Some(b'(')
+                            && self.peek(2) != Some(b'(')
+                        {
                             self.i += 2;
                             self.list(Some(b')'));
                         } else if d == b'`' {
@@ -88,7 +102,9 @@ impl Scanner {
                     continue;
                 }
                 b'\\' => {
-                    word.push_str(&String::from_utf8_lossy(&self.b[self.i..(self.i + 2).min(self.b.len())]));
+                    word.push_str(&String::from_utf8_lossy(
+                        &self.b[self.i..(self.i + 2).min(self.b.len())],
+                    ));
                     self.i += 2;
                     continue;
                 }
@@ -126,12 +142,16 @@ impl Scanner {
                         self.i += 1;
                     }
                     let start = self.i;
-                    while self.peek(0).is_some_and(|x| !x.is_ascii_whitespace() && !b";|&)".contains(&x)) {
+                    while self
+                        .peek(0)
+                        .is_some_and(|x| !x.is_ascii_whitespace() && !b";|&)".contains(&x))
+                    {
                         self.i += 1;
                     }
                     let raw = String::from_utf8_lossy(&self.b[start..self.i]).into_owned();
                     let quoted = raw.contains(['\'', '"', '\\']);
-                    self.heredocs.push((raw.replace(['\'', '"', '\\'], ""), !quoted));
+                    self.heredocs
+                        .push((raw.replace(['\'', '"', '\\'], ""), !quoted));
                     continue;
                 }
                 b'<' | b'>' => {
@@ -146,7 +166,10 @@ impl Scanner {
                     while self.peek(0).is_some_and(|x| x == b' ') {
                         self.i += 1;
                     }
-                    while self.peek(0).is_some_and(|x| !x.is_ascii_whitespace() && !b";|&()".contains(&x)) {
+                    while self
+                        .peek(0)
+                        .is_some_and(|x| !x.is_ascii_whitespace() && !b";|&()".contains(&x))
+                    {
                         self.i += 1;
                     }
                     continue;
@@ -202,37 +225,39 @@ impl Scanner {
     /// The end of a word: the first of a command that is not an assignment or reserved
     /// is its name.
     fn end_word(&mut self, word: &mut String, mode: &mut Skip, cases: &mut usize) {
-            if word.is_empty() {
-                return;
-            }
-            let w = std::mem::take(word);
-            match mode {
-                Skip::Command => {
-                    if w == "for" || w == "select" || w == "function" {
-                        *mode = Skip::Words;
-                    } else if w == "case" {
-                        *mode = Skip::CaseWord;
-                        *cases += 1;
-                    } else if w == "[[" {
-                        *mode = Skip::Test;
-                    } else if RESERVED.contains(&w.as_str())
-                        || w.split_once('=').is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
-                    {
-                        // Not a name: the command's name comes later.
-                    } else {
-                        self.names.insert(w);
-                        *mode = Skip::Words;
-                    }
-                }
-                Skip::CaseWord if w == "in" => *mode = Skip::Pattern,
-                Skip::Pattern if w == "esac" => {
-                    *cases -= 1;
+        if word.is_empty() {
+            return;
+        }
+        let w = std::mem::take(word);
+        match mode {
+            Skip::Command => {
+                if w == "for" || w == "select" || w == "function" {
+                    *mode = Skip::Words;
+                } else if w == "case" {
+                    *mode = Skip::CaseWord;
+                    *cases += 1;
+                } else if w == "[[" {
+                    *mode = Skip::Test;
+                } else if RESERVED.contains(&w.as_str())
+                    || w.split_once('=').is_some_and(|(n, _)| {
+                        !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                    })
+                {
+                    // Not a name: the command's name comes later.
+                } else {
+                    self.names.insert(w);
                     *mode = Skip::Words;
                 }
-                Skip::Test if w == "]]" => *mode = Skip::Words,
-                _ => {}
             }
+            Skip::CaseWord if w == "in" => *mode = Skip::Pattern,
+            Skip::Pattern if w == "esac" => {
+                *cases -= 1;
+                *mode = Skip::Words;
             }
+            Skip::Test if w == "]]" => *mode = Skip::Words,
+            _ => {}
+        }
+    }
 
     /// Skips `((...))` from `self.i + open` (after the opening parentheses).
     fn skip_arithmetic(&mut self, open: usize) {
@@ -257,7 +282,10 @@ impl Scanner {
     fn heredoc_bodies(&mut self) {
         for (delim, expanded) in std::mem::take(&mut self.heredocs) {
             loop {
-                let end = self.b[self.i..].iter().position(|&x| x == b'\n').map_or(self.b.len(), |p| self.i + p);
+                let end = self.b[self.i..]
+                    .iter()
+                    .position(|&x| x == b'\n')
+                    .map_or(self.b.len(), |p| self.i + p);
                 let line = String::from_utf8_lossy(&self.b[self.i..end]).into_owned();
                 if line.trim_start_matches('\t') == delim || end >= self.b.len() {
                     self.i = (end + 1).min(self.b.len());
@@ -266,7 +294,12 @@ impl Scanner {
                 if expanded {
                     let mut k = 0;
                     while let Some(p) = line[k..].find("$(") {
-                        let mut sub = Scanner { b: line.as_bytes()[k + p + 2..].to_vec(), i: 0, names: BTreeSet::new(), heredocs: Vec::new() };
+                        let mut sub = Scanner {
+                            b: line.as_bytes()[k + p + 2..].to_vec(),
+                            i: 0,
+                            names: BTreeSet::new(),
+                            heredocs: Vec::new(),
+                        };
                         sub.list(Some(b')'));
                         self.names.extend(sub.names);
                         k += p + 2 + sub.i;
@@ -281,7 +314,16 @@ impl Scanner {
 /// bash's canonical text of `cmd` as a function body, or `None` when bash is missing.
 fn bash_parse(cmd: &str, dir: &Path) -> Option<Result<String, String>> {
     let script = format!("f() {{\n{cmd}\n}}\ndeclare -f f");
-    let out = Command::new("bash").arg("--norc").arg("--noprofile").arg("-c").arg(&script).current_dir(dir).env_clear().env("PATH", "/usr/bin:/bin").output().ok()?;
+    let out = Command::new("bash")
+        .arg("--norc")
+        .arg("--noprofile")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .ok()?;
     Some(if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -359,10 +401,18 @@ fn brush_reads_commands_as_bash_does() {
         };
         // The body, without the `f () {` and `}` lines.
         let body: Vec<&str> = canonical.lines().collect();
-        let body = body.get(2..body.len().saturating_sub(1)).unwrap_or(&[]).join("\n");
+        let body = body
+            .get(2..body.len().saturating_sub(1))
+            .unwrap_or(&[])
+            .join("\n");
         let want = bash_names(&body);
         let flat = gptel_scope::shell::flatten(cmd, &dir, None);
-        let got: BTreeSet<String> = flat.commands.iter().filter_map(|c| c.words.first()).map(|w| w.display()).collect();
+        let got: BTreeSet<String> = flat
+            .commands
+            .iter()
+            .filter_map(|c| c.words.first())
+            .map(|w| w.display())
+            .collect();
         if DIFFERENT.contains(cmd) && (got == want || flat.problems.is_empty()) {
             bad.push(format!("{cmd:?}: expected bash and the engine to differ and the engine to refuse\n  bash:   {want:?}\n  engine: {got:?} {:?}", flat.problems));
         }
@@ -370,10 +420,17 @@ fn brush_reads_commands_as_bash_does() {
             refused += 1;
         }
         if got != want && flat.problems.is_empty() {
-            bad.push(format!("{cmd:?}\n  bash:   {want:?}\n  engine: {got:?}\n  canonical:\n{body}"));
+            bad.push(format!(
+                "{cmd:?}\n  bash:   {want:?}\n  engine: {got:?}\n  canonical:\n{body}"
+            ));
         }
     }
-    assert!(bad.is_empty(), "{} rows read differently:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} rows read differently:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
     // Most rows are judged, not refused: the comparison is not empty.
     assert!(refused <= 3, "{refused} rows refused by the engine");
 }

@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
-use gptel_scope::scope::config::{self, Source};
 use gptel_scope::policy::rules::{check_argv, check_rule};
+use gptel_scope::scope::config::{self, Source};
 use gptel_scope::scope::{Platform, Scope};
 use gptel_scope::ScopeError;
 
@@ -15,7 +15,11 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
 }
 
 fn load_text(text: &str) -> Result<Scope, ScopeError> {
-    config::load(&[Source::Inline { name: "t".into(), text: text.into() }]).map(|l| l.scope.clone())
+    config::load(&[Source::Inline {
+        name: "t".into(),
+        text: text.into(),
+    }])
+    .map(|l| l.scope.clone())
 }
 
 fn args(a: &[&str]) -> Vec<String> {
@@ -25,7 +29,11 @@ fn args(a: &[&str]) -> Vec<String> {
 #[test]
 fn b46_bash_tools_loaded_from_scope_yml() {
     let t = TempDir::new("b46");
-    let f = write(t.path(), "scope.yml", "bash_tools:\n  categories:\n    read_only: [ls]\n  timeout: 12\n  max_output_chars: 99\n");
+    let f = write(
+        t.path(),
+        "scope.yml",
+        "bash_tools:\n  categories:\n    read_only: [ls]\n  timeout: 12\n  max_output_chars: 99\n",
+    );
     let l = config::load(&[Source::File(f.clone())]).unwrap();
     assert_eq!(l.scope.bash_tools.categories.read_only, vec!["ls"]);
     assert_eq!(l.scope.bash_tools.timeout, 12);
@@ -37,7 +45,11 @@ fn b46_bash_tools_loaded_from_scope_yml() {
 #[test]
 fn b47_missing_bash_tools_section_denies_all() {
     let t = TempDir::new("b47");
-    let f = write(t.path(), "scope.yml", &format!("paths: {{read: [\"{}/**\"]}}\n", t.path().display()));
+    let f = write(
+        t.path(),
+        "scope.yml",
+        &format!("paths: {{read: [\"{}/**\"]}}\n", t.path().display()),
+    );
     let l = config::load(&[Source::File(f)]).unwrap();
     let c = &l.scope.bash_tools.categories;
     assert!(c.read_only.is_empty() && c.safe_write.is_empty() && c.dangerous.is_empty());
@@ -75,15 +87,28 @@ fn b50_deny_list_parsed() {
 fn invalid_config_names_file_line_and_key() {
     let t = TempDir::new("invalid");
     for (text, line, key) in [
-        ("paths:\n  read: []\nbash_tools:\n  categories:\n    read_onyl: [ls]\n", Some(5), Some("bash_tools.categories.read_onyl")),
-        ("bash_tools:\n  timeout: soon\n", Some(2), Some("bash_tools.timeout")),
+        (
+            "paths:\n  read: []\nbash_tools:\n  categories:\n    read_onyl: [ls]\n",
+            Some(5),
+            Some("bash_tools.categories.read_onyl"),
+        ),
+        (
+            "bash_tools:\n  timeout: soon\n",
+            Some(2),
+            Some("bash_tools.timeout"),
+        ),
         ("paths: [\n", Some(2), None),
         ("frobnicate: 1\n", Some(1), Some("frobnicate")),
     ] {
         let f = write(t.path(), "scope.yml", text);
         let err = config::load(&[Source::File(f.clone())]).unwrap_err();
         match &err {
-            ScopeError::InvalidConfig { file, line: l, key: k, .. } => {
+            ScopeError::InvalidConfig {
+                file,
+                line: l,
+                key: k,
+                ..
+            } => {
                 assert_eq!(file, &f.display().to_string());
                 assert_eq!(*l, line, "{text}: {err}");
                 if key.is_some() {
@@ -99,10 +124,18 @@ fn invalid_config_names_file_line_and_key() {
 #[test]
 fn preset_front_matter_is_the_document() {
     let t = TempDir::new("preset");
-    let f = write(t.path(), "preset.md", "---\nbash_tools:\n  categories:\n    read_only: [ls]\n---\n# Notes\nbody text\n");
+    let f = write(
+        t.path(),
+        "preset.md",
+        "---\nbash_tools:\n  categories:\n    read_only: [ls]\n---\n# Notes\nbody text\n",
+    );
     let l = config::load(&[Source::File(f.clone())]).unwrap();
     assert_eq!(l.scope.bash_tools.categories.read_only, vec!["ls"]);
-    let f = write(t.path(), "preset.md", "---\nbash_tools:\n  nope: 1\n---\nbody\n");
+    let f = write(
+        t.path(),
+        "preset.md",
+        "---\nbash_tools:\n  nope: 1\n---\nbody\n",
+    );
     match config::load(&[Source::File(f)]).unwrap_err() {
         ScopeError::InvalidConfig { line, .. } => assert_eq!(line, Some(3)),
         other => panic!("{other:?}"),
@@ -113,38 +146,74 @@ fn preset_front_matter_is_the_document() {
 fn cached_document_costs_no_read_and_edits_are_picked_up() {
     let t = TempDir::new("cache");
     let f = write(t.path(), "scope.yml", "bash_tools: {timeout: 1}\n");
-    set_modified(&f, std::time::SystemTime::now() - std::time::Duration::from_secs(10));
+    set_modified(
+        &f,
+        std::time::SystemTime::now() - std::time::Duration::from_secs(10),
+    );
     let a = config::load(&[Source::File(f.clone())]).unwrap();
     let reads = config::cache_stats().file_reads;
     let b = config::load(&[Source::File(f.clone())]).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
-    assert_eq!(config::cache_stats().file_reads, reads, "a cached load reads no file");
+    assert_eq!(
+        config::cache_stats().file_reads,
+        reads,
+        "a cached load reads no file"
+    );
     std::fs::write(&f, "bash_tools: {timeout: 22}\n").unwrap();
     let file = std::fs::File::options().write(true).open(&f).unwrap();
-    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
     let c = config::load(&[Source::File(f)]).unwrap();
     assert_eq!(c.scope.bash_tools.timeout, 22);
 }
 
 fn set_modified(f: &std::path::Path, t: std::time::SystemTime) {
-    std::fs::File::options().write(true).open(f).unwrap().set_modified(t).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(f)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
 }
 
 #[test]
 fn same_length_rewrite_with_its_old_mtime_is_picked_up() {
     let t = TempDir::new("forged");
-    let f = write(t.path(), "scope.yml", "bash_tools: {categories: {read_only: [ls]}}\n");
+    let f = write(
+        t.path(),
+        "scope.yml",
+        "bash_tools: {categories: {read_only: [ls]}}\n",
+    );
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     set_modified(&f, old);
-    assert_eq!(config::load(&[Source::File(f.clone())]).unwrap().scope.bash_tools.categories.read_only, ["ls"]);
+    assert_eq!(
+        config::load(&[Source::File(f.clone())])
+            .unwrap()
+            .scope
+            .bash_tools
+            .categories
+            .read_only,
+        ["ls"]
+    );
     // Same length, the old modification time put back (as `touch -r` or `cp -p` do).
     std::fs::write(&f, "bash_tools: {categories: {read_only: [lx]}}\n").unwrap();
     set_modified(&f, old);
-    assert_eq!(config::load(&[Source::File(f.clone())]).unwrap().scope.bash_tools.categories.read_only, ["lx"]);
+    assert_eq!(
+        config::load(&[Source::File(f.clone())])
+            .unwrap()
+            .scope
+            .bash_tools
+            .categories
+            .read_only,
+        ["lx"]
+    );
     // Made invalid the same way: an error, never the cached scope.
     std::fs::write(&f, "bash_tools: {categories: {read_only: [ls}}}\n").unwrap();
     set_modified(&f, old);
-    assert!(matches!(config::load(&[Source::File(f)]).unwrap_err(), ScopeError::InvalidConfig { line: Some(1), .. }));
+    assert!(matches!(
+        config::load(&[Source::File(f)]).unwrap_err(),
+        ScopeError::InvalidConfig { line: Some(1), .. }
+    ));
 }
 
 #[test]
@@ -153,7 +222,10 @@ fn a_file_modified_this_instant_is_not_cached() {
     let f = write(t.path(), "scope.yml", "bash_tools: {timeout: 1}\n");
     let a = config::load(&[Source::File(f.clone())]).unwrap();
     let b = config::load(&[Source::File(f)]).unwrap();
-    assert!(!std::sync::Arc::ptr_eq(&a, &b), "a stamp within the clock tick of a write is not trusted");
+    assert!(
+        !std::sync::Arc::ptr_eq(&a, &b),
+        "a stamp within the clock tick of a write is not trusted"
+    );
 }
 
 #[test]
@@ -161,17 +233,32 @@ fn c01_platform_key_selects_the_table() {
     assert_eq!(Platform::current(), Platform::Posix);
     let s = load_text("{}").unwrap();
     assert!(check_argv(&s, Platform::Posix, "grep", &args(&["-n", "x", "f"])).is_ok());
-    assert_eq!(check_argv(&s, Platform::Windows, "grep", &args(&["x"])).unwrap_err().reason, "command_not_allowed");
+    assert_eq!(
+        check_argv(&s, Platform::Windows, "grep", &args(&["x"]))
+            .unwrap_err()
+            .reason,
+        "command_not_allowed"
+    );
     assert!(check_argv(&s, Platform::Windows, "findstr", &args(&["/N", "x", "f"])).is_ok());
 }
 
 #[test]
 fn c02_user_overrides_deep_merge_over_defaults() {
-    let s = load_text("tool_commands:\n  posix:\n    allowed:\n      grep:\n        allowed_flags: [-n, -r]\n").unwrap();
+    let s = load_text(
+        "tool_commands:\n  posix:\n    allowed:\n      grep:\n        allowed_flags: [-n, -r]\n",
+    )
+    .unwrap();
     let grep = &s.tool_commands.posix.allowed["grep"];
     assert_eq!(grep.allowed_flags, Some(args(&["-n", "-r"])));
-    assert_eq!(grep.description.as_deref(), Some("Search text using patterns"), "fields not given stay");
-    assert!(s.tool_commands.posix.allowed.contains_key("git"), "other commands stay");
+    assert_eq!(
+        grep.description.as_deref(),
+        Some("Search text using patterns"),
+        "fields not given stay"
+    );
+    assert!(
+        s.tool_commands.posix.allowed.contains_key("git"),
+        "other commands stay"
+    );
 }
 
 #[test]
@@ -189,12 +276,18 @@ fn c04_subcommand_entry() {
     let git = &s.tool_commands.posix.allowed["git"];
     assert!(git.has_subcommands);
     assert!(git.subcommands.contains_key("status"));
-    assert!(git.blacklist.as_ref().unwrap().subcommands.contains(&"push".to_string()));
+    assert!(git
+        .blacklist
+        .as_ref()
+        .unwrap()
+        .subcommands
+        .contains(&"push".to_string()));
 }
 
 #[test]
 fn c05_blacklisted_command_rejected() {
-    let s = load_text("tool_commands:\n  posix:\n    allowed:\n      rm: {description: x}\n").unwrap();
+    let s =
+        load_text("tool_commands:\n  posix:\n    allowed:\n      rm: {description: x}\n").unwrap();
     let v = check_argv(&s, Platform::Posix, "rm", &args(&["-rf", "/"])).unwrap_err();
     assert_eq!(v.reason, "denied");
     assert!(v.message.contains("blacklisted"), "{}", v.message);
@@ -205,14 +298,25 @@ fn c06_command_not_in_allowed_rejected() {
     let s = load_text("{}").unwrap();
     let v = check_argv(&s, Platform::Posix, "python3", &args(&["x.py"])).unwrap_err();
     assert_eq!(v.reason, "command_not_allowed");
-    assert!(v.message.contains("Available: cat, file, find, git, grep, head, ls, pwd, tail, wc"), "{}", v.message);
+    assert!(
+        v.message
+            .contains("Available: cat, file, find, git, grep, head, ls, pwd, tail, wc"),
+        "{}",
+        v.message
+    );
     assert!(v.message.contains("list_allowed_commands"), "{}", v.message);
 }
 
 #[test]
 fn c07_blacklisted_subcommand_rejected() {
     let s = load_text("{}").unwrap();
-    let v = check_argv(&s, Platform::Posix, "git", &args(&["push", "origin", "main"])).unwrap_err();
+    let v = check_argv(
+        &s,
+        Platform::Posix,
+        "git",
+        &args(&["push", "origin", "main"]),
+    )
+    .unwrap_err();
     assert_eq!(v.reason, "subcommand_denied");
     assert!(v.message.contains("dangerous operation"), "{}", v.message);
 }
@@ -222,7 +326,12 @@ fn c08_subcommand_not_listed_rejected() {
     let s = load_text("{}").unwrap();
     let v = check_argv(&s, Platform::Posix, "git", &args(&["bisect", "start"])).unwrap_err();
     assert_eq!(v.reason, "subcommand_not_allowed");
-    assert!(v.message.contains("Allowed: blame, diff, log, ls-files, show, status"), "{}", v.message);
+    assert!(
+        v.message
+            .contains("Allowed: blame, diff, log, ls-files, show, status"),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -250,24 +359,35 @@ fn c09_flags_must_be_allowed() {
 #[test]
 fn c10_positional_arguments_checked_loosely() {
     let s = load_text("{}").unwrap();
-    assert!(check_argv(&s, Platform::Posix, "cat", &args(&["anything", "at/all", "../x"])).is_ok());
+    assert!(check_argv(
+        &s,
+        Platform::Posix,
+        "cat",
+        &args(&["anything", "at/all", "../x"])
+    )
+    .is_ok());
 }
 
 #[test]
 fn c11_list_allowed_commands_text() {
-    let s = load_text(
-        "tool_commands:\n  posix:\n    allowed: {}\n",
-    )
-    .unwrap();
+    let s = load_text("tool_commands:\n  posix:\n    allowed: {}\n").unwrap();
     // Lists replace but maps merge: the defaults' commands remain under `allowed`.
     let text = gptel_scope::policy::listing::list_allowed_commands(&s, Platform::Posix);
     assert!(text.starts_with("Platform: posix\n\nAvailable commands for run_command (a program and its arguments, no shell):\n\n"), "{text}");
     assert!(text.contains("  git: Git version control\n    Subcommands:\n      blame: Show who changed each line\n"), "{text}");
     assert!(text.contains("  cat: Display file contents\n"), "{text}");
     assert!(text.contains("\nrun_bash_command (a shell command line; only these commands, whatever run_command lists):\n"), "{text}");
-    assert!(text.contains("dangerous (only when the user allows it, via request_scope_expansion): (none)"), "{text}");
+    assert!(
+        text.contains(
+            "dangerous (only when the user allows it, via request_scope_expansion): (none)"
+        ),
+        "{text}"
+    );
     let w = gptel_scope::policy::listing::list_allowed_commands(&s, Platform::Windows);
-    assert!(w.starts_with("Platform: windows\n") && w.contains("  findstr: Search text in files\n"), "{w}");
+    assert!(
+        w.starts_with("Platform: windows\n") && w.contains("  findstr: Search text in files\n"),
+        "{w}"
+    );
 }
 
 #[test]
@@ -289,7 +409,10 @@ fn c13_windows_table_loads_and_validates() {
 #[test]
 fn c14_default_git_rules_forbid_network_and_state_changes() {
     let s = load_text("{}").unwrap();
-    for sub in ["push", "pull", "fetch", "reset", "rebase", "merge", "config", "clean", "commit", "checkout", "clone"] {
+    for sub in [
+        "push", "pull", "fetch", "reset", "rebase", "merge", "config", "clean", "commit",
+        "checkout", "clone",
+    ] {
         let v = check_argv(&s, Platform::Posix, "git", &args(&[sub])).unwrap_err();
         assert_eq!(v.reason, "subcommand_denied", "{sub}");
     }
@@ -302,7 +425,11 @@ fn c15_rejections_say_what_is_allowed() {
     for (cmd, a, needle) in [
         ("python3", vec![], "Available:"),
         ("git", vec!["bisect"], "Allowed:"),
-        ("grep", vec!["-Z"], "Allowed flags: -n, -i, -E, -F, -r, -l, -c, -v, -w, -A, -B, -C, --include, --exclude"),
+        (
+            "grep",
+            vec!["-Z"],
+            "Allowed flags: -n, -i, -E, -F, -r, -l, -c, -v, -w, -A, -B, -C, --include, --exclude",
+        ),
         ("rm", vec![], "never allowed"),
     ] {
         let v = check_argv(&s, Platform::Posix, cmd, &args(&a)).unwrap_err();
@@ -318,11 +445,26 @@ fn c16_new_commands_by_configuration_alone() {
     .unwrap();
     assert!(check_argv(&s, Platform::Posix, "rg", &args(&["-n", "TODO", "src"])).is_ok());
     assert!(check_argv(&s, Platform::Posix, "cargo", &args(&["test", "--release"])).is_ok());
-    assert_eq!(check_argv(&s, Platform::Posix, "cargo", &args(&["publish"])).unwrap_err().reason, "subcommand_denied");
-    assert_eq!(check_argv(&s, Platform::Posix, "cargo", &args(&["build"])).unwrap_err().reason, "subcommand_not_allowed");
+    assert_eq!(
+        check_argv(&s, Platform::Posix, "cargo", &args(&["publish"]))
+            .unwrap_err()
+            .reason,
+        "subcommand_denied"
+    );
+    assert_eq!(
+        check_argv(&s, Platform::Posix, "cargo", &args(&["build"]))
+            .unwrap_err()
+            .reason,
+        "subcommand_not_allowed"
+    );
     // bash_tools.commands uses the same rules for shell commands.
     let rule = &s.tool_commands.posix.allowed["rg"];
-    assert_eq!(check_rule(rule, "rg", &args(&["-z"]), Platform::Posix).unwrap_err().reason, "flag_not_allowed");
+    assert_eq!(
+        check_rule(rule, "rg", &args(&["-z"]), Platform::Posix)
+            .unwrap_err()
+            .reason,
+        "flag_not_allowed"
+    );
 }
 
 #[test]
@@ -330,7 +472,11 @@ fn shipped_profiles_load() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scope-profiles");
     for name in ["read-only", "coding", "restricted"] {
         let p = dir.join(format!("{name}.yml"));
-        let l = config::load(&[Source::Profile(p.clone())]).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(!l.scope.bash_tools.categories.read_only.is_empty(), "{name}");
+        let l =
+            config::load(&[Source::Profile(p.clone())]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            !l.scope.bash_tools.categories.read_only.is_empty(),
+            "{name}"
+        );
     }
 }

@@ -22,7 +22,11 @@ impl Project {
         for d in ["src", "docs", "sub"] {
             std::fs::create_dir_all(p.join(d)).unwrap();
         }
-        for (f, text) in [("src/main.c", "// TODO\n"), ("docs/a.md", "KEY\n"), ("README.md", "TODO\n")] {
+        for (f, text) in [
+            ("src/main.c", "// TODO\n"),
+            ("docs/a.md", "KEY\n"),
+            ("README.md", "TODO\n"),
+        ] {
             std::fs::write(p.join(f), text).unwrap();
         }
         if with_env {
@@ -93,7 +97,10 @@ fn exclusions_in_the_tools_own_syntax() {
         ("grep -rn --exclude .env KEY .", true),
         ("grep -rn KEY . --exclude=.env", false),
         ("grep --exclude=.env -r . --include=.env", false),
-        ("grep --exclude=.env -r . --include=.env --exclude=.env", true),
+        (
+            "grep --exclude=.env -r . --include=.env --exclude=.env",
+            true,
+        ),
         ("grep -rn --include='*.md' KEY .", true),
         ("grep -rn --include='*.md' --include='*.c' KEY .", true),
         ("grep -rn --exclude-dir=sub --exclude=.env KEY .", true),
@@ -111,7 +118,10 @@ fn exclusions_in_the_tools_own_syntax() {
         ("git grep KEY -- . ':!.env'", false),
         ("find . -not -name .env -exec cat {} +", true),
         ("find . -name '*.md' -exec cat {} +", true),
-        ("find . -name sub -prune -o -type f -not -name .env -exec cat {} +", true),
+        (
+            "find . -name sub -prune -o -type f -not -name .env -exec cat {} +",
+            true,
+        ),
         ("find . -maxdepth 1 -name '*.md' -exec head {} \\;", true),
         ("find . -type f -exec cat {} +", false),
         ("find . -name '*.md' -o -name .env -exec cat {} \\;", false),
@@ -135,7 +145,12 @@ fn exclusions_in_the_tools_own_syntax() {
         let d = p.decide(cmd);
         assert_eq!(d.allowed, allowed, "{cmd}: {:?} {}", d.reason, d.message);
         if !allowed {
-            assert_eq!(d.reason, Some("reaches_denied_path"), "{cmd}: {}", d.message);
+            assert_eq!(
+                d.reason,
+                Some("reaches_denied_path"),
+                "{cmd}: {}",
+                d.message
+            );
         }
     }
 }
@@ -214,7 +229,15 @@ fn names_only_and_non_recursive_forms_are_allowed() {
 #[test]
 fn benign_recursive_reads_stay_allowed() {
     let p = Project::new(false);
-    for cmd in ["grep -rn TODO src", "grep -rn TODO .", "rg TODO", "find . -exec cat {} +", "find . | xargs cat", "git grep TODO", "tar cf out/a.tar ."] {
+    for cmd in [
+        "grep -rn TODO src",
+        "grep -rn TODO .",
+        "rg TODO",
+        "find . -exec cat {} +",
+        "find . | xargs cat",
+        "git grep TODO",
+        "tar cf out/a.tar .",
+    ] {
         let d = p.decide(cmd);
         assert!(d.allowed, "{cmd}: {:?} {}", d.reason, d.message);
         assert!(d.paths.iter().all(|e| e.verdict != "denied"), "{cmd}");
@@ -227,7 +250,10 @@ fn no_grant_lifts_reaches_denied_path() {
     let p = Project::new(true);
     let env = format!("{}/.env", p.dir().display());
     for resource in [env.as_str(), "grep -rn KEY .", "grep"] {
-        let g = [Grant { tool: "run_bash_command".into(), resource: resource.into() }];
+        let g = [Grant {
+            tool: "run_bash_command".into(),
+            resource: resource.into(),
+        }];
         let d = p.decide_granted("grep -rn KEY .", &g);
         assert!(!d.allowed, "granted by {resource}");
         assert_eq!(d.reason, Some("reaches_denied_path"));
@@ -239,7 +265,11 @@ fn no_grant_lifts_reaches_denied_path() {
 fn evidence_names_the_denied_entry() {
     let p = Project::new(true);
     let d = p.decide("grep -rn KEY .");
-    let e = d.paths.iter().find(|e| e.verdict == "denied").expect("a denied path in the evidence");
+    let e = d
+        .paths
+        .iter()
+        .find(|e| e.verdict == "denied")
+        .expect("a denied path in the evidence");
     assert_eq!(e.path, "./.env");
     assert_eq!(e.resolved, format!("{}/.env", p.dir().display()));
     assert_eq!(e.access, "read");
@@ -252,7 +282,13 @@ fn evidence_names_the_denied_entry() {
 #[test]
 fn roots_built_at_run_time_are_refused() {
     let p = Project::new(true);
-    for cmd in ["grep -rn KEY \"$PWD\"", "grep -rn KEY $(pwd)", "rg KEY \"$D\"", "find \"$PWD\" -exec cat {} +", "grep -rn KEY ${D:-.}"] {
+    for cmd in [
+        "grep -rn KEY \"$PWD\"",
+        "grep -rn KEY $(pwd)",
+        "rg KEY \"$D\"",
+        "find \"$PWD\" -exec cat {} +",
+        "grep -rn KEY ${D:-.}",
+    ] {
         let d = p.decide(cmd);
         assert!(!d.allowed, "{cmd} allowed");
     }
@@ -266,7 +302,12 @@ fn denied_directories_are_checked_entry_by_entry() {
     let p = tmp.path().join("project");
     std::fs::create_dir_all(p.join("secrets/deep")).unwrap();
     std::fs::create_dir_all(p.join("src")).unwrap();
-    for f in ["src/main.c", "README.md", "secrets/key.pem", "secrets/deep/notes.txt"] {
+    for f in [
+        "src/main.c",
+        "README.md",
+        "secrets/key.pem",
+        "secrets/deep/notes.txt",
+    ] {
         std::fs::write(p.join(f), "x\n").unwrap();
     }
     let s = scope(&format!(
@@ -337,15 +378,48 @@ fn links_to_denied_entries_are_followed_where_the_tool_follows_them() {
             }
         }
     }
-    assert_ne!(decide_in(&s, &p, None, None, &[], "zip -ry out.zip .").reason, Some("reaches_denied_path"));
+    assert_ne!(
+        decide_in(&s, &p, None, None, &[], "zip -ry out.zip .").reason,
+        Some("reaches_denied_path")
+    );
     // A followed link out of the read scope is a read out of it: refused as such (a grant
     // may lift that one), and with it granted the linked tree is still walked for denied entries.
-    let d = decide_in(&s, &p, None, None, &[], "find -L . -name '*.c' -exec cat {} +");
+    let d = decide_in(
+        &s,
+        &p,
+        None,
+        None,
+        &[],
+        "find -L . -name '*.c' -exec cat {} +",
+    );
     assert_eq!(d.reason, Some("path_not_in_scope"), "{}", d.message);
-    assert_eq!(d.resource.as_deref(), Some(vault.to_string_lossy().as_ref()));
-    let g = [Grant { tool: "run_bash_command".into(), resource: vault.to_string_lossy().into_owned() }];
-    assert!(decide_in(&s, &p, None, None, &g, "find -L . -name '*.c' -exec cat {} +").allowed);
-    let d = decide_in(&s, &p, None, None, &g, "find -L . -name '*.c' -o -name '.e*' -exec cat {} +");
+    assert_eq!(
+        d.resource.as_deref(),
+        Some(vault.to_string_lossy().as_ref())
+    );
+    let g = [Grant {
+        tool: "run_bash_command".into(),
+        resource: vault.to_string_lossy().into_owned(),
+    }];
+    assert!(
+        decide_in(
+            &s,
+            &p,
+            None,
+            None,
+            &g,
+            "find -L . -name '*.c' -exec cat {} +"
+        )
+        .allowed
+    );
+    let d = decide_in(
+        &s,
+        &p,
+        None,
+        None,
+        &g,
+        "find -L . -name '*.c' -o -name '.e*' -exec cat {} +",
+    );
     assert_eq!(d.reason, Some("reaches_denied_path"), "{}", d.message);
 }
 
@@ -380,22 +454,48 @@ fn issue_16_masked_by_the_sandbox_tree_reads_are_allowed_with_a_warning() {
     let p = Project::new(true);
     let matcher = gptel_scope::policy::paths::Matcher::new(&p.scope.paths, None, None).unwrap();
     let decide = |command: &str, masked: bool| {
-        let ctx = gptel_scope::policy::decide::Ctx { scope: &p.scope, matcher: &matcher, home: None, grants: &[], tool: "run_bash_command", project_root: None, masked };
+        let ctx = gptel_scope::policy::decide::Ctx {
+            scope: &p.scope,
+            matcher: &matcher,
+            home: None,
+            grants: &[],
+            tool: "run_bash_command",
+            project_root: None,
+            masked,
+        };
         gptel_scope::policy::decide::decide(&ctx, command, &p.dir())
     };
-    for cmd in ["grep -rn KEY .", "find . -name .env -exec cat {} \\;", "grep -rl TODO . | xargs cat"] {
+    for cmd in [
+        "grep -rn KEY .",
+        "find . -name .env -exec cat {} \\;",
+        "grep -rl TODO . | xargs cat",
+    ] {
         let refused = decide(cmd, false);
         assert_eq!(refused.reason, Some("reaches_denied_path"), "{cmd}");
         let d = decide(cmd, true);
         assert!(d.allowed, "{cmd}: {}", d.message);
         // The refusal's account of what is read, then what the sandbox does about it.
-        let (account, _) = refused.message.split_once(" covers. ").expect("refusal text");
-        let them = if account.contains(" more denied entr") { "them, so they read as empty" } else { "it, so it reads as empty" };
-        assert_eq!(d.warnings, vec![format!("{account} covers: the sandbox masks {them}")], "{cmd}");
+        let (account, _) = refused
+            .message
+            .split_once(" covers. ")
+            .expect("refusal text");
+        let them = if account.contains(" more denied entr") {
+            "them, so they read as empty"
+        } else {
+            "it, so it reads as empty"
+        };
+        assert_eq!(
+            d.warnings,
+            vec![format!("{account} covers: the sandbox masks {them}")],
+            "{cmd}"
+        );
         assert!(d.paths.iter().any(|p| p.verdict == "masked"), "{cmd}");
     }
     let named = decide("cat .env", true);
     assert_eq!(named.reason, Some("path_denied"));
     // A clean tree: no warning.
-    assert_eq!(decide("grep -rn TODO src", true).warnings, Vec::<String>::new());
+    assert_eq!(
+        decide("grep -rn TODO src", true).warnings,
+        Vec::<String>::new()
+    );
 }

@@ -34,7 +34,10 @@ bash_tools:
 const SAMPLE: usize = 100;
 
 fn tool(p: &str) -> Option<&'static str> {
-    [format!("/usr/bin/{p}"), format!("/bin/{p}")].into_iter().find(|c| Path::new(c).exists()).map(|c| Box::leak(c.into_boxed_str()) as &'static str)
+    [format!("/usr/bin/{p}"), format!("/bin/{p}")]
+        .into_iter()
+        .find(|c| Path::new(c).exists())
+        .map(|c| Box::leak(c.into_boxed_str()) as &'static str)
 }
 
 /// The names a decision judged: every command's name and every wrapper it came through.
@@ -68,7 +71,16 @@ fn run_in_sandbox(bash: &str, timeout: &str, root: &Path, command: &str) -> Outc
     )
     .unwrap();
     let status = Command::new(timeout)
-        .args(["-s", "KILL", "5", bash, "--noprofile", "--norc", "-c", command])
+        .args([
+            "-s",
+            "KILL",
+            "5",
+            bash,
+            "--noprofile",
+            "--norc",
+            "-c",
+            command,
+        ])
         .current_dir(root.join("repo"))
         .env_clear()
         .env("HOME", root.join("home"))
@@ -87,13 +99,19 @@ fn run_in_sandbox(bash: &str, timeout: &str, root: &Path, command: &str) -> Outc
         .filter_map(|l| l.strip_prefix("RUN "))
         .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
         .collect();
-    Outcome { ran, timed_out: status.code().is_none() || status.code() == Some(137) }
+    Outcome {
+        ran,
+        timed_out: status.code().is_none() || status.code() == Some(137),
+    }
 }
 
 /// Candidate commands: (text with @ROOT@ still in it, which scope).
 fn candidates() -> Vec<(String, bool)> {
     let mut out = Vec::new();
-    for c in attack_cases().into_iter().chain(attack_cases_from(&extra_corpus_path())) {
+    for c in attack_cases()
+        .into_iter()
+        .chain(attack_cases_from(&extra_corpus_path()))
+    {
         out.push((c.command, true));
     }
     let text = std::fs::read_to_string(corpus_dir().join("real-commands.jsonl")).unwrap();
@@ -114,7 +132,11 @@ fn differential_commands_bash_runs_are_the_commands_the_engine_judged() {
     for (text, attack_scope) in candidates() {
         let fx = AttackFixture::new();
         let root = fx.root().to_string_lossy().into_owned();
-        let sc = if attack_scope { scope(&fx.scope_text(true)) } else { scope(&REAL_SCOPE.replace("@ROOT@", &root)) };
+        let sc = if attack_scope {
+            scope(&fx.scope_text(true))
+        } else {
+            scope(&REAL_SCOPE.replace("@ROOT@", &root))
+        };
         let cmd = text.replace("@ROOT@", &root);
         let d = decide_in(&sc, &fx.repo(), Some(&fx.home()), None, &[], &cmd);
         // Path-qualified programs would run for real even with an empty PATH: never sampled.
@@ -122,10 +144,16 @@ fn differential_commands_bash_runs_are_the_commands_the_engine_judged() {
             allowed.push((text, attack_scope));
         }
     }
-    assert!(allowed.len() >= SAMPLE, "only {} allowed commands", allowed.len());
+    assert!(
+        allowed.len() >= SAMPLE,
+        "only {} allowed commands",
+        allowed.len()
+    );
     // A deterministic, evenly spread sample.
     let step = allowed.len() as f64 / SAMPLE as f64;
-    let sample: Vec<&(String, bool)> = (0..SAMPLE).map(|i| &allowed[(i as f64 * step) as usize]).collect();
+    let sample: Vec<&(String, bool)> = (0..SAMPLE)
+        .map(|i| &allowed[(i as f64 * step) as usize])
+        .collect();
 
     let mut misses = Vec::new();
     let mut ran_total = 0;
@@ -133,7 +161,11 @@ fn differential_commands_bash_runs_are_the_commands_the_engine_judged() {
     for (text, attack_scope) in sample {
         let fx = AttackFixture::new();
         let root = fx.root().to_string_lossy().into_owned();
-        let sc = if *attack_scope { scope(&fx.scope_text(true)) } else { scope(&REAL_SCOPE.replace("@ROOT@", &root)) };
+        let sc = if *attack_scope {
+            scope(&fx.scope_text(true))
+        } else {
+            scope(&REAL_SCOPE.replace("@ROOT@", &root))
+        };
         let cmd = text.replace("@ROOT@", &root);
         let d = decide_in(&sc, &fx.repo(), Some(&fx.home()), None, &[], &cmd);
         assert!(d.allowed, "{cmd}");
@@ -145,15 +177,29 @@ fn differential_commands_bash_runs_are_the_commands_the_engine_judged() {
         ran_total += out.ran.len();
         for r in &out.ran {
             if !names.contains(r) {
-                misses.push(format!("{cmd:?}\n  bash ran `{r}`, the decision judged {names:?}"));
+                misses.push(format!(
+                    "{cmd:?}\n  bash ran `{r}`, the decision judged {names:?}"
+                ));
             }
         }
         // Nothing escaped the sandbox: the fixture outside repo/ is untouched.
-        assert_eq!(std::fs::read_to_string(fx.home().join(".bashrc")).unwrap(), "x\n", "{cmd}");
+        assert_eq!(
+            std::fs::read_to_string(fx.home().join(".bashrc")).unwrap(),
+            "x\n",
+            "{cmd}"
+        );
     }
     eprintln!("differential: {SAMPLE} sampled of {} allowed, {ran_total} program runs recorded, {timeouts} timeouts", allowed.len());
-    assert!(ran_total >= SAMPLE, "the sandbox recorded only {ran_total} runs");
-    assert!(misses.is_empty(), "{} programs bash ran that the engine did not judge:\n{}", misses.len(), misses.join("\n"));
+    assert!(
+        ran_total >= SAMPLE,
+        "the sandbox recorded only {ran_total} runs"
+    );
+    assert!(
+        misses.is_empty(),
+        "{} programs bash ran that the engine did not judge:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
 }
 
 #[test]
@@ -162,7 +208,12 @@ fn differential_sandbox_records_and_contains() {
         return;
     };
     let fx = AttackFixture::new();
-    let out = run_in_sandbox(bash, timeout, fx.root(), "ls -la | grep x; echo \"$(git log)\" > out.txt; env wc; find . -exec cat {} \\;");
+    let out = run_in_sandbox(
+        bash,
+        timeout,
+        fx.root(),
+        "ls -la | grep x; echo \"$(git log)\" > out.txt; env wc; find . -exec cat {} \\;",
+    );
     let mut ran = out.ran.clone();
     ran.sort();
     assert_eq!(ran, vec!["env", "find", "git", "grep", "ls"]);

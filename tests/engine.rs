@@ -44,10 +44,24 @@ fn check(table: &[(&str, &str, &str)]) {
     let f = fx();
     let mut bad = Vec::new();
     for (dir, cmd, want) in table {
-        let d = decide_in(&f.scope, &f.tmp.path().join(dir), Some(f.tmp.path()), None, &[], cmd);
-        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        let d = decide_in(
+            &f.scope,
+            &f.tmp.path().join(dir),
+            Some(f.tmp.path()),
+            None,
+            &[],
+            cmd,
+        );
+        let got = if d.allowed {
+            "allow"
+        } else {
+            d.reason.unwrap_or("?")
+        };
         if got != *want {
-            bad.push(format!("[{dir}] {cmd:?}: want {want}, got {got} ({})", d.message));
+            bad.push(format!(
+                "[{dir}] {cmd:?}: want {want}, got {got} ({})",
+                d.message
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
@@ -81,7 +95,11 @@ fn s04_every_nested_command_is_validated() {
         ("proj", "ls & rm x", "dangerous_command"),
         ("proj", "! rm x", "dangerous_command"),
         ("proj", "[[ $(rm x) ]]", "dangerous_command"),
-        ("proj", "echo \"$(cat <<'EOF'\nit's (fine)\nEOF\n)\" ; rm x", "dangerous_command"),
+        (
+            "proj",
+            "echo \"$(cat <<'EOF'\nit's (fine)\nEOF\n)\" ; rm x",
+            "dangerous_command",
+        ),
         ("proj", "builtin eval ls", "unsupported_construct"),
         ("proj", "ls ${x:-$(rm x)}", "unsupported_construct"),
         ("proj", "f() { ls; }; f", "unsupported_construct"),
@@ -114,7 +132,11 @@ fn wrappers_judge_both_layers_and_let_allowed_commands_through() {
         ("proj", "timeout 5 ls", "allow"),
         ("proj", "nice -n 5 grep a f.txt", "allow"),
         ("proj", "bash -c 'ls | grep a'", "allow"),
-        ("proj", "find . -name '*.rs' -print0 | xargs -0 grep -l a", "allow"),
+        (
+            "proj",
+            "find . -name '*.rs' -print0 | xargs -0 grep -l a",
+            "allow",
+        ),
         ("proj", "command -v ls", "allow"),
         ("proj", "env -S 'ls -la'", "flag_not_allowed"),
         ("proj", "env", "command_not_allowed"),
@@ -185,9 +207,21 @@ fn sed_and_awk_programs_are_read() {
         ("proj", "awk '{print $1}' f.txt", "allow"),
         ("proj", "awk '$1 > 5' f.txt", "allow"),
         ("proj", "awk '/a|b/ {print}' f.txt", "allow"),
-        ("proj", "awk 'BEGIN{system(\"ls\")}'", "unsupported_construct"),
-        ("proj", "awk '{print > \"x\"}' f.txt", "unsupported_construct"),
-        ("proj", "awk '{print | \"sh\"}' f.txt", "unsupported_construct"),
+        (
+            "proj",
+            "awk 'BEGIN{system(\"ls\")}'",
+            "unsupported_construct",
+        ),
+        (
+            "proj",
+            "awk '{print > \"x\"}' f.txt",
+            "unsupported_construct",
+        ),
+        (
+            "proj",
+            "awk '{print | \"sh\"}' f.txt",
+            "unsupported_construct",
+        ),
     ]);
 }
 
@@ -224,12 +258,24 @@ fn archives_links_and_declarations() {
         ("proj", "tar czf /tmp/x.tgz .", "path_not_in_scope"),
         ("proj", "tar -tf out/a.tar", "allow"),
         ("proj", "tar -cf out/a.tar src", "allow"),
-        ("proj", "tar -cf a.tar --to-command=sh src", "flag_not_allowed"),
-        ("proj", "awk -i inplace '{print}' f.txt", "unsupported_construct"),
+        (
+            "proj",
+            "tar -cf a.tar --to-command=sh src",
+            "flag_not_allowed",
+        ),
+        (
+            "proj",
+            "awk -i inplace '{print}' f.txt",
+            "unsupported_construct",
+        ),
         ("proj", "export LC_ALL=C && ls", "allow"),
         ("proj", "export PAGER=sh; git log", "denied"),
         ("proj", "declare -x GIT_EXTERNAL_DIFF=x; git diff", "denied"),
-        ("proj", "export V='a[$(touch p)]'; ls", "unsupported_construct"),
+        (
+            "proj",
+            "export V='a[$(touch p)]'; ls",
+            "unsupported_construct",
+        ),
         ("proj", "env PAGER=sh git log", "denied"),
     ]);
 }
@@ -238,7 +284,10 @@ fn archives_links_and_declarations() {
 fn operand_shapes_of_dd_zip_printf_yq() {
     let f = fx();
     let mut s = f.scope.clone();
-    s.bash_tools.categories.safe_write.extend(["dd", "zip", "printf", "yq"].map(String::from));
+    s.bash_tools
+        .categories
+        .safe_write
+        .extend(["dd", "zip", "printf", "yq"].map(String::from));
     let t = f.tmp.path();
     let mut bad = Vec::new();
     for (dir, cmd, want) in [
@@ -252,7 +301,11 @@ fn operand_shapes_of_dd_zip_printf_yq() {
         ("proj/out", "yq -i '.a = 1' ../f.txt", "path_not_in_scope"),
     ] {
         let d = decide_in(&s, &t.join(dir), Some(t), None, &[], cmd);
-        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        let got = if d.allowed {
+            "allow"
+        } else {
+            d.reason.unwrap_or("?")
+        };
         if got != want {
             bad.push(format!("{cmd}: want {want}, got {got} ({})", d.message));
         }
@@ -285,7 +338,14 @@ fn process_substitution_operands_are_pipes() {
         ("proj", "sort <(cat ../other/x.txt)", "path_not_in_scope"),
     ]);
     let f = fx();
-    let d = decide_in(&f.scope, &f.tmp.path().join("proj"), Some(f.tmp.path()), None, &[], "cat $X $Y $X");
+    let d = decide_in(
+        &f.scope,
+        &f.tmp.path().join("proj"),
+        Some(f.tmp.path()),
+        None,
+        &[],
+        "cat $X $Y $X",
+    );
     assert_eq!(
         d.message,
         "`$X` (operand of cat) is built at run time (a variable, substitution or glob the engine cannot expand), so it cannot be checked before the command runs; write it literally, or expand it first (list the files with a separate command, then name them). Also refused: run_time_operand ($Y)."
@@ -315,15 +375,26 @@ fn path_qualified_names_match_the_file_they_run() {
         ("bin", "./x.sh", "allow"),
         ("other", "./link.sh", "allow"),
         ("config", "../bin/x.sh", "allow"),
-        ("", "cd config && mkdir -p bin && printf 'echo pwned\\n' > bin/x.sh && ./bin/x.sh", "command_not_allowed"),
+        (
+            "",
+            "cd config && mkdir -p bin && printf 'echo pwned\\n' > bin/x.sh && ./bin/x.sh",
+            "command_not_allowed",
+        ),
         ("config", "./bin/x.sh", "command_not_allowed"),
         ("", "./other/x.sh", "command_not_allowed"),
         ("", "x.sh", "command_not_allowed"),
     ] {
         let d = decide_in(&s, &root.join(dir), None, Some(&root), &[], cmd);
-        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        let got = if d.allowed {
+            "allow"
+        } else {
+            d.reason.unwrap_or("?")
+        };
         if got != want {
-            bad.push(format!("[{dir}] {cmd}: want {want}, got {got} ({})", d.message));
+            bad.push(format!(
+                "[{dir}] {cmd}: want {want}, got {got} ({})",
+                d.message
+            ));
         }
     }
     // Without a project root a relative entry names no file: nothing matches it.
@@ -342,8 +413,16 @@ fn subcommands_not_listed_are_named_with_their_command() {
         r = tmp.path().display()
     ));
     let d = decide_in(&s, tmp.path(), None, None, &[], "bd label add x y");
-    assert_eq!((d.reason, d.resource.as_deref()), (Some("command_not_allowed"), Some("bd label")));
-    assert!(d.message.starts_with("`bd label` is not in any category of the scope"), "{}", d.message);
+    assert_eq!(
+        (d.reason, d.resource.as_deref()),
+        (Some("command_not_allowed"), Some("bd label"))
+    );
+    assert!(
+        d.message
+            .starts_with("`bd label` is not in any category of the scope"),
+        "{}",
+        d.message
+    );
     assert!(d.message.contains("resource \"bd label\""), "{}", d.message);
     assert!(decide_in(&s, tmp.path(), None, None, &[], "bd list --all").allowed);
     let d = decide_in(&s, tmp.path(), None, None, &[], "zz x");
@@ -363,7 +442,14 @@ fn listed_interpreters_run_code_with_a_warning() {
         "paths:\n  read: [\"{r}/**\"]\n  write: [\"{r}/**\"]\nbash_tools:\n  categories:\n    safe_write: [emacs, python3]\n",
         r = root.display()
     ));
-    let d = decide_in(&s, &root, None, Some(&root), &[], "emacs --batch -l lisp/build.el --eval '(byte-compile-file \"x.el\")'");
+    let d = decide_in(
+        &s,
+        &root,
+        None,
+        Some(&root),
+        &[],
+        "emacs --batch -l lisp/build.el --eval '(byte-compile-file \"x.el\")'",
+    );
     assert!(d.allowed, "{}", d.message);
     assert_eq!(
         d.warnings,
@@ -372,8 +458,25 @@ fn listed_interpreters_run_code_with_a_warning() {
             "`emacs --eval` runs code the engine does not judge: listing `emacs` in the scope allows whatever that code does".to_string(),
         ]
     );
-    assert!(decide_in(&s, &root, None, Some(&root), &[], "emacs --batch --script lisp/build.el").allowed);
-    let d = decide_in(&s, &root, None, Some(&root), &[], "emacs --batch -l /etc/passwd");
+    assert!(
+        decide_in(
+            &s,
+            &root,
+            None,
+            Some(&root),
+            &[],
+            "emacs --batch --script lisp/build.el"
+        )
+        .allowed
+    );
+    let d = decide_in(
+        &s,
+        &root,
+        None,
+        Some(&root),
+        &[],
+        "emacs --batch -l /etc/passwd",
+    );
     assert_eq!(d.reason, Some("path_not_in_scope"), "{}", d.message);
     let d = decide_in(&s, &root, None, Some(&root), &[], "emacs -u root");
     assert_eq!(d.reason, Some("flag_not_allowed"));
@@ -391,13 +494,30 @@ fn listed_interpreters_run_code_with_a_warning() {
 #[test]
 fn git_aliases_are_not_git_commands() {
     let tmp = TempDir::new("gitalias");
-    let s = scope(&format!("paths:\n  read: [\"{r}/**\"]\nbash_tools:\n  categories:\n    read_only: [git, git co]\n", r = tmp.path().display()));
+    let s = scope(&format!(
+        "paths:\n  read: [\"{r}/**\"]\nbash_tools:\n  categories:\n    read_only: [git, git co]\n",
+        r = tmp.path().display()
+    ));
     let d = decide_in(&s, tmp.path(), None, None, &[], "git -C . lp");
-    assert_eq!((d.reason, d.resource.as_deref()), (Some("subcommand_not_allowed"), Some("git lp")));
+    assert_eq!(
+        (d.reason, d.resource.as_deref()),
+        (Some("subcommand_not_allowed"), Some("git lp"))
+    );
     assert_eq!(d.message, "`git lp` is not a git command: git runs it as an alias from its configuration (the repository's own included) or as a `git-lp` program, either of which can run anything. Use the git command it stands for, or call request_scope_expansion with tool_name \"run_bash_command\", resource \"git lp\" and your reason.");
-    for ok in ["git log --oneline", "git co main", "git --version", "git status"] {
-        assert!(decide_in(&s, tmp.path(), None, None, &[], ok).allowed, "{ok}");
+    for ok in [
+        "git log --oneline",
+        "git co main",
+        "git --version",
+        "git status",
+    ] {
+        assert!(
+            decide_in(&s, tmp.path(), None, None, &[], ok).allowed,
+            "{ok}"
+        );
     }
-    let granted = [gptel_scope::policy::decide::Grant { tool: "run_bash_command".into(), resource: "git lp".into() }];
+    let granted = [gptel_scope::policy::decide::Grant {
+        tool: "run_bash_command".into(),
+        resource: "git lp".into(),
+    }];
     assert!(decide_in(&s, tmp.path(), None, None, &granted, "git lp").allowed);
 }

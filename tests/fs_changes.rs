@@ -33,29 +33,52 @@ fn operand(dir: &Path, path: &Path) -> (PathBuf, u64) {
 fn every_change_to_the_working_directory_is_seen_by_the_next_decision() {
     type Change = fn(&Path);
     let cases: &[(&str, Change, Option<&str>)] = &[
-        ("the directory replaced by a symlink", |r| {
-            std::fs::rename(r.join("work/sub"), r.join("work/old")).unwrap();
-            std::os::unix::fs::symlink(r.join("outside"), r.join("work/sub")).unwrap();
-        }, Some("outside")),
-        ("its parent replaced by a symlink", |r| {
-            std::fs::rename(r.join("work"), r.join("old")).unwrap();
-            std::fs::create_dir_all(r.join("elsewhere/sub")).unwrap();
-            std::os::unix::fs::symlink(r.join("elsewhere"), r.join("work")).unwrap();
-        }, Some("elsewhere/sub")),
-        ("its grandparent renamed, a symlink in its place", |r| {
-            let top = r.parent().unwrap().join(format!("{}-moved", r.file_name().unwrap().to_string_lossy()));
-            std::fs::rename(r, &top).unwrap();
-            std::fs::create_dir_all(r).unwrap();
-            std::fs::create_dir_all(top.join("outside/work/sub")).unwrap();
-            std::os::unix::fs::symlink(top.join("outside/work"), r.join("work")).unwrap();
-        }, Some("@moved/outside/work/sub")),
-        ("the directory removed", |r| {
-            std::fs::remove_dir(r.join("work/sub")).unwrap();
-        }, None),
-        ("the directory removed, a file in its place", |r| {
-            std::fs::remove_dir(r.join("work/sub")).unwrap();
-            std::fs::write(r.join("work/sub"), "x").unwrap();
-        }, None),
+        (
+            "the directory replaced by a symlink",
+            |r| {
+                std::fs::rename(r.join("work/sub"), r.join("work/old")).unwrap();
+                std::os::unix::fs::symlink(r.join("outside"), r.join("work/sub")).unwrap();
+            },
+            Some("outside"),
+        ),
+        (
+            "its parent replaced by a symlink",
+            |r| {
+                std::fs::rename(r.join("work"), r.join("old")).unwrap();
+                std::fs::create_dir_all(r.join("elsewhere/sub")).unwrap();
+                std::os::unix::fs::symlink(r.join("elsewhere"), r.join("work")).unwrap();
+            },
+            Some("elsewhere/sub"),
+        ),
+        (
+            "its grandparent renamed, a symlink in its place",
+            |r| {
+                let top = r.parent().unwrap().join(format!(
+                    "{}-moved",
+                    r.file_name().unwrap().to_string_lossy()
+                ));
+                std::fs::rename(r, &top).unwrap();
+                std::fs::create_dir_all(r).unwrap();
+                std::fs::create_dir_all(top.join("outside/work/sub")).unwrap();
+                std::os::unix::fs::symlink(top.join("outside/work"), r.join("work")).unwrap();
+            },
+            Some("@moved/outside/work/sub"),
+        ),
+        (
+            "the directory removed",
+            |r| {
+                std::fs::remove_dir(r.join("work/sub")).unwrap();
+            },
+            None,
+        ),
+        (
+            "the directory removed, a file in its place",
+            |r| {
+                std::fs::remove_dir(r.join("work/sub")).unwrap();
+                std::fs::write(r.join("work/sub"), "x").unwrap();
+            },
+            None,
+        ),
     ];
     for (what, change, want) in cases {
         let tmp = TempDir::new("fschange-change");
@@ -76,7 +99,11 @@ fn every_change_to_the_working_directory_is_seen_by_the_next_decision() {
         assert!(asked > 0, "{what}: the file system is asked again");
         {
             let _m = paths::memo();
-            assert_eq!(paths::is_dir(&dir), want != dir || std::fs::metadata(&dir).is_ok_and(|m| m.is_dir()), "{what}");
+            assert_eq!(
+                paths::is_dir(&dir),
+                want != dir || std::fs::metadata(&dir).is_ok_and(|m| m.is_dir()),
+                "{what}"
+            );
         }
         let moved = PathBuf::from(format!("{}-moved", r.display()));
         let _ = std::fs::remove_dir_all(&moved);
@@ -121,7 +148,10 @@ fn nothing_is_kept_from_one_decision_to_the_next() {
     let before = paths::probes_asked();
     paths::resolve(&dir);
     paths::resolve(&dir);
-    assert!(paths::probes_asked() - before >= 4, "outside a decision every resolution asks");
+    assert!(
+        paths::probes_asked() - before >= 4,
+        "outside a decision every resolution asks"
+    );
     // Within one decision a path is asked about once.
     let before = paths::probes_asked();
     {
@@ -130,7 +160,11 @@ fn nothing_is_kept_from_one_decision_to_the_next() {
         let once = paths::probes_asked() - before;
         paths::resolve(&dir);
         paths::is_dir(&dir);
-        assert_eq!(paths::probes_asked() - before, once, "memoized within the decision");
+        assert_eq!(
+            paths::probes_asked() - before,
+            once,
+            "memoized within the decision"
+        );
     }
 }
 
@@ -139,26 +173,50 @@ fn a_scope_document_is_read_again_after_every_kind_of_change() {
     let tmp = TempDir::new("fschange-scope");
     let dir = tmp.path().to_path_buf();
     let file = dir.join("scope.yml");
-    let text = |cmd: &str| format!("paths: {{read: [\"{}/**\"]}}\nbash_tools: {{categories: {{read_only: [{cmd}]}}}}\n", dir.display());
+    let text = |cmd: &str| {
+        format!(
+            "paths: {{read: [\"{}/**\"]}}\nbash_tools: {{categories: {{read_only: [{cmd}]}}}}\n",
+            dir.display()
+        )
+    };
     let backdate = |f: &Path| {
         let h = std::fs::File::options().write(true).open(f).unwrap();
-        h.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10)).unwrap();
+        h.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+            .unwrap();
     };
     std::fs::write(&file, text("ls")).unwrap();
     backdate(&file);
     let scope = serde_json::json!({"home": dir, "sources": [{"file": file}]}).to_string();
     let d = dir.display().to_string();
-    let allowed = |cmd: &str| matches!(api::decide_command_in(cmd, &d, &scope), Ok(api::Judged::Allowed { .. }));
+    let allowed = |cmd: &str| {
+        matches!(
+            api::decide_command_in(cmd, &d, &scope),
+            Ok(api::Judged::Allowed { .. })
+        )
+    };
     assert!(allowed("ls"));
-    let (stamps, reads) = (config::cache_stats().stamps_read, config::cache_stats().file_reads);
+    let (stamps, reads) = (
+        config::cache_stats().stamps_read,
+        config::cache_stats().file_reads,
+    );
     assert!(allowed("ls") && allowed("ls"));
-    assert_eq!(config::cache_stats().file_reads, reads, "an unchanged document is not read again");
-    assert!(config::cache_stats().stamps_read >= stamps + 2, "its stamp is asked at every decision");
+    assert_eq!(
+        config::cache_stats().file_reads,
+        reads,
+        "an unchanged document is not read again"
+    );
+    assert!(
+        config::cache_stats().stamps_read >= stamps + 2,
+        "its stamp is asked at every decision"
+    );
     type Change = fn(&Path, &str);
     let changes: &[(&str, Change)] = &[
-        ("rewritten in place, same length, modification time put back", |f, t| {
-            std::fs::write(f, t).unwrap();
-        }),
+        (
+            "rewritten in place, same length, modification time put back",
+            |f, t| {
+                std::fs::write(f, t).unwrap();
+            },
+        ),
         ("replaced by a rename", |f, t| {
             let tmp = f.with_extension("tmp");
             std::fs::write(&tmp, t).unwrap();
@@ -186,11 +244,17 @@ fn a_scope_document_is_read_again_after_every_kind_of_change() {
     let _ = std::fs::remove_dir_all(&moved);
     std::fs::rename(&dir, &moved).unwrap();
     std::os::unix::fs::symlink(moved.join("other"), &dir).unwrap();
-    let doc = format!("paths: {{read: [\"{}/other/**\"]}}\nbash_tools: {{categories: {{read_only: [cat]}}}}\n", moved.display());
+    let doc = format!(
+        "paths: {{read: [\"{}/other/**\"]}}\nbash_tools: {{categories: {{read_only: [cat]}}}}\n",
+        moved.display()
+    );
     std::fs::write(moved.join("other/scope.yml"), doc).unwrap();
     backdate(&moved.join("other/scope.yml"));
     let cat = api::decide_command_in("cat", &d, &scope);
-    assert!(matches!(cat, Ok(api::Judged::Allowed { .. })), "the document the path leads to now");
+    assert!(
+        matches!(cat, Ok(api::Judged::Allowed { .. })),
+        "the document the path leads to now"
+    );
     std::fs::remove_file(&dir).unwrap();
     std::fs::rename(&moved, &dir).unwrap();
 }

@@ -23,19 +23,33 @@ fn tree(scope: &str) -> Tree {
     let base = fs::canonicalize(tmp.path()).expect("canonical");
     let root = base.join("proj");
     let outside = base.join("outside");
-    for d in [&root, &outside, &root.join("src/deep"), &root.join("docs"), &root.join("secret")] {
+    for d in [
+        &root,
+        &outside,
+        &root.join("src/deep"),
+        &root.join("docs"),
+        &root.join("secret"),
+    ] {
         fs::create_dir_all(d).expect("mkdir");
     }
     fs::write(root.join("scope.yml"), scope).expect("scope");
     fs::write(root.join("src/a.txt"), "one\ntwo\nthree\n").expect("a");
     fs::write(root.join("src/b.txt"), "alpha\nbeta\n").expect("b");
     fs::write(root.join("src/c.txt"), "x\ny\nz\n").expect("c");
-    fs::write(root.join("src/deep/d.rs"), "fn main() {\n    println!(\"hi\");\n}\n").expect("d");
+    fs::write(
+        root.join("src/deep/d.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .expect("d");
     fs::write(root.join("docs/readme.md"), "# Title\nsee two\n").expect("readme");
     fs::write(root.join(".env"), "TOKEN=two\n").expect("env");
     fs::write(root.join("secret/key"), "two\n").expect("key");
     fs::write(outside.join("passwd"), "root:two\n").expect("outside");
-    Tree { _tmp: tmp, root, outside }
+    Tree {
+        _tmp: tmp,
+        root,
+        outside,
+    }
 }
 
 impl Tree {
@@ -52,7 +66,10 @@ impl Tree {
     /// Every file under the root, with contents: the tree as a patch leaves it.
     fn snapshot(&self) -> Vec<(String, String)> {
         fn walk(d: &Path, base: &Path, out: &mut Vec<(String, String)>) {
-            let mut es: Vec<_> = fs::read_dir(d).expect("read_dir").filter_map(Result::ok).collect();
+            let mut es: Vec<_> = fs::read_dir(d)
+                .expect("read_dir")
+                .filter_map(Result::ok)
+                .collect();
             es.sort_by_key(|e| e.file_name());
             for e in es {
                 let p = e.path();
@@ -114,14 +131,20 @@ fn f01_boundary_and_scope_table() {
     // The message says what to do; a symlink escape names where it leads.
     let v = t.call("read_file", json!({"path": "src/escape/passwd"}));
     let m = v["message"].as_str().expect("message");
-    assert!(m.contains(&format!("it leads to {out}")) && m.contains("fs.root"), "{m}");
+    assert!(
+        m.contains(&format!("it leads to {out}")) && m.contains("fs.root"),
+        "{m}"
+    );
 }
 
 #[test]
 fn f01_unrestricted_mode_allows_absolute_paths_in_scope() {
     let t = tree(SCOPE);
     let outside = t.outside.display().to_string();
-    let scope = format!("{SCOPE}  # and the neighbour\nfs: {{mode: unrestricted}}\n").replace("  read: [\"${project_root}/**\"]", &format!("  read: [\"${{project_root}}/**\", \"{outside}/**\"]"));
+    let scope = format!("{SCOPE}  # and the neighbour\nfs: {{mode: unrestricted}}\n").replace(
+        "  read: [\"${project_root}/**\"]",
+        &format!("  read: [\"${{project_root}}/**\", \"{outside}/**\"]"),
+    );
     fs::write(t.root.join("scope.yml"), scope).expect("scope");
     let v = t.call("read_file", json!({"path": format!("{outside}/passwd")}));
     assert_eq!(ok(&v)["content"], json!("root:two"));
@@ -129,13 +152,32 @@ fn f01_unrestricted_mode_allows_absolute_paths_in_scope() {
     let v = t.call("read_file", json!({"path": "/etc/hostname"}));
     assert_eq!(reason(&v), "path_not_in_scope");
     assert_eq!(v["resource"], json!("/etc/hostname"));
-    assert!(v["message"].as_str().expect("m").contains("request_scope_expansion"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .expect("m")
+            .contains("request_scope_expansion"),
+        "{v}"
+    );
     // A root of its own: fs.root confines the tools below the project.
-    fs::write(t.root.join("scope.yml"), format!("{SCOPE}fs: {{root: \"${{project_root}}/src\"}}\n")).expect("scope");
+    fs::write(
+        t.root.join("scope.yml"),
+        format!("{SCOPE}fs: {{root: \"${{project_root}}/src\"}}\n"),
+    )
+    .expect("scope");
     // Relative paths now start at the new root.
-    assert_eq!(reason(&t.call("read_file", json!({"path": t.root.join("docs/readme.md")}))), "boundary_violation");
-    assert_eq!(reason(&t.call("read_file", json!({"path": "../docs/readme.md"}))), "boundary_violation");
-    assert_eq!(ok(&t.call("read_file", json!({"path": "a.txt"})))["content"], json!("one\ntwo\nthree"));
+    assert_eq!(
+        reason(&t.call("read_file", json!({"path": t.root.join("docs/readme.md")}))),
+        "boundary_violation"
+    );
+    assert_eq!(
+        reason(&t.call("read_file", json!({"path": "../docs/readme.md"}))),
+        "boundary_violation"
+    );
+    assert_eq!(
+        ok(&t.call("read_file", json!({"path": "a.txt"})))["content"],
+        json!("one\ntwo\nthree")
+    );
 }
 
 #[test]
@@ -147,11 +189,17 @@ fn f01_out_of_scope_and_allow_once_grant() {
     assert_eq!(v["resource"], json!(resource));
     assert_eq!(v["validation_type"], json!("path"));
     let grant = json!([{"tool": "read_file", "resource": resource}]);
-    let v = t.call("read_file", json!({"path": "docs/readme.md", "grants": grant}));
+    let v = t.call(
+        "read_file",
+        json!({"path": "docs/readme.md", "grants": grant}),
+    );
     assert_eq!(ok(&v)["content"], json!("# Title\nsee two"));
     assert_eq!(v["grants_used"], grant);
     // A grant for another tool does not apply.
-    let v = t.call("read_file", json!({"path": "docs/readme.md", "grants": [{"tool": "list_dir", "resource": resource}]}));
+    let v = t.call(
+        "read_file",
+        json!({"path": "docs/readme.md", "grants": [{"tool": "list_dir", "resource": resource}]}),
+    );
     assert_eq!(reason(&v), "path_not_in_scope");
 }
 
@@ -159,26 +207,61 @@ fn f01_out_of_scope_and_allow_once_grant() {
 fn f03_read_file_slices_cuts_and_refuses_binary() {
     let t = tree(SCOPE);
     let long = "é".repeat(450);
-    let body: String = (1..=10).map(|i| if i == 5 { format!("{long}\n") } else { format!("line {i}\n") }).collect();
+    let body: String = (1..=10)
+        .map(|i| {
+            if i == 5 {
+                format!("{long}\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
     fs::write(t.root.join("src/long.txt"), &body).expect("long");
-    let v = t.call("read_file", json!({"path": "src/long.txt", "offset": 3, "limit": 3}));
+    let v = t.call(
+        "read_file",
+        json!({"path": "src/long.txt", "offset": 3, "limit": 3}),
+    );
     let want = format!("line 4\n{}… [truncated line]\nline 6", "é".repeat(400));
     assert_eq!(ok(&v)["content"], json!(want));
-    assert_eq!((v["start_line"].clone(), v["end_line"].clone(), v["total_lines"].clone(), v["has_more"].clone(), v["cut_lines"].clone()), (json!(4), json!(6), json!(10), json!(true), json!(1)));
+    assert_eq!(
+        (
+            v["start_line"].clone(),
+            v["end_line"].clone(),
+            v["total_lines"].clone(),
+            v["has_more"].clone(),
+            v["cut_lines"].clone()
+        ),
+        (json!(4), json!(6), json!(10), json!(true), json!(1))
+    );
     let v = t.call("read_file", json!({"path": "src/long.txt", "offset": 8}));
-    assert_eq!((ok(&v)["content"].clone(), v["has_more"].clone()), (json!("line 9\nline 10"), json!(false)));
+    assert_eq!(
+        (ok(&v)["content"].clone(), v["has_more"].clone()),
+        (json!("line 9\nline 10"), json!(false))
+    );
     let v = t.call("read_file", json!({"path": "src/long.txt", "offset": 20}));
-    assert_eq!((ok(&v)["content"].clone(), v["start_line"].clone()), (json!(""), json!(0)));
+    assert_eq!(
+        (ok(&v)["content"].clone(), v["start_line"].clone()),
+        (json!(""), json!(0))
+    );
     fs::write(t.root.join("src/bin"), b"ELF\x00\x01\x02").expect("bin");
     let v = t.call("read_file", json!({"path": "src/bin"}));
     assert_eq!(reason(&v), "binary_file");
-    assert_eq!(v["message"], json!("src/bin is a binary file (a NUL byte at offset 3). read_file shows text only."));
+    assert_eq!(
+        v["message"],
+        json!("src/bin is a binary file (a NUL byte at offset 3). read_file shows text only.")
+    );
     for (args, r) in [
         (json!({"path": "src"}), "not_found"),
         (json!({"path": "src/nope"}), "not_found"),
         (json!({"path": "src/a.txt", "limit": 0}), "invalid_argument"),
-        (json!({"path": "src/a.txt", "offset": -1}), "invalid_argument"),
-        (json!({"path": "src/a.txt", "mode": "raw"}), "invalid_argument"),
+        (
+            json!({"path": "src/a.txt", "offset": -1}),
+            "invalid_argument",
+        ),
+        (
+            json!({"path": "src/a.txt", "mode": "raw"}),
+            "invalid_argument",
+        ),
         (json!({"offset": 1}), "invalid_argument"),
     ] {
         assert_eq!(reason(&t.call("read_file", args.clone())), r, "{args}");
@@ -188,9 +271,22 @@ fn f03_read_file_slices_cuts_and_refuses_binary() {
 #[test]
 fn f03_read_file_indentation_mode() {
     let t = tree(SCOPE);
-    let v = t.call("read_file", json!({"path": "src/deep/d.rs", "offset": 1, "mode": "indentation"}));
-    assert_eq!(ok(&v)["content"], json!("fn main() {\n    println!(\"hi\");\n}"));
-    assert_eq!((v["start_line"].clone(), v["end_line"].clone(), v["mode"].clone()), (json!(1), json!(3), json!("indentation")));
+    let v = t.call(
+        "read_file",
+        json!({"path": "src/deep/d.rs", "offset": 1, "mode": "indentation"}),
+    );
+    assert_eq!(
+        ok(&v)["content"],
+        json!("fn main() {\n    println!(\"hi\");\n}")
+    );
+    assert_eq!(
+        (
+            v["start_line"].clone(),
+            v["end_line"].clone(),
+            v["mode"].clone()
+        ),
+        (json!(1), json!(3), json!("indentation"))
+    );
 }
 
 #[test]
@@ -206,15 +302,43 @@ fn f02_list_dir_breadth_first_sorted_with_markers() {
         ok(&v)["content"],
         json!("docs/\nscope.yml\nsrc/\ndocs/readme.md\nsrc/a.txt\nsrc/b.txt\nsrc/c.txt\nsrc/deep/\nsrc/escape@\nsrc/run.sh*")
     );
-    assert_eq!((v["total"].clone(), v["hidden"].clone(), v["has_more"].clone()), (json!(10), json!(2), json!(false)));
-    let v = t.call("list_dir", json!({"path": "src", "depth": 1, "offset": 1, "limit": 2}));
+    assert_eq!(
+        (
+            v["total"].clone(),
+            v["hidden"].clone(),
+            v["has_more"].clone()
+        ),
+        (json!(10), json!(2), json!(false))
+    );
+    let v = t.call(
+        "list_dir",
+        json!({"path": "src", "depth": 1, "offset": 1, "limit": 2}),
+    );
     assert_eq!(ok(&v)["content"], json!("b.txt\nc.txt"));
-    assert_eq!((v["total"].clone(), v["has_more"].clone()), (json!(6), json!(true)));
+    assert_eq!(
+        (v["total"].clone(), v["has_more"].clone()),
+        (json!(6), json!(true))
+    );
     let v = t.call("list_dir", json!({"path": "src", "depth": 3}));
-    assert!(ok(&v)["content"].as_str().expect("c").ends_with("deep/d.rs"), "{v}");
-    assert_eq!(reason(&t.call("list_dir", json!({"path": "src/escape"}))), "boundary_violation");
-    assert_eq!(reason(&t.call("list_dir", json!({"path": "src/a.txt"}))), "not_found");
-    assert_eq!(reason(&t.call("list_dir", json!({"path": "src", "depth": 0}))), "invalid_argument");
+    assert!(
+        ok(&v)["content"]
+            .as_str()
+            .expect("c")
+            .ends_with("deep/d.rs"),
+        "{v}"
+    );
+    assert_eq!(
+        reason(&t.call("list_dir", json!({"path": "src/escape"}))),
+        "boundary_violation"
+    );
+    assert_eq!(
+        reason(&t.call("list_dir", json!({"path": "src/a.txt"}))),
+        "not_found"
+    );
+    assert_eq!(
+        reason(&t.call("list_dir", json!({"path": "src", "depth": 0}))),
+        "invalid_argument"
+    );
 }
 
 #[test]
@@ -225,21 +349,56 @@ fn f04_grep_files_matches_limits_and_skips_denied() {
     fs::write(t.root.join("src/bin"), b"two\x00").expect("bin");
     let v = t.call("grep_files", json!({"pattern": "tw|thr", "path": "."}));
     // .env and secret/key hold "two" but are denied; the binary and ignored files are skipped.
-    assert_eq!(ok(&v)["content"], json!("docs/readme.md:2:see two\nsrc/a.txt:2:two\nsrc/a.txt:3:three"), "{v}");
-    assert_eq!((v["matches"].clone(), v["truncated"].clone()), (json!(3), json!(false)));
+    assert_eq!(
+        ok(&v)["content"],
+        json!("docs/readme.md:2:see two\nsrc/a.txt:2:two\nsrc/a.txt:3:three"),
+        "{v}"
+    );
+    assert_eq!(
+        (v["matches"].clone(), v["truncated"].clone()),
+        (json!(3), json!(false))
+    );
     // Skipped and counted: secret/key (denied) and src/bin (binary); .env is hidden, as in ripgrep.
-    assert_eq!((v["files_skipped"].clone(), v["files_searched"].clone()), (json!(2), json!(6)), "{v}");
+    assert_eq!(
+        (v["files_skipped"].clone(), v["files_searched"].clone()),
+        (json!(2), json!(6)),
+        "{v}"
+    );
     let v = t.call("grep_files", json!({"pattern": "tw|thr", "limit": 2}));
-    assert_eq!((ok(&v)["matches"].clone(), v["truncated"].clone()), (json!(2), json!(true)));
-    let v = t.call("grep_files", json!({"pattern": "^(one|x)$", "path": "src", "include": "*.txt"}));
+    assert_eq!(
+        (ok(&v)["matches"].clone(), v["truncated"].clone()),
+        (json!(2), json!(true))
+    );
+    let v = t.call(
+        "grep_files",
+        json!({"pattern": "^(one|x)$", "path": "src", "include": "*.txt"}),
+    );
     assert_eq!(ok(&v)["content"], json!("a.txt:1:one\nc.txt:1:x"));
-    let v = t.call("grep_files", json!({"pattern": "println", "include": ["*.md", "deep/*.rs"], "path": "src"}));
-    assert_eq!(ok(&v)["content"], json!("deep/d.rs:2:    println!(\"hi\");"));
+    let v = t.call(
+        "grep_files",
+        json!({"pattern": "println", "include": ["*.md", "deep/*.rs"], "path": "src"}),
+    );
+    assert_eq!(
+        ok(&v)["content"],
+        json!("deep/d.rs:2:    println!(\"hi\");")
+    );
     let v = t.call("grep_files", json!({"pattern": "two", "path": "src/a.txt"}));
     assert_eq!(ok(&v)["content"], json!("a.txt:2:two"));
-    assert_eq!(reason(&t.call("grep_files", json!({"pattern": "(unclosed"}))), "invalid_argument");
-    assert_eq!(reason(&t.call("grep_files", json!({"pattern": "two", "path": "../outside"}))), "boundary_violation");
-    assert_eq!(reason(&t.call("grep_files", json!({"pattern": "two", "path": "secret"}))), "path_denied");
+    assert_eq!(
+        reason(&t.call("grep_files", json!({"pattern": "(unclosed"}))),
+        "invalid_argument"
+    );
+    assert_eq!(
+        reason(&t.call(
+            "grep_files",
+            json!({"pattern": "two", "path": "../outside"})
+        )),
+        "boundary_violation"
+    );
+    assert_eq!(
+        reason(&t.call("grep_files", json!({"pattern": "two", "path": "secret"}))),
+        "path_denied"
+    );
 }
 
 #[test]
@@ -251,15 +410,40 @@ fn f05_unified_diff_applies_strictly_with_stats() {
     assert_eq!(t.read("src/a.txt"), "one\nTWO\nthree\n");
     assert_eq!(t.read("new/n.txt"), "fresh\nfile\n");
     assert!(!t.root.join("src/c.txt").exists());
-    let stats: Vec<_> = v["files"].as_array().expect("files").iter().map(|f| (f["action"].clone(), f["added"].clone(), f["removed"].clone(), f["bytes"].clone())).collect();
-    assert_eq!(stats, vec![(json!("update"), json!(1), json!(1), json!(14)), (json!("add"), json!(2), json!(0), json!(11)), (json!("delete"), json!(0), json!(3), json!(0))]);
+    let stats: Vec<_> = v["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["action"].clone(),
+                f["added"].clone(),
+                f["removed"].clone(),
+                f["bytes"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stats,
+        vec![
+            (json!("update"), json!(1), json!(1), json!(14)),
+            (json!("add"), json!(2), json!(0), json!(11)),
+            (json!("delete"), json!(0), json!(3), json!(0))
+        ]
+    );
     assert_eq!(v["message"], json!("Applied to 3 file(s): update src/a.txt (+1 -1), add new/n.txt (+2 -0), delete src/c.txt (+0 -3)"));
     // Strict: the same hunk one line off does not apply (no offset, no fuzz).
     let before = t.snapshot();
     let off = "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -2,2 +2,2 @@\n one\n-TWO\n+2\n";
     let v = t.call("apply_patch", json!({"patch": off}));
     assert_eq!(reason(&v), "patch_apply_error");
-    assert!(v["message"].as_str().expect("m").contains("does not match at line 2"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .expect("m")
+            .contains("does not match at line 2"),
+        "{v}"
+    );
     assert_eq!(t.snapshot(), before);
 }
 
@@ -271,13 +455,28 @@ fn f05_patch_failing_on_third_file_leaves_first_two_untouched() {
     // write scope, one outside the boundary, and one that cannot be written (its parent is a file).
     let long = "n".repeat(300);
     for (third, want) in [
-        ("--- a/src/c.txt\n+++ b/src/c.txt\n@@ -1 +1 @@\n-nope\n+NOPE\n", "patch_apply_error"),
-        ("--- a/docs/readme.md\n+++ b/docs/readme.md\n@@ -1 +1 @@\n-# Title\n+# T\n", "path_not_in_scope"),
-        ("--- /dev/null\n+++ b/../outside/x\n@@ -0,0 +1 @@\n+x\n", "boundary_violation"),
-        ("--- /dev/null\n+++ b/src/a.txt/x\n@@ -0,0 +1 @@\n+x\n", "patch_apply_error"),
+        (
+            "--- a/src/c.txt\n+++ b/src/c.txt\n@@ -1 +1 @@\n-nope\n+NOPE\n",
+            "patch_apply_error",
+        ),
+        (
+            "--- a/docs/readme.md\n+++ b/docs/readme.md\n@@ -1 +1 @@\n-# Title\n+# T\n",
+            "path_not_in_scope",
+        ),
+        (
+            "--- /dev/null\n+++ b/../outside/x\n@@ -0,0 +1 @@\n+x\n",
+            "boundary_violation",
+        ),
+        (
+            "--- /dev/null\n+++ b/src/a.txt/x\n@@ -0,0 +1 @@\n+x\n",
+            "patch_apply_error",
+        ),
         // Found by the patch fuzz target: directories made before a name that is too long
         // must go again.
-        ("--- /dev/null\n+++ b/src/new/deeper/LONG/x\n@@ -0,0 +1 @@\n+x\n", "patch_apply_error"),
+        (
+            "--- /dev/null\n+++ b/src/new/deeper/LONG/x\n@@ -0,0 +1 @@\n+x\n",
+            "patch_apply_error",
+        ),
     ] {
         let third = third.replace("LONG", &long);
         let before = t.snapshot();
@@ -303,7 +502,13 @@ fn f06_envelope_add_update_move_delete() {
     fs::write(t.root.join("src/dup.txt"), "a\nb\na\nb\n").expect("dup");
     let v = t.call("apply_patch", json!({"patch": "*** Begin Patch\n*** Update File: src/dup.txt\n a\n-b\n+B\n*** End Patch"}));
     assert_eq!(reason(&v), "patch_apply_error");
-    assert!(v["message"].as_str().expect("m").contains("matches at lines 1 and 3"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .expect("m")
+            .contains("matches at lines 1 and 3"),
+        "{v}"
+    );
     assert_eq!(t.read("src/dup.txt"), "a\nb\na\nb\n");
 }
 
@@ -313,26 +518,62 @@ fn f05_add_refuses_existing_and_keeps_modes() {
     let exe = t.root.join("src/run.sh");
     fs::write(&exe, "#!/bin/sh\necho a\n").expect("exe");
     fs::set_permissions(&exe, fs::Permissions::from_mode(0o750)).expect("chmod");
-    ok(&t.call("apply_patch", json!({"patch": "--- a/src/run.sh\n+++ b/src/run.sh\n@@ -2 +2 @@\n-echo a\n+echo b\n"})));
-    assert_eq!(fs::metadata(&exe).expect("meta").permissions().mode() & 0o777, 0o750);
-    let v = t.call("apply_patch", json!({"patch": "*** Begin Patch\n*** Add File: src/a.txt\n+x\n*** End Patch"}));
+    ok(&t.call(
+        "apply_patch",
+        json!({"patch": "--- a/src/run.sh\n+++ b/src/run.sh\n@@ -2 +2 @@\n-echo a\n+echo b\n"}),
+    ));
+    assert_eq!(
+        fs::metadata(&exe).expect("meta").permissions().mode() & 0o777,
+        0o750
+    );
+    let v = t.call(
+        "apply_patch",
+        json!({"patch": "*** Begin Patch\n*** Add File: src/a.txt\n+x\n*** End Patch"}),
+    );
     assert_eq!(reason(&v), "patch_apply_error");
-    assert!(v["message"].as_str().expect("m").contains("already exists"), "{v}");
+    assert!(
+        v["message"].as_str().expect("m").contains("already exists"),
+        "{v}"
+    );
     // No temporary files are left behind by any of the above.
-    assert!(t.snapshot().iter().all(|(p, _)| !p.contains(".tmp")), "{:?}", t.snapshot());
+    assert!(
+        t.snapshot().iter().all(|(p, _)| !p.contains(".tmp")),
+        "{:?}",
+        t.snapshot()
+    );
 }
 
 #[test]
 fn f13_distinct_error_kinds() {
     let t = tree(SCOPE);
     for (op, args, want) in [
-        ("apply_patch", json!({"patch": "garbage"}), "patch_parse_error"),
-        ("apply_patch", json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-zzz\n+y\n"}), "patch_apply_error"),
+        (
+            "apply_patch",
+            json!({"patch": "garbage"}),
+            "patch_parse_error",
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-zzz\n+y\n"}),
+            "patch_apply_error",
+        ),
         ("apply_patch", json!({}), "invalid_argument"),
         // Found by the patch fuzz target: an insertion after a line past the end (it panicked).
-        ("apply_patch", json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -4,0 +5 @@\n+z\n"}), "patch_apply_error"),
-        ("read_file", json!({"path": "../outside/passwd"}), "boundary_violation"),
-        ("read_file", json!({"path": "src/a.txt", "bogus": 1}), "invalid_argument"),
+        (
+            "apply_patch",
+            json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -4,0 +5 @@\n+z\n"}),
+            "patch_apply_error",
+        ),
+        (
+            "read_file",
+            json!({"path": "../outside/passwd"}),
+            "boundary_violation",
+        ),
+        (
+            "read_file",
+            json!({"path": "src/a.txt", "bogus": 1}),
+            "invalid_argument",
+        ),
         ("frobnicate", json!({}), "invalid_argument"),
     ] {
         assert_eq!(reason(&t.call(op, args.clone())), want, "{op} {args}");
@@ -350,7 +591,11 @@ fn f13_distinct_error_kinds() {
 /// (saying so) where ripgrep is not installed.
 #[test]
 fn f04_grep_files_finds_what_ripgrep_finds() {
-    if std::process::Command::new("rg").arg("--version").output().is_err() {
+    if std::process::Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("ripgrep is not installed: skipped");
         return;
     }
@@ -367,14 +612,35 @@ fn f04_grep_files_finds_what_ripgrep_finds() {
     fs::create_dir_all(t.root.join("src/deep/er")).expect("mkdir");
     fs::write(t.root.join("src/deep/er/z.txt"), "two two\nno\ntwo$\n").expect("z");
     for pattern in ["two", "^two$", "t.o", "(?i)TWO", r"two\$"] {
-        let v = t.call("grep_files", json!({"pattern": pattern, "path": ".", "limit": 2000}));
-        let mut got: Vec<String> = ok(&v)["content"].as_str().expect("content").lines().map(|l| l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":")).collect();
+        let v = t.call(
+            "grep_files",
+            json!({"pattern": pattern, "path": ".", "limit": 2000}),
+        );
+        let mut got: Vec<String> = ok(&v)["content"]
+            .as_str()
+            .expect("content")
+            .lines()
+            .map(|l| l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":"))
+            .collect();
         let out = std::process::Command::new("rg")
-            .args(["-n", "--crlf", "--no-require-git", "--no-ignore-parent", "--no-config", "-g", "!secret", "-e", pattern])
+            .args([
+                "-n",
+                "--crlf",
+                "--no-require-git",
+                "--no-ignore-parent",
+                "--no-config",
+                "-g",
+                "!secret",
+                "-e",
+                pattern,
+            ])
             .current_dir(&t.root)
             .output()
             .expect("rg");
-        let mut want: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":")).collect();
+        let mut want: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":"))
+            .collect();
         got.sort();
         want.sort();
         assert_eq!(got, want, "{pattern}");
@@ -399,10 +665,34 @@ fn f03_read_file_reads_only_what_it_returns() {
         drop(w);
         f.set_len(64 << 30).expect("sparse");
     }
-    let v = t.call("read_file", json!({"path": "src/huge.log", "offset": 10, "limit": 3}));
+    let v = t.call(
+        "read_file",
+        json!({"path": "src/huge.log", "offset": 10, "limit": 3}),
+    );
     assert_eq!(ok(&v)["content"], json!("line 10\nline 11\nline 12"), "{v}");
-    assert_eq!((v["has_more"].clone(), v["next_offset"].clone(), v["total_lines"].clone()), (json!(true), json!(13), Value::Null));
-    let v = t.call("read_file", json!({"path": "src/huge.log", "offset": 1001, "mode": "indentation"}));
-    assert_eq!(ok(&v)["content"], json!("fn main() {\n    body();\n}"), "{v}");
-    assert_eq!((v["start_line"].clone(), v["end_line"].clone(), v["has_more"].clone()), (json!(1001), json!(1003), json!(true)));
+    assert_eq!(
+        (
+            v["has_more"].clone(),
+            v["next_offset"].clone(),
+            v["total_lines"].clone()
+        ),
+        (json!(true), json!(13), Value::Null)
+    );
+    let v = t.call(
+        "read_file",
+        json!({"path": "src/huge.log", "offset": 1001, "mode": "indentation"}),
+    );
+    assert_eq!(
+        ok(&v)["content"],
+        json!("fn main() {\n    body();\n}"),
+        "{v}"
+    );
+    assert_eq!(
+        (
+            v["start_line"].clone(),
+            v["end_line"].clone(),
+            v["has_more"].clone()
+        ),
+        (json!(1001), json!(1003), json!(true))
+    );
 }

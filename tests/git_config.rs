@@ -25,14 +25,27 @@ struct Repo {
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A repository `p` holding `src/a.rs`, committed, and a home directory beside it. With
@@ -51,12 +64,22 @@ fn repo(hooks: bool) -> Repo {
     git(&root, &["commit", "-qm", "a"]);
     if hooks {
         let mut config = fs::read_to_string(root.join(".git/config")).expect("config");
-        config.push_str("[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../.gitconfig.shared\n");
+        config.push_str(
+            "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../.gitconfig.shared\n",
+        );
         fs::write(root.join(".git/config"), config).expect("config");
         fs::write(root.join(".gitconfig.shared"), "[user]\n\tname = t\n").expect("shared");
-        fs::write(home.join(".gitconfig"), "[core]\n\thooksPath = ~/global-hooks\n").expect("user config");
+        fs::write(
+            home.join(".gitconfig"),
+            "[core]\n\thooksPath = ~/global-hooks\n",
+        )
+        .expect("user config");
     }
-    Repo { _tmp: tmp, root, home }
+    Repo {
+        _tmp: tmp,
+        root,
+        home,
+    }
 }
 
 impl Repo {
@@ -78,7 +101,8 @@ impl Repo {
     }
 
     fn decide(&self, command: &str) -> Value {
-        api::check_command(&self.request(json!({"command": command})).to_string()).expect("decision")
+        api::check_command(&self.request(json!({"command": command})).to_string())
+            .expect("decision")
     }
 
     /// Every file of the repository's git directory and the home directory, with its bytes.
@@ -110,8 +134,14 @@ fn writes_to_git_configuration_are_refused() {
     let h = r.home.display().to_string();
     // (command, the protected path the refusal names)
     let cases: Vec<(String, String)> = [
-        ("echo '[core] fsmonitor = touch pwned' >> .git/config", "P/.git/config"),
-        ("printf '[core]\\n\\tpager = touch pwned\\n' > .git/config", "P/.git/config"),
+        (
+            "echo '[core] fsmonitor = touch pwned' >> .git/config",
+            "P/.git/config",
+        ),
+        (
+            "printf '[core]\\n\\tpager = touch pwned\\n' > .git/config",
+            "P/.git/config",
+        ),
         ("tee -a .git/config < src/a.rs", "P/.git/config"),
         ("sed -i s/a/b/ .git/config", "P/.git/config"),
         ("cp src/a.rs .git/config", "P/.git/config"),
@@ -119,18 +149,36 @@ fn writes_to_git_configuration_are_refused() {
         ("ln -sf ../src/a.rs .git/config", "P/.git/config"),
         ("dd if=src/a.rs of=.git/config", "P/.git/config"),
         ("cd src && echo x >> ../.git/config", "P/.git/config"),
-        ("printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit", "P/.git/hooks"),
-        ("install -m 755 src/a.rs .git/hooks/post-checkout", "P/.git/hooks"),
+        (
+            "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
+            "P/.git/hooks",
+        ),
+        (
+            "install -m 755 src/a.rs .git/hooks/post-checkout",
+            "P/.git/hooks",
+        ),
         ("chmod +x .git/hooks/pre-commit.sample", "P/.git/hooks"),
         ("mkdir -p .git/hooks", "P/.git/hooks"),
         ("cp src/a.rs .git/hooks", "P/.git/hooks"),
         ("echo '* diff=evil' >> .git/info/attributes", "P/.git/info"),
-        ("echo /elsewhere/objects > .git/objects/info/alternates", "P/.git/objects/info"),
+        (
+            "echo /elsewhere/objects > .git/objects/info/alternates",
+            "P/.git/objects/info",
+        ),
         ("cp -r src/. .git/objects", "P/.git/objects"),
         ("echo /elsewhere > .git/commondir", "P/.git/commondir"),
-        ("mkdir -p .git/modules/sub && echo x > .git/modules/sub/config", "P/.git/modules"),
-        ("echo x > .git/worktrees/w/config.worktree", "P/.git/worktrees"),
-        ("echo 'exec touch pwned' >> .git/rebase-merge/git-rebase-todo", "P/.git/rebase-merge"),
+        (
+            "mkdir -p .git/modules/sub && echo x > .git/modules/sub/config",
+            "P/.git/modules",
+        ),
+        (
+            "echo x > .git/worktrees/w/config.worktree",
+            "P/.git/worktrees",
+        ),
+        (
+            "echo 'exec touch pwned' >> .git/rebase-merge/git-rebase-todo",
+            "P/.git/rebase-merge",
+        ),
         ("printf 'gitdir: /elsewhere\\n' > sub/.git", "P/sub/.git"),
         ("rm -rf .git", "P/.git"),
         ("mv .git old.git", "P/.git"),
@@ -140,19 +188,37 @@ fn writes_to_git_configuration_are_refused() {
         ("tar xf x.tar", "P/.githooks"),
         ("find . -name '*.rs' -delete", "P/.githooks"),
         // The hooks directory the repository's configuration names, and what it includes.
-        ("printf '#!/bin/sh\\ntouch pwned\\n' > .githooks/pre-commit", "P/.githooks"),
+        (
+            "printf '#!/bin/sh\\ntouch pwned\\n' > .githooks/pre-commit",
+            "P/.githooks",
+        ),
         ("mkdir .githooks", "P/.githooks"),
-        ("echo '[core] pager = touch pwned' >> .gitconfig.shared", "P/.gitconfig.shared"),
+        (
+            "echo '[core] pager = touch pwned' >> .gitconfig.shared",
+            "P/.gitconfig.shared",
+        ),
         // The user's configuration and the hooks directory it names.
-        ("echo '[core] pager = touch pwned' >> ~/.gitconfig", "H/.gitconfig"),
+        (
+            "echo '[core] pager = touch pwned' >> ~/.gitconfig",
+            "H/.gitconfig",
+        ),
         ("echo x > ~/.config/git/config", "H/.config/git"),
-        ("printf '#!/bin/sh\\n' > ~/global-hooks/pre-push", "H/global-hooks"),
+        (
+            "printf '#!/bin/sh\\n' > ~/global-hooks/pre-push",
+            "H/global-hooks",
+        ),
         // Commands that write git's configuration themselves.
         ("git config core.fsmonitor 'touch pwned'", "P/.git/config"),
         ("git config set core.pager 'touch pwned'", "P/.git/config"),
         ("git config --unset core.hooksPath", "P/.git/config"),
-        ("cd src && git config alias.st '!touch pwned'", "P/.git/config"),
-        ("git config --global core.pager 'touch pwned'", "H/.gitconfig"),
+        (
+            "cd src && git config alias.st '!touch pwned'",
+            "P/.git/config",
+        ),
+        (
+            "git config --global core.pager 'touch pwned'",
+            "H/.gitconfig",
+        ),
         ("git config -f .git/config core.pager x", "P/.git/config"),
         ("git maintenance start", "H/.gitconfig"),
         ("git lfs install --local", "P/.git/config"),
@@ -176,24 +242,55 @@ fn writes_to_git_configuration_are_refused() {
         let v = r.decide(command);
         let message = v["message"].as_str().unwrap_or_default();
         // The refusal names the path written, or what protects it.
-        let named = v["violations"].as_array().expect("violations").iter().any(|x| x["reason"] == "scope_document" && x["resource"].as_str().is_some_and(|s| Path::new(s).starts_with(doc)));
+        let named = v["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .any(|x| {
+                x["reason"] == "scope_document"
+                    && x["resource"]
+                        .as_str()
+                        .is_some_and(|s| Path::new(s).starts_with(doc))
+            });
         if v["allowed"] != json!(false) || v["reason"] != json!("scope_document") || !named {
-            bad.push(format!("{command}: {} {} (want {doc}) {message}", v["allowed"], v["reason"]));
+            bad.push(format!(
+                "{command}: {} {} (want {doc}) {message}",
+                v["allowed"], v["reason"]
+            ));
             continue;
         }
-        for fragment in ["which is git's configuration", "git runs the programs it names", "ask the user to make the change"] {
+        for fragment in [
+            "which is git's configuration",
+            "git runs the programs it names",
+            "ask the user to make the change",
+        ] {
             if !message.contains(fragment) {
                 bad.push(format!("{command}: no `{fragment}` in: {message}"));
             }
         }
         // No grant of any resource it names lifts it.
-        let grants: Vec<Value> = v["violations"].as_array().expect("violations").iter().map(|x| json!({"tool": "run_bash_command", "resource": x["resource"]})).collect();
-        let g = api::check_command(&r.request(json!({"command": command, "grants": grants})).to_string()).expect("decision");
+        let grants: Vec<Value> = v["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .map(|x| json!({"tool": "run_bash_command", "resource": x["resource"]}))
+            .collect();
+        let g = api::check_command(
+            &r.request(json!({"command": command, "grants": grants}))
+                .to_string(),
+        )
+        .expect("decision");
         if g["allowed"] != json!(false) {
             bad.push(format!("{command}: allowed with grants"));
         }
     }
-    assert!(bad.is_empty(), "{} of {} cases:\n{}", bad.len(), cases.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {} cases:\n{}",
+        bad.len(),
+        cases.len(),
+        bad.join("\n")
+    );
     assert_eq!(r.snapshot(), before, "the judge only reads");
 }
 
@@ -231,16 +328,30 @@ fn refusals_say_it_is_git_configuration() {
     // that does not name its files.
     let plain = repo(false);
     let q = plain.root.display().to_string();
-    for (command, how) in [("rm -r ../p", "would replace or remove what lies below it"), ("tar xf x.tar", "`tar` writes files it does not name into")] {
+    for (command, how) in [
+        ("rm -r ../p", "would replace or remove what lies below it"),
+        ("tar xf x.tar", "`tar` writes files it does not name into"),
+    ] {
         let v = plain.decide(command);
         assert_eq!(v["reason"], json!("scope_document"), "{command}");
         assert_eq!(v["resource"], json!(format!("{q}/.git")), "{command}");
         let message = v["message"].as_str().unwrap_or_default();
-        assert!(message.contains(&format!("would write {q}/.git, which is git's configuration: ")) && message.contains(how), "{command}: {message}");
+        assert!(
+            message.contains(&format!(
+                "would write {q}/.git, which is git's configuration: "
+            )) && message.contains(how),
+            "{command}: {message}"
+        );
     }
     // A scope document keeps its own message.
     let v = r.decide("echo x > sub/scope.yml");
-    assert!(v["message"].as_str().unwrap_or_default().contains("holds the rules this session runs under"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("holds the rules this session runs under"),
+        "{v}"
+    );
 }
 
 /// apply_patch judges each file through the same matcher: git's configuration is refused,
@@ -259,15 +370,24 @@ fn apply_patch_cannot_write_git_configuration() {
         ("alternates", "*** Begin Patch\n*** Add File: .git/objects/info/alternates\n+/elsewhere/objects\n*** End Patch\n".to_string(), format!("{p}/.git/objects/info")),
     ];
     for (what, patch, protected) in patches {
-        let v = call("apply_patch", &r.request(json!({"patch": patch})).to_string());
+        let v = call(
+            "apply_patch",
+            &r.request(json!({"patch": patch})).to_string(),
+        );
         assert_eq!(v["success"], json!(false), "{what}: {v}");
         assert_eq!(v["reason"], json!("scope_document"), "{what}: {v}");
         let text = v.to_string();
-        assert!(text.contains("which is git's configuration") && text.contains(&protected), "{what}: {v}");
+        assert!(
+            text.contains("which is git's configuration") && text.contains(&protected),
+            "{what}: {v}"
+        );
     }
     assert_eq!(r.snapshot(), before);
     assert!(!r.root.join(".githooks").exists() && !r.root.join("sub/.git").exists());
-    assert_eq!(fs::read_to_string(r.root.join("src/a.rs")).expect("a.rs"), "fn main() {}\n");
+    assert_eq!(
+        fs::read_to_string(r.root.join("src/a.rs")).expect("a.rs"),
+        "fn main() {}\n"
+    );
     let v = call("apply_patch", &r.request(json!({"patch": "*** Begin Patch\n*** Add File: src/b.rs\n+fn b() {}\n*** End Patch\n"})).to_string());
     assert_eq!(v["success"], json!(true), "an ordinary file: {v}");
 }
@@ -308,8 +428,14 @@ fn another_repository_or_configuration_is_refused() {
     for (command, reason, fragment) in rows {
         let v = r.decide(command);
         let message = v["message"].as_str().unwrap_or_default();
-        if v["allowed"] != json!(false) || v["reason"] != json!(reason) || !message.contains(fragment) {
-            bad.push(format!("{command}: {} {} {message}", v["allowed"], v["reason"]));
+        if v["allowed"] != json!(false)
+            || v["reason"] != json!(reason)
+            || !message.contains(fragment)
+        {
+            bad.push(format!(
+                "{command}: {} {} {message}",
+                v["allowed"], v["reason"]
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
@@ -323,14 +449,43 @@ fn everyday_git_and_ordinary_writes_are_allowed() {
     let r = repo(false);
     fs::write(r.root.join("fix.diff"), "").expect("diff");
     let commands = [
-        "git status", "git diff", "git log --oneline", "git show --stat HEAD", "git add src/a.rs", "git add -u", "git commit -m msg",
-        "git commit -am msg", "git checkout -- src/a.rs", "git restore src/a.rs", "git stash", "git switch -c topic", "git branch -d topic",
-        "cd src && git apply ../fix.diff", "git apply --check fix.diff", "git config user.name", "git config --get core.hooksPath",
-        "git config --list", "git config get user.email", "git config --global --get user.name", "git config --file=x.cfg a.b c",
-        "git --exec-path", "git -C src status", "git init sub/new", "git remote add origin https://example.invalid/p.git",
-        "GIT_AUTHOR_NAME=x GIT_AUTHOR_EMAIL=x@y git commit -m y", "GIT_OPTIONAL_LOCKS=0 git status", "GIT_TERMINAL_PROMPT=0 git status",
-        "echo x > .gitignore", "echo x > src/config", "mkdir -p .github/workflows", "echo x > src/hooks.rs", "cp -r src src2", "rm -rf src2",
-        "rm -f .git/index.lock", "cat .git/config", "echo x > ~/notes.txt",
+        "git status",
+        "git diff",
+        "git log --oneline",
+        "git show --stat HEAD",
+        "git add src/a.rs",
+        "git add -u",
+        "git commit -m msg",
+        "git commit -am msg",
+        "git checkout -- src/a.rs",
+        "git restore src/a.rs",
+        "git stash",
+        "git switch -c topic",
+        "git branch -d topic",
+        "cd src && git apply ../fix.diff",
+        "git apply --check fix.diff",
+        "git config user.name",
+        "git config --get core.hooksPath",
+        "git config --list",
+        "git config get user.email",
+        "git config --global --get user.name",
+        "git config --file=x.cfg a.b c",
+        "git --exec-path",
+        "git -C src status",
+        "git init sub/new",
+        "git remote add origin https://example.invalid/p.git",
+        "GIT_AUTHOR_NAME=x GIT_AUTHOR_EMAIL=x@y git commit -m y",
+        "GIT_OPTIONAL_LOCKS=0 git status",
+        "GIT_TERMINAL_PROMPT=0 git status",
+        "echo x > .gitignore",
+        "echo x > src/config",
+        "mkdir -p .github/workflows",
+        "echo x > src/hooks.rs",
+        "cp -r src src2",
+        "rm -rf src2",
+        "rm -f .git/index.lock",
+        "cat .git/config",
+        "echo x > ~/notes.txt",
     ];
     let mut bad = Vec::new();
     for command in commands {
@@ -347,13 +502,34 @@ fn everyday_git_and_ordinary_writes_are_allowed() {
 #[test]
 fn a_command_allowed_once_still_cannot_write_git_configuration() {
     let r = repo(true);
-    for (command, resource) in [("git config core.pager 'touch pwned'", "git config"), ("tee .git/hooks/pre-commit < src/a.rs", "tee")] {
+    for (command, resource) in [
+        ("git config core.pager 'touch pwned'", "git config"),
+        ("tee .git/hooks/pre-commit < src/a.rs", "tee"),
+    ] {
         let scope = "paths:\n  read: [\"${project_root}/**\"]\n  write: [\"${project_root}/**\"]\nbash_tools:\n  categories:\n    read_only: [ls]\n";
-        let req = |grants: Value| json!({"sources": [{"inline": scope, "name": "scope.yml"}], "directory": r.root, "project_root": r.root,
-                                          "home": r.home, "command": command, "grants": grants});
+        let req = |grants: Value| {
+            json!({"sources": [{"inline": scope, "name": "scope.yml"}], "directory": r.root, "project_root": r.root,
+                                          "home": r.home, "command": command, "grants": grants})
+        };
         let v = api::check_command(&req(json!([])).to_string()).expect("decision");
-        assert_eq!((v["allowed"].clone(), v["reason"].clone(), v["resource"].clone()), (json!(false), json!("command_not_allowed"), json!(resource)), "{command}");
-        let g = api::check_command(&req(json!([{"tool": "run_bash_command", "resource": resource}])).to_string()).expect("decision");
-        assert_eq!((g["allowed"].clone(), g["reason"].clone()), (json!(false), json!("scope_document")), "{command}: {}", g["message"]);
+        assert_eq!(
+            (
+                v["allowed"].clone(),
+                v["reason"].clone(),
+                v["resource"].clone()
+            ),
+            (json!(false), json!("command_not_allowed"), json!(resource)),
+            "{command}"
+        );
+        let g = api::check_command(
+            &req(json!([{"tool": "run_bash_command", "resource": resource}])).to_string(),
+        )
+        .expect("decision");
+        assert_eq!(
+            (g["allowed"].clone(), g["reason"].clone()),
+            (json!(false), json!("scope_document")),
+            "{command}: {}",
+            g["message"]
+        );
     }
 }

@@ -19,14 +19,27 @@ struct Fx {
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -59,7 +72,11 @@ bash_tools:
 "#,
         p = proj.display()
     ));
-    Fx { _tmp: tmp, proj, scope }
+    Fx {
+        _tmp: tmp,
+        proj,
+        scope,
+    }
 }
 
 impl Fx {
@@ -71,7 +88,11 @@ impl Fx {
         let mut bad = Vec::new();
         for (cmd, want) in table {
             let d = self.decide(cmd);
-            let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+            let got = if d.allowed {
+                "allow"
+            } else {
+                d.reason.unwrap_or("?")
+            };
             if got != *want {
                 bad.push(format!("{cmd:?}: want {want}, got {got} ({})", d.message));
             }
@@ -88,7 +109,15 @@ impl Fx {
 
 /// A repository that once committed `.env`, then removed it.
 fn once_committed() -> Fx {
-    fx(&[&["add", ".env"], &["commit", "-qm", "env"], &["rm", "-q", ".env"], &["commit", "-qm", "rm"]], &[(".env", "K=1\n")])
+    fx(
+        &[
+            &["add", ".env"],
+            &["commit", "-qm", "env"],
+            &["rm", "-q", ".env"],
+            &["commit", "-qm", "rm"],
+        ],
+        &[(".env", "K=1\n")],
+    )
 }
 
 #[test]
@@ -122,19 +151,31 @@ fn i16_git_log_p_in_a_repository_that_once_committed_env_is_refused() {
         ("git grep K=1 HEAD~1", "reaches_denied_path"),
         (&format!("git show {blob}"), "reaches_denied_path"),
         (&format!("git show --stat {blob}"), "reaches_denied_path"),
-        (&format!("git show {blob} -- ':!.env'"), "reaches_denied_path"),
+        (
+            &format!("git show {blob} -- ':!.env'"),
+            "reaches_denied_path",
+        ),
         (&format!("git cat-file -p {blob}"), "reaches_denied_path"),
         (&format!("git cat-file blob {blob}"), "reaches_denied_path"),
         ("git cat-file --batch", "reaches_denied_path"),
         ("git -C src log -p", "reaches_denied_path"),
         ("cd src && git log -p", "reaches_denied_path"),
         ("git --git-dir=.git log -p", "reaches_denied_path"),
-        ("git --git-dir .git --work-tree . log -p", "reaches_denied_path"),
+        (
+            "git --git-dir .git --work-tree . log -p",
+            "reaches_denied_path",
+        ),
         // Another repository than the one git finds is refused whatever it holds.
-        ("cd src && git --git-dir=../.git log --oneline", "flag_not_allowed"),
+        (
+            "cd src && git --git-dir=../.git log --oneline",
+            "flag_not_allowed",
+        ),
         ("git --work-tree=src log -p", "reaches_denied_path"),
         ("git --bare log -p", "reaches_denied_path"),
-        ("git --icase-pathspecs log -p -- ':!.env'", "reaches_denied_path"),
+        (
+            "git --icase-pathspecs log -p -- ':!.env'",
+            "reaches_denied_path",
+        ),
         ("git log -p -- ':(icase)x'", "reaches_denied_path"),
         ("git log -p -- ':(exclude)**/.env'", "reaches_denied_path"),
         ("git show HEAD~1:.env", "path_denied"),
@@ -159,7 +200,10 @@ fn i16_git_log_p_in_a_repository_that_once_committed_env_is_refused() {
         ("cd src && git log -p -- ':/!.env'", "allow"),
         ("cd src && git log -p -- .", "allow"),
         ("git show HEAD~1 -- ':!.env'", "allow"),
-        ("git diff HEAD~2 HEAD -- ':(exclude,top,glob)**/.env'", "allow"),
+        (
+            "git diff HEAD~2 HEAD -- ':(exclude,top,glob)**/.env'",
+            "allow",
+        ),
         ("git archive HEAD~1 -- ':!.env'", "allow"),
         ("git cat-file -p HEAD", "allow"),
         ("git cat-file -p HEAD^{tree}", "allow"),
@@ -197,8 +241,14 @@ fn i16_history_reads_without_a_git_deny_pattern() {
         ("git --git-dir=.git show HEAD~1", "reaches_denied_path"),
         ("GIT_DIR=.git git show HEAD~1", "denied"),
         ("git --git-dir=copy log -p", "flag_not_allowed"),
-        ("GIT_ALTERNATE_OBJECT_DIRECTORIES=../other/.git/objects git log -p -- src", "denied"),
-        ("cat .git/config > .git/objects/info/alternates", "scope_document"),
+        (
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES=../other/.git/objects git log -p -- src",
+            "denied",
+        ),
+        (
+            "cat .git/config > .git/objects/info/alternates",
+            "scope_document",
+        ),
         // Everyday git: .env is only in history.
         ("git log --oneline", "allow"),
         ("git status", "allow"),
@@ -231,14 +281,26 @@ fn i16_objects_history_does_not_reach_are_refused() {
     let reached = git(&f.proj, &["rev-parse", "HEAD:src/a.rs"]);
     let head = git(&f.proj, &["rev-parse", "HEAD"]);
     f.check(&[
-        (&format!("git cat-file -p {dangling}"), "reaches_denied_path"),
+        (
+            &format!("git cat-file -p {dangling}"),
+            "reaches_denied_path",
+        ),
         (&format!("git show {dangling}"), "reaches_denied_path"),
-        (&format!("git unpack-file {dangling}"), "reaches_denied_path"),
+        (
+            &format!("git unpack-file {dangling}"),
+            "reaches_denied_path",
+        ),
         (&format!("git show {untracked}"), "reaches_denied_path"),
-        (&format!("git show --stat {untracked}"), "reaches_denied_path"),
+        (
+            &format!("git show --stat {untracked}"),
+            "reaches_denied_path",
+        ),
         (&format!("git archive {untracked}"), "reaches_denied_path"),
         (&format!("git diff {untracked} HEAD"), "reaches_denied_path"),
-        (&format!("git log -p {head}..{untracked}"), "reaches_denied_path"),
+        (
+            &format!("git log -p {head}..{untracked}"),
+            "reaches_denied_path",
+        ),
         // Reached: read as before.
         (&format!("git cat-file -p {reached}"), "allow"),
         (&format!("git show {head}"), "allow"),
@@ -265,7 +327,10 @@ fn i16_git_add_env_and_diff_cached_is_refused() {
         ("git stash push --include-untracked", "reaches_denied_path"),
         ("cd src && git add -A", "reaches_denied_path"),
         // The work tree would be src/, the index the project's: not judged, refused.
-        ("cd src && git --git-dir=../.git add -A", "reaches_denied_path"),
+        (
+            "cd src && git --git-dir=../.git add -A",
+            "reaches_denied_path",
+        ),
         ("git --git-dir=.git add src", "flag_not_allowed"),
         ("git add -A -- ':!.env'", "allow"),
         ("git add -n -A", "allow"),
@@ -288,7 +353,10 @@ fn i16_git_add_env_and_diff_cached_is_refused() {
 /// The usual setup: `.env` ignored by git. `git add -A` does not take it; `-f` would.
 #[test]
 fn i16_an_ignored_env_is_not_read_by_git_add() {
-    let f = fx(&[&["add", ".gitignore"], &["commit", "-qm", "ignore"]], &[(".gitignore", ".env\n"), (".env", "K=1\n")]);
+    let f = fx(
+        &[&["add", ".gitignore"], &["commit", "-qm", "ignore"]],
+        &[(".gitignore", ".env\n"), (".env", "K=1\n")],
+    );
     f.check(&[
         ("git add -A && git diff --cached", "allow"),
         ("git add .", "allow"),
@@ -317,7 +385,10 @@ fn i16_staged_env_is_refused_from_the_index() {
         ("git commit -p -m x", "reaches_denied_path"),
         ("git stash -p", "reaches_denied_path"),
         ("git add -p -- src", "allow"),
-        ("git diff --cached -- ':(top,exclude,glob)**/*.pem'", "allow"),
+        (
+            "git diff --cached -- ':(top,exclude,glob)**/*.pem'",
+            "allow",
+        ),
         ("git diff --cached -- src", "allow"),
         ("git diff src", "allow"),
         ("git diff --cached src/a.rs", "allow"),
@@ -352,7 +423,10 @@ fn i16_partial_clone_cannot_tell() {
 /// a deny pattern for the top's `.env` only, from `src/`.
 #[test]
 fn i16_git_paths_are_read_as_git_reads_them() {
-    let f = fx(&[&["add", ".env"], &["commit", "-qm", "env"]], &[(".env", "K=1\n")]);
+    let f = fx(
+        &[&["add", ".env"], &["commit", "-qm", "env"]],
+        &[(".env", "K=1\n")],
+    );
     let s = scope(&format!(
         "paths:\n  read: [\"{p}/**\"]\n  deny: [\".env\"]\nbash_tools:\n  categories:\n    read_only: [\"git log\", \"git show\", \"git cat-file\"]\n",
         p = f.proj.display()
@@ -379,7 +453,11 @@ fn i16_git_paths_are_read_as_git_reads_them() {
     let mut bad = Vec::new();
     for (cmd, want) in rows {
         let d = decide_in(&s, &src, None, Some(&f.proj), &[], cmd);
-        let got = if d.allowed { "allow" } else { d.reason.unwrap_or("?") };
+        let got = if d.allowed {
+            "allow"
+        } else {
+            d.reason.unwrap_or("?")
+        };
         if got != want {
             bad.push(format!("{cmd:?}: want {want}, got {got} ({})", d.message));
         }
@@ -394,7 +472,10 @@ fn i16_git_paths_are_read_as_git_reads_them() {
 #[test]
 #[ignore = "makes 100,100 files"]
 fn i16_git_add_in_a_large_tree_asks_git() {
-    let f = fx(&[&["add", ".gitignore"], &["commit", "-qm", "ignore"]], &[(".gitignore", "build/\n.env\n"), (".env", "K=1\n")]);
+    let f = fx(
+        &[&["add", ".gitignore"], &["commit", "-qm", "ignore"]],
+        &[(".gitignore", "build/\n.env\n"), (".env", "K=1\n")],
+    );
     for d in 0..100 {
         let dir = f.proj.join(format!("build/{d}"));
         std::fs::create_dir_all(&dir).unwrap();

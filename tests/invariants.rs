@@ -36,7 +36,12 @@ fn invariants_hold_for_every_corpus_command() {
             broken.extend(check(&scope, c));
         }
     }
-    assert!(broken.is_empty(), "{} broken:\n{}", broken.len(), broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "{} broken:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
 }
 
 #[test]
@@ -45,17 +50,33 @@ fn invariants_hold_for_generated_commands_and_scopes() {
     let mut broken = Vec::new();
     let mut allowed = 0;
     for i in 0..4000 {
-        let scope_text = if i % 4 == 0 { DEFAULT_SCOPE.to_string() } else { generate_scope(&mut r) };
+        let scope_text = if i % 4 == 0 {
+            DEFAULT_SCOPE.to_string()
+        } else {
+            generate_scope(&mut r)
+        };
         let scope = load_scope(&scope_text).expect("generated scope loads");
         let cmd = generate(&mut r, 0);
         if decide_timed(&scope, &cmd).is_some_and(|(d, _)| d.allowed) {
             allowed += 1;
         }
-        broken.extend(check(&scope, &cmd).into_iter().map(|b| format!("{b}\n  scope: {scope_text:?}")));
+        broken.extend(
+            check(&scope, &cmd)
+                .into_iter()
+                .map(|b| format!("{b}\n  scope: {scope_text:?}")),
+        );
     }
     // The generator must reach allowed decisions, or invariant (a) is never exercised.
-    assert!(allowed > 200, "only {allowed} generated commands were allowed");
-    assert!(broken.is_empty(), "{} broken:\n{}", broken.len(), broken.join("\n"));
+    assert!(
+        allowed > 200,
+        "only {allowed} generated commands were allowed"
+    );
+    assert!(
+        broken.is_empty(),
+        "{} broken:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
 }
 
 #[test]
@@ -78,8 +99,26 @@ fn invariant_checker_catches_an_unlisted_command() {
         let found = unlisted_commands(&scope, cmd);
         assert!(found.iter().any(|f| f == want), "{cmd:?}: {found:?}");
     }
-    for cmd in ["ls -la", "git log -1 | head", "find . -name '*.c' -exec grep -l x {} +", "env ls", "{ls,-la}", "cat <<'EOF'\n$(uname)\nEOF", "sh -c 'ls src'", "$'ls' -la", "timeout -s KILL 5 ls", "timeout -s \u{fffd}KILL 5 ls", "timeout -s KILL ~ ls", "timeout --sig KILL \u{fffd}0 ls src", "timeout --kill 1 5 ls"] {
-        assert_eq!(unlisted_commands(&scope, cmd), Vec::<String>::new(), "{cmd:?}");
+    for cmd in [
+        "ls -la",
+        "git log -1 | head",
+        "find . -name '*.c' -exec grep -l x {} +",
+        "env ls",
+        "{ls,-la}",
+        "cat <<'EOF'\n$(uname)\nEOF",
+        "sh -c 'ls src'",
+        "$'ls' -la",
+        "timeout -s KILL 5 ls",
+        "timeout -s \u{fffd}KILL 5 ls",
+        "timeout -s KILL ~ ls",
+        "timeout --sig KILL \u{fffd}0 ls src",
+        "timeout --kill 1 5 ls",
+    ] {
+        assert_eq!(
+            unlisted_commands(&scope, cmd),
+            Vec::<String>::new(),
+            "{cmd:?}"
+        );
     }
 }
 
@@ -95,7 +134,14 @@ fn raw_fuzz_inputs_are_split_into_scope_and_command() {
 fn regression_inputs_get_a_decision_without_panicking() {
     let scope = load_scope(BROAD_SCOPE).unwrap();
     let sh_listed = load_scope(&BROAD_SCOPE.replace("env]", "env, sh]")).unwrap();
-    for (s, cmd) in [(&scope, "git -C"), (&scope, "git -c"), (&scope, "xargs -é"), (&scope, "cat -é"), (&scope, "git log -é"), (&sh_listed, "sh -o")] {
+    for (s, cmd) in [
+        (&scope, "git -C"),
+        (&scope, "git -c"),
+        (&scope, "xargs -é"),
+        (&scope, "cat -é"),
+        (&scope, "git log -é"),
+        (&sh_listed, "sh -o"),
+    ] {
         let (d, _) = decide_timed(s, cmd).unwrap();
         assert!(!d.command.is_empty(), "{cmd}");
         assert!(check(s, cmd).is_empty(), "{cmd}: {:?}", check(s, cmd));
@@ -107,12 +153,17 @@ fn regression_inputs_get_a_decision_without_panicking() {
 #[test]
 #[ignore]
 fn probe() {
-    let Ok(p) = std::env::var("GPTEL_SCOPE_PROBE") else { return };
+    let Ok(p) = std::env::var("GPTEL_SCOPE_PROBE") else {
+        return;
+    };
     let data = std::fs::read(p).unwrap();
     let cmd = String::from_utf8_lossy(&data).into_owned();
     let scope = load_scope(DEFAULT_SCOPE).unwrap();
     let (d, took) = decide_timed(&scope, &cmd).unwrap();
-    eprintln!("engine: {took:?} allowed={} reason={:?}", d.allowed, d.reason);
+    eprintln!(
+        "engine: {took:?} allowed={} reason={:?}",
+        d.allowed, d.reason
+    );
     let t = std::time::Instant::now();
     let u = unlisted_commands(&scope, &cmd);
     eprintln!("walk: {:?} {u:?}", t.elapsed());

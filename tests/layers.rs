@@ -44,14 +44,21 @@ fn uses(text: &str) -> Vec<String> {
         let mut rest = code;
         while let Some(i) = rest.find("crate::") {
             rest = &rest[i + "crate::".len()..];
-            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
             found.push(name);
         }
         // `use crate::{a, b}` names several at once.
         if let Some(i) = code.find("crate::{") {
             let inner = &code[i + "crate::{".len()..];
             let inner = inner.split('}').next().unwrap_or("");
-            found.extend(inner.split(',').map(|s| s.trim().split("::").next().unwrap_or("").to_string()));
+            found.extend(
+                inner
+                    .split(',')
+                    .map(|s| s.trim().split("::").next().unwrap_or("").to_string()),
+            );
         }
     }
     found.retain(|n| !n.is_empty() && n.chars().next().is_some_and(|c| c.is_ascii_lowercase()));
@@ -68,11 +75,23 @@ fn every_module_uses_only_its_layer_and_those_below() {
     let mut checked = 0;
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
         if first == "lib" {
             continue;
         }
-        let own = rank(&first).unwrap_or_else(|| panic!("{}: folder `{first}` is in no layer; add it to LAYERS and ARCHITECTURE.md", rel.display()));
+        let own = rank(&first).unwrap_or_else(|| {
+            panic!(
+                "{}: folder `{first}` is in no layer; add it to LAYERS and ARCHITECTURE.md",
+                rel.display()
+            )
+        });
         checked += 1;
         for used in uses(&fs::read_to_string(f).unwrap()) {
             if used == first {
@@ -85,13 +104,27 @@ fn every_module_uses_only_its_layer_and_those_below() {
             }
         }
     }
-    assert!(checked > 30, "only {checked} files found under {}", src.display());
-    assert!(bad.is_empty(), "uses of a layer that is not below:\n{}", bad.join("\n"));
+    assert!(
+        checked > 30,
+        "only {checked} files found under {}",
+        src.display()
+    );
+    assert!(
+        bad.is_empty(),
+        "uses of a layer that is not below:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn the_checker_sees_upward_uses() {
-    assert_eq!(uses("use crate::emacs::api; // crate::policy in a comment"), ["emacs"]);
+    assert_eq!(
+        uses("use crate::emacs::api; // crate::policy in a comment"),
+        ["emacs"]
+    );
     assert_eq!(uses("use crate::{edit, Result};"), ["edit"]);
-    assert_eq!(uses("    let x = crate::policy::paths::memo();"), ["policy"]);
+    assert_eq!(
+        uses("    let x = crate::policy::paths::memo();"),
+        ["policy"]
+    );
 }

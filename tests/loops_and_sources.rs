@@ -41,13 +41,28 @@ fn outside(v: &str, source: &str, target: &Path, allowed: &str) -> String {
 fn tree() -> TempDir {
     let tmp = TempDir::new("loops");
     let p = tmp.path().join("project");
-    for d in ["config/a", "config/b", "config/.hidden", "mixed/in", "hid/in", "files", "many"] {
+    for d in [
+        "config/a",
+        "config/b",
+        "config/.hidden",
+        "mixed/in",
+        "hid/in",
+        "files",
+        "many",
+    ] {
         std::fs::create_dir_all(p.join(d)).unwrap();
     }
     std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
     std::fs::write(tmp.path().join("outside/secret.txt"), "s\n").unwrap();
     std::fs::create_dir_all(p.join("odd")).unwrap();
-    for f in ["config/a/x.org", "config/b/y.org", "config/.hidden/z.org", "files/-rf", "files/a.txt", "odd/a[$(touch x)]"] {
+    for f in [
+        "config/a/x.org",
+        "config/b/y.org",
+        "config/.hidden/z.org",
+        "files/-rf",
+        "files/a.txt",
+        "odd/a[$(touch x)]",
+    ] {
         std::fs::write(p.join(f), "x\n").unwrap();
     }
     for i in 0..1001 {
@@ -65,12 +80,23 @@ fn loop_scope(root: &Path) -> gptel_scope::scope::Scope {
     ))
 }
 
-fn check(rows: Vec<(&str, &str, Expected)>, s: &gptel_scope::scope::Scope, dir: &Path, project_root: Option<&Path>) {
+fn check(
+    rows: Vec<(&str, &str, Expected)>,
+    s: &gptel_scope::scope::Scope,
+    dir: &Path,
+    project_root: Option<&Path>,
+) {
     let mut failures = Vec::new();
     for (id, cmd, want) in rows {
         let d = decide_in(s, dir, None, project_root, &[], cmd);
-        let got = if d.allowed { None } else { Some((d.reason.unwrap_or("?"), d.message.clone())) };
-        if got.as_ref().map(|(r, m)| (*r, m.as_str())) != want.as_ref().map(|(r, m)| (*r, m.as_str())) {
+        let got = if d.allowed {
+            None
+        } else {
+            Some((d.reason.unwrap_or("?"), d.message.clone()))
+        };
+        if got.as_ref().map(|(r, m)| (*r, m.as_str()))
+            != want.as_ref().map(|(r, m)| (*r, m.as_str()))
+        {
             failures.push(format!("{id} `{cmd}`\n   want {want:?}\n   got  {got:?}"));
         }
     }
@@ -168,7 +194,14 @@ fn scripts_tree() -> TempDir {
         std::fs::create_dir_all(p.join(d)).unwrap();
     }
     std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
-    for f in ["project/bin/env.sh", "project/bin/run.sh", "project/scripts/x.py", "project/sub/scripts/x.py", "outside/evil.sh", "outside/evil.py"] {
+    for f in [
+        "project/bin/env.sh",
+        "project/bin/run.sh",
+        "project/scripts/x.py",
+        "project/sub/scripts/x.py",
+        "outside/evil.sh",
+        "outside/evil.py",
+    ] {
         std::fs::write(tmp.path().join(f), "true\n").unwrap();
     }
     std::os::unix::fs::symlink("../../outside/evil.sh", p.join("bin/link.sh")).unwrap();
@@ -239,8 +272,32 @@ fn files_that_source_shells_and_interpreters_run_are_read_in_the_scope() {
     let evil_el = tmp.path().join("outside/evil.el");
     let rows: Vec<(&str, &str, Expected)> = vec![
         ("SRCW-01", "cat ../outside/evil.py", None),
-        ("SRCW-02", "python ../outside/evil.py", deny("path_not_in_scope", outside("../outside/evil.py", "script python runs", &evil_py, &allowed))),
-        ("SRCW-03", "emacs --batch -l ../outside/evil.el", deny("path_not_in_scope", outside("../outside/evil.el", "file of code of emacs -l", &evil_el, &allowed))),
+        (
+            "SRCW-02",
+            "python ../outside/evil.py",
+            deny(
+                "path_not_in_scope",
+                outside(
+                    "../outside/evil.py",
+                    "script python runs",
+                    &evil_py,
+                    &allowed,
+                ),
+            ),
+        ),
+        (
+            "SRCW-03",
+            "emacs --batch -l ../outside/evil.el",
+            deny(
+                "path_not_in_scope",
+                outside(
+                    "../outside/evil.el",
+                    "file of code of emacs -l",
+                    &evil_el,
+                    &allowed,
+                ),
+            ),
+        ),
         ("SRCW-04", "emacs --batch ../outside/evil.py", None),
     ];
     check(rows, &warn, &project, Some(&project));

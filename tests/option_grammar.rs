@@ -26,7 +26,14 @@ fn checked(dir: &Path, command: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut written = BTreeSet::new();
     let shown = dir.to_string_lossy().into_owned();
     for p in &d.paths {
-        let path = if p.path == shown { ".".to_string() } else { p.path.strip_prefix(&format!("{shown}/")).unwrap_or(&p.path).to_string() };
+        let path = if p.path == shown {
+            ".".to_string()
+        } else {
+            p.path
+                .strip_prefix(&format!("{shown}/"))
+                .unwrap_or(&p.path)
+                .to_string()
+        };
         if p.access == "write" {
             written.insert(path);
         } else {
@@ -178,10 +185,18 @@ fn option_grammar_table_per_command() {
     for (cmd, read, written) in ROWS {
         let (r, w) = checked(tmp.path(), cmd);
         if r != set(read) || w != set(written) {
-            bad.push(format!("{cmd}: read {r:?} written {w:?}, want read {read:?} written {written:?}"));
+            bad.push(format!(
+                "{cmd}: read {r:?} written {w:?}, want read {read:?} written {written:?}"
+            ));
         }
     }
-    assert!(bad.is_empty(), "{} of {} rows differ:\n{}", bad.len(), ROWS.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {} rows differ:\n{}",
+        bad.len(),
+        ROWS.len(),
+        bad.join("\n")
+    );
 }
 
 /// (argv, the words the engine takes for operands): the same grammar without the scope.
@@ -266,11 +281,25 @@ fn run(dir: &Path, argv: &[String]) -> Option<BTreeSet<String>> {
         std::thread::sleep(Duration::from_millis(5));
     }
     let out = child.wait_with_output().ok()?;
-    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut names = BTreeSet::new();
     for line in text.lines() {
         let l = line.to_ascii_lowercase();
-        if ["no such file", "cannot open", "cannot stat", "cannot access", "ambiguous argument", "magic file"].iter().any(|m| l.contains(m)) {
+        if [
+            "no such file",
+            "cannot open",
+            "cannot stat",
+            "cannot access",
+            "ambiguous argument",
+            "magic file",
+        ]
+        .iter()
+        .any(|m| l.contains(m))
+        {
             names.extend(names_in(line));
         }
     }
@@ -285,7 +314,8 @@ fn run(dir: &Path, argv: &[String]) -> Option<BTreeSet<String>> {
 
 /// Whether `program` is installed (on `PATH`).
 fn installed(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
 /// Every name a real program said it could not open, or created, is one the engine checked
@@ -296,7 +326,10 @@ fn real_programs_open_only_what_the_engine_checks() {
     let mut bad = Vec::new();
     let mut ran = 0;
     let mut skipped = BTreeSet::new();
-    let argvs = ROWS.iter().map(|(c, _, _)| *c).chain(OPERAND_ROWS.iter().map(|(c, _)| *c));
+    let argvs = ROWS
+        .iter()
+        .map(|(c, _, _)| *c)
+        .chain(OPERAND_ROWS.iter().map(|(c, _)| *c));
     for cmd in argvs {
         let words: Vec<String> = shell_words::split(cmd).unwrap();
         if !installed(&words[0]) {
@@ -307,7 +340,14 @@ fn real_programs_open_only_what_the_engine_checks() {
         let git = words[0] == "git";
         if git {
             let ok = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "init.defaultBranch=main",
+                ])
                 .args(["init", "-q"])
                 .current_dir(tmp.path())
                 .env("HOME", tmp.path())
@@ -315,7 +355,17 @@ fn real_programs_open_only_what_the_engine_checks() {
                 .status()
                 .is_ok_and(|s| s.success())
                 && Command::new("git")
-                    .args(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "t"])
+                    .args([
+                        "-c",
+                        "user.name=t",
+                        "-c",
+                        "user.email=t@t",
+                        "commit",
+                        "-q",
+                        "--allow-empty",
+                        "-m",
+                        "t",
+                    ])
                     .current_dir(tmp.path())
                     .env("HOME", tmp.path())
                     .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -333,18 +383,28 @@ fn real_programs_open_only_what_the_engine_checks() {
         ran += 1;
         let seen: BTreeSet<String> = if git {
             let (r, w) = checked(tmp.path(), cmd);
-            decide::operands(&words[0], &words[1..]).into_iter().chain(r).chain(w).flat_map(|p| names_in(&p)).collect()
+            decide::operands(&words[0], &words[1..])
+                .into_iter()
+                .chain(r)
+                .chain(w)
+                .flat_map(|p| names_in(&p))
+                .collect()
         } else {
             let (r, w) = checked(tmp.path(), cmd);
             r.union(&w).flat_map(|p| names_in(p)).collect()
         };
         let missed: Vec<&String> = opened.iter().filter(|n| !seen.contains(*n)).collect();
         if !missed.is_empty() {
-            bad.push(format!("{cmd}: the program opened {missed:?}, the engine checked {seen:?}"));
+            bad.push(format!(
+                "{cmd}: the program opened {missed:?}, the engine checked {seen:?}"
+            ));
         }
     }
     if !skipped.is_empty() {
-        println!("not installed, skipped: {}", skipped.into_iter().collect::<Vec<_>>().join(", "));
+        println!(
+            "not installed, skipped: {}",
+            skipped.into_iter().collect::<Vec<_>>().join(", ")
+        );
     }
     println!("{ran} argvs run by the real programs");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
@@ -358,16 +418,46 @@ fn files_named_by_the_environment_are_checked() {
     let tmp = TempDir::new("grammar-env");
     let rows: &[(&str, bool, Option<&str>, &[&str])] = &[
         ("MAGIC=F1 file F2", true, None, &["F1", "F2"]),
-        ("MAGIC=F1:F2 file F3", true, None, &["F1:F2", "F1", "F2", "F3"]),
+        (
+            "MAGIC=F1:F2 file F3",
+            true,
+            None,
+            &["F1:F2", "F1", "F2", "F3"],
+        ),
         ("env MAGIC=F1 file F2", true, None, &["F1", "F2"]),
-        ("MAGIC=/etc/passwd file F2", false, Some("path_not_in_scope"), &["/etc/passwd", "F2"]),
-        ("MAGIC=F1:/etc/passwd file F2", false, Some("path_not_in_scope"), &["F1:/etc/passwd", "F1", "/etc/passwd", "F2"]),
-        ("MAGIC=$X file F2", false, Some("run_time_operand"), &["$X", "F2"]),
-        ("for MAGIC in /etc/passwd; do export MAGIC; file F2; done", false, Some("unsupported_construct"), &["F2"]),
+        (
+            "MAGIC=/etc/passwd file F2",
+            false,
+            Some("path_not_in_scope"),
+            &["/etc/passwd", "F2"],
+        ),
+        (
+            "MAGIC=F1:/etc/passwd file F2",
+            false,
+            Some("path_not_in_scope"),
+            &["F1:/etc/passwd", "F1", "/etc/passwd", "F2"],
+        ),
+        (
+            "MAGIC=$X file F2",
+            false,
+            Some("run_time_operand"),
+            &["$X", "F2"],
+        ),
+        (
+            "for MAGIC in /etc/passwd; do export MAGIC; file F2; done",
+            false,
+            Some("unsupported_construct"),
+            &["F2"],
+        ),
         // A word that looks like an assignment is taken for one wherever it stands: checked.
         ("file MAGIC=F1", true, None, &["MAGIC=F1", "F1"]),
         ("MAGIC=F1 ls F2", true, None, &["F2"]),
-        ("MANPATH=F1:/etc man ls", false, Some("path_not_in_scope"), &["F1:/etc", "F1", "/etc"]),
+        (
+            "MANPATH=F1:/etc man ls",
+            false,
+            Some("path_not_in_scope"),
+            &["F1:/etc", "F1", "/etc"],
+        ),
         // Variables that make a command run programs or take options of their own.
         ("MANOPT=--pager=sh man ls", false, Some("denied"), &[]),
         ("env TAPE=F1 tar -t", false, Some("denied"), &[]),
@@ -379,11 +469,20 @@ fn files_named_by_the_environment_are_checked() {
         let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
         let paths: BTreeSet<String> = d.paths.iter().map(|p| p.path.clone()).collect();
         if d.allowed != *allowed || d.reason != *reason || paths != set(read) {
-            bad.push(format!("{cmd}: allowed {} reason {:?} read {paths:?} ({})", d.allowed, d.reason, d.message));
+            bad.push(format!(
+                "{cmd}: allowed {} reason {:?} read {paths:?} ({})",
+                d.allowed, d.reason, d.message
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-    let messages = |cmd: &str| decide_in(&s, tmp.path(), None, None, &[], cmd).violations.into_iter().map(|v| v.message).collect::<Vec<_>>();
+    let messages = |cmd: &str| {
+        decide_in(&s, tmp.path(), None, None, &[], cmd)
+            .violations
+            .into_iter()
+            .map(|v| v.message)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         messages("for MAGIC in /etc/passwd; do export MAGIC; file F2; done"),
         ["file reads the files that MAGIC names, and this command line names MAGIC where the engine cannot see the value it sets; set it only as `MAGIC=PATH file ...` with a literal path in scope, or run file without it."]
@@ -392,7 +491,12 @@ fn files_named_by_the_environment_are_checked() {
 }
 
 /// (command, reason of the refusal, paths read, paths written)
-type HandlerRow = (&'static str, Option<&'static str>, &'static [&'static str], &'static [&'static str]);
+type HandlerRow = (
+    &'static str,
+    Option<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+);
 
 /// sed and awk read their options with the same grammar (gawk's end at the program text);
 /// their handlers judge the script. (command, reason of the refusal, paths read, written)
@@ -406,7 +510,12 @@ fn sed_and_awk_options_read_with_the_grammar() {
         ("sed -ni~ p F1", None, &[], &["F1"]),
         ("sed --in-pl p F1", None, &[], &["F1"]),
         ("sed -s -- p F1", None, &["F1"], &[]),
-        ("sed --expr=1ecat F1", Some("flag_not_allowed"), &["F1"], &[]),
+        (
+            "sed --expr=1ecat F1",
+            Some("flag_not_allowed"),
+            &["F1"],
+            &[],
+        ),
         ("sed --fi=F1 F2", Some("unsupported_construct"), &[], &[]),
         ("sed -nfF1 F2", Some("unsupported_construct"), &[], &[]),
         ("awk -F: {print} F1", None, &["F1"], &[]),
@@ -414,20 +523,42 @@ fn sed_and_awk_options_read_with_the_grammar() {
         ("awk -e {print} F1", None, &["F1"], &[]),
         ("awk {print} -v F1", None, &["-v", "F1"], &[]),
         ("awk -fF1 F2", Some("unsupported_construct"), &[], &[]),
-        ("awk -iinplace 1 F1", Some("unsupported_construct"), &[], &[]),
-        ("awk --incl inplace 1 F1", Some("unsupported_construct"), &[], &[]),
+        (
+            "awk -iinplace 1 F1",
+            Some("unsupported_construct"),
+            &[],
+            &[],
+        ),
+        (
+            "awk --incl inplace 1 F1",
+            Some("unsupported_construct"),
+            &[],
+            &[],
+        ),
         ("awk -oF1 1 F2", Some("unsupported_construct"), &[], &[]),
-        ("awk -e BEGIN{system(\"id\")} F1", Some("unsupported_construct"), &["F1"], &[]),
+        (
+            "awk -e BEGIN{system(\"id\")} F1",
+            Some("unsupported_construct"),
+            &["F1"],
+            &[],
+        ),
     ];
     let s = scope(&SCOPE.replace("@D", &tmp.path().to_string_lossy()));
     let mut bad = Vec::new();
     for (cmd, reason, read, written) in rows {
         let words: Vec<String> = shell_words::split(cmd).unwrap();
-        let line = words.iter().map(|w| shell_words::quote(w).into_owned()).collect::<Vec<_>>().join(" ");
+        let line = words
+            .iter()
+            .map(|w| shell_words::quote(w).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
         let d = decide_in(&s, tmp.path(), None, None, &[], &line);
         let (r, w) = checked(tmp.path(), &line);
         if d.reason != *reason || r != set(read) || w != set(written) {
-            bad.push(format!("{line}: reason {:?} read {r:?} written {w:?} ({})", d.reason, d.message));
+            bad.push(format!(
+                "{line}: reason {:?} read {r:?} written {w:?} ({})",
+                d.reason, d.message
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
@@ -465,9 +596,17 @@ fn wrapper_options_read_with_the_grammar() {
     let mut bad = Vec::new();
     for (cmd, allowed, written) in rows {
         let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
-        let w: BTreeSet<String> = d.paths.iter().filter(|p| p.access == "write").map(|p| p.path.clone()).collect();
+        let w: BTreeSet<String> = d
+            .paths
+            .iter()
+            .filter(|p| p.access == "write")
+            .map(|p| p.path.clone())
+            .collect();
         if d.allowed != *allowed || w != set(written) {
-            bad.push(format!("{cmd}: allowed {} written {w:?} ({})", d.allowed, d.message));
+            bad.push(format!(
+                "{cmd}: allowed {} written {w:?} ({})",
+                d.allowed, d.message
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));

@@ -28,8 +28,25 @@ impl Rng {
 
 /// Lines from a tiny alphabet, so that repeats (and ambiguous contexts) are common.
 fn random_lines(r: &mut Rng, max: usize) -> Vec<String> {
-    const WORDS: &[&str] = &["a", "b", "c", "fn x() {", "}", "", "  let y = 1;", "ü ñ", "\t tab", "-dash", "+plus", "@@ at", "*** star", "\\ bs"];
-    (0..r.below(max + 1)).map(|_| WORDS[r.below(WORDS.len())].to_string()).collect()
+    const WORDS: &[&str] = &[
+        "a",
+        "b",
+        "c",
+        "fn x() {",
+        "}",
+        "",
+        "  let y = 1;",
+        "ü ñ",
+        "\t tab",
+        "-dash",
+        "+plus",
+        "@@ at",
+        "*** star",
+        "\\ bs",
+    ];
+    (0..r.below(max + 1))
+        .map(|_| WORDS[r.below(WORDS.len())].to_string())
+        .collect()
 }
 
 fn text(lines: &[String], final_newline: bool) -> String {
@@ -53,7 +70,11 @@ fn edit_script(a: &[String], b: &[String]) -> Vec<(Op, String)> {
     let mut t = vec![vec![0usize; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            t[i][j] = if a[i] == b[j] { t[i + 1][j + 1] + 1 } else { t[i + 1][j].max(t[i][j + 1]) };
+            t[i][j] = if a[i] == b[j] {
+                t[i + 1][j + 1] + 1
+            } else {
+                t[i + 1][j].max(t[i][j + 1])
+            };
         }
     }
     let (mut i, mut j, mut out) = (0, 0, Vec::new());
@@ -74,9 +95,21 @@ fn edit_script(a: &[String], b: &[String]) -> Vec<(Op, String)> {
 }
 
 /// A unified diff of `a` → `b` with `ctx` lines of context, as diff -U would write it.
-fn unified(name: &str, a: &[String], a_nl: bool, b: &[String], b_nl: bool, ctx: usize) -> Option<String> {
+fn unified(
+    name: &str,
+    a: &[String],
+    a_nl: bool,
+    b: &[String],
+    b_nl: bool,
+    ctx: usize,
+) -> Option<String> {
     let script = edit_script(a, b);
-    let changed: Vec<usize> = script.iter().enumerate().filter(|(_, (o, _))| *o != Op::Keep).map(|(k, _)| k).collect();
+    let changed: Vec<usize> = script
+        .iter()
+        .enumerate()
+        .filter(|(_, (o, _))| *o != Op::Keep)
+        .map(|(k, _)| k)
+        .collect();
     // A side without a final newline shows its last line, so the marker can say so.
     let ends_differ = (!a_nl || !b_nl) && !a.is_empty() && !b.is_empty();
     if changed.is_empty() && !ends_differ {
@@ -111,7 +144,13 @@ fn unified(name: &str, a: &[String], a_nl: bool, b: &[String], b_nl: bool, ctx: 
         let old_n = script[lo..hi].iter().filter(|(o, _)| *o != Op::Add).count();
         let new_n = script[lo..hi].iter().filter(|(o, _)| *o != Op::Del).count();
         let start = |before: usize, n: usize| if n == 0 { before } else { before + 1 };
-        out.push_str(&format!("@@ -{},{} +{},{} @@\n", start(old_before, old_n), old_n, start(new_before, new_n), new_n));
+        out.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            start(old_before, old_n),
+            old_n,
+            start(new_before, new_n),
+            new_n
+        ));
         let last_old = script.iter().rposition(|(o, _)| *o != Op::Add);
         let last_new = script.iter().rposition(|(o, _)| *o != Op::Del);
         for (k, (o, l)) in script.iter().enumerate().take(hi).skip(lo) {
@@ -146,12 +185,19 @@ fn unified(name: &str, a: &[String], a_nl: bool, b: &[String], b_nl: bool, ctx: 
 fn project() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = fs::canonicalize(tmp.path()).expect("canonical");
-    fs::write(root.join("scope.yml"), "paths: {read: [\"${project_root}/**\"], write: [\"${project_root}/**\"]}\n").expect("scope");
+    fs::write(
+        root.join("scope.yml"),
+        "paths: {read: [\"${project_root}/**\"], write: [\"${project_root}/**\"]}\n",
+    )
+    .expect("scope");
     (tmp, root)
 }
 
 fn apply(root: &Path, patch: &str) -> Value {
-    call("apply_patch", &json!({"sources": [{"file": root.join("scope.yml")}], "patch": patch}).to_string())
+    call(
+        "apply_patch",
+        &json!({"sources": [{"file": root.join("scope.yml")}], "patch": patch}).to_string(),
+    )
 }
 
 #[test]
@@ -190,23 +236,41 @@ fn f05_generated_unified_diffs_apply_exactly() {
         let old = text(&a, a_nl);
         let new = text(&b, b_nl);
         fs::write(root.join(&name), &old).expect("write");
-        let Some(patch) = unified(&name, &a, a_nl, &b, b_nl, ctx) else { continue };
+        let Some(patch) = unified(&name, &a, a_nl, &b, b_nl, ctx) else {
+            continue;
+        };
         let v = apply(&root, &patch);
         if old.is_empty() || new.is_empty() {
             // An empty side is a creation or deletion in diff's eyes; as an update it may
             // still apply, and when it does it must give the new text.
             if v["success"] == json!(true) {
-                assert_eq!(fs::read_to_string(root.join(&name)).expect("read"), new, "case {case}\n{patch}");
+                assert_eq!(
+                    fs::read_to_string(root.join(&name)).expect("read"),
+                    new,
+                    "case {case}\n{patch}"
+                );
             }
             continue;
         }
-        assert_eq!(v["success"], json!(true), "case {case}: {v}\nold: {old:?}\nnew: {new:?}\n{patch}");
-        assert_eq!(fs::read_to_string(root.join(&name)).expect("read"), new, "case {case}\n{patch}");
+        assert_eq!(
+            v["success"],
+            json!(true),
+            "case {case}: {v}\nold: {old:?}\nnew: {new:?}\n{patch}"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join(&name)).expect("read"),
+            new,
+            "case {case}\n{patch}"
+        );
         applied += 1;
         // The same patch again no longer matches (unless it happens to): never a partial write.
         let again = apply(&root, &patch);
         if again["success"] != json!(true) {
-            assert_eq!(fs::read_to_string(root.join(&name)).expect("read"), new, "case {case}");
+            assert_eq!(
+                fs::read_to_string(root.join(&name)).expect("read"),
+                new,
+                "case {case}"
+            );
         }
     }
     assert!(applied > 250, "only {applied} cases applied");
@@ -241,19 +305,37 @@ fn f06_generated_envelopes_apply_or_refuse_ambiguity() {
         fs::write(root.join(&name), &old).expect("write");
         let v = apply(&root, &patch);
         let window = &a[lo..hi];
-        let places = (0..=a.len() - window.len()).filter(|&s| &a[s..s + window.len()] == window).count();
+        let places = (0..=a.len() - window.len())
+            .filter(|&s| &a[s..s + window.len()] == window)
+            .count();
         if places == 1 {
             assert_eq!(v["success"], json!(true), "case {case}: {v}\n{patch}");
-            assert_eq!(fs::read_to_string(root.join(&name)).expect("read"), text(&b, true));
+            assert_eq!(
+                fs::read_to_string(root.join(&name)).expect("read"),
+                text(&b, true)
+            );
             applied += 1;
         } else {
-            assert_eq!(v["reason"], json!("patch_apply_error"), "case {case}: {v}\n{patch}");
-            assert!(v["message"].as_str().expect("m").contains("matches at lines"), "{v}");
+            assert_eq!(
+                v["reason"],
+                json!("patch_apply_error"),
+                "case {case}: {v}\n{patch}"
+            );
+            assert!(
+                v["message"]
+                    .as_str()
+                    .expect("m")
+                    .contains("matches at lines"),
+                "{v}"
+            );
             assert_eq!(fs::read_to_string(root.join(&name)).expect("read"), old);
             ambiguous += 1;
         }
     }
-    assert!(applied > 100 && ambiguous > 10, "applied {applied}, ambiguous {ambiguous}");
+    assert!(
+        applied > 100 && ambiguous > 10,
+        "applied {applied}, ambiguous {ambiguous}"
+    );
 }
 
 #[test]
@@ -272,7 +354,10 @@ fn f05_parser_never_panics_on_mangled_patches() {
                 0 if at < s.len() => {
                     s.remove(at);
                 }
-                1 => s.insert(at, ['\n', '@', '-', '+', ' ', '\\', '*', ',', '0', '9', 'é'][r.below(11)]),
+                1 => s.insert(
+                    at,
+                    ['\n', '@', '-', '+', ' ', '\\', '*', ',', '0', '9', 'é'][r.below(11)],
+                ),
                 2 if at < s.len() => s[at] = ['\n', '-', '+', '1', ' '][r.below(5)],
                 _ => {
                     let cut = r.below(s.len() + 1);

@@ -22,11 +22,17 @@ fn real_corpus_every_command_parses_and_gets_a_decision() {
         if d.allowed {
             allowed += 1;
         }
-        if d.reason == Some("parse_error") || d.violations.iter().any(|v| v.reason == "parse_error") {
+        if d.reason == Some("parse_error") || d.violations.iter().any(|v| v.reason == "parse_error")
+        {
             parse_errors.push(format!("{cmd}\n  -> {}", d.message));
         }
     }
     assert_eq!(n, 636);
     assert!(allowed > 0);
-    assert!(parse_errors.is_empty(), "{} parse errors:\n{}", parse_errors.len(), parse_errors.join("\n"));
+    assert!(
+        parse_errors.is_empty(),
+        "{} parse errors:\n{}",
+        parse_errors.len(),
+        parse_errors.join("\n")
+    );
 }

@@ -19,11 +19,22 @@ fn project() -> TempDir {
     let t = TempDir::new("sandbox-calls");
     let p = t.path();
     std::fs::write(p.join("scope.yml"), SCOPE).unwrap();
-    for d in ["out", "src", ".git/hooks", ".git/info", ".git/objects/info", ".git/refs"] {
+    for d in [
+        "out",
+        "src",
+        ".git/hooks",
+        ".git/info",
+        ".git/objects/info",
+        ".git/refs",
+    ] {
         std::fs::create_dir_all(p.join(d)).unwrap();
     }
     std::fs::write(p.join("src/a.txt"), "a\n").unwrap();
-    std::fs::write(p.join(".git/config"), "[core]\n\tbare = false\n\thooksPath = .githooks\n").unwrap();
+    std::fs::write(
+        p.join(".git/config"),
+        "[core]\n\tbare = false\n\thooksPath = .githooks\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(p.join(".githooks")).unwrap();
     std::fs::write(p.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     t
@@ -41,14 +52,28 @@ fn decide(p: &std::path::Path, command: &str, dir: &str, grants: &[&str]) -> Val
 
 fn rel(p: &std::path::Path, v: &Value) -> Vec<String> {
     let root = format!("{}", p.display());
-    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().replace(&root, "ROOT")).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().replace(&root, "ROOT"))
+        .collect()
 }
 
 /// Rows: name, command, directory, grants, allowed, the paths it writes, the directories it
 /// writes in by a grant, what a grant let it read, its programs.
 #[test]
 fn a_calls_needs_come_from_its_decision() {
-    type Row<'a> = (&'a str, &'a str, &'a str, &'a [&'a str], bool, &'a [&'a str], &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+    type Row<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a [&'a str],
+        bool,
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
+    );
     #[rustfmt::skip]
     let rows: &[Row] = &[
         ("in scope: the path it writes", "touch y", "out", &[], true, &["ROOT/out/y"], &[], &[], &["touch"]),
@@ -109,9 +134,27 @@ fn the_mounts_of_a_call() {
         read: vec![],
         programs: vec!["git".into()],
     };
-    assert_eq!(rel(p.path(), &mounts(Some(call(&["ROOT/out/new"], &[])))["write"]), ["ROOT/out"]);
-    assert_eq!(rel(p.path(), &mounts(Some(call(&["ROOT/src/a.txt"], &[])))["write"]), ["ROOT/out", "ROOT/src"]);
-    assert_eq!(rel(p.path(), &mounts(Some(call(&["ROOT/src/x/y/z"], &[])))["write"]), ["ROOT/out", "ROOT/src"]);
+    assert_eq!(
+        rel(
+            p.path(),
+            &mounts(Some(call(&["ROOT/out/new"], &[])))["write"]
+        ),
+        ["ROOT/out"]
+    );
+    assert_eq!(
+        rel(
+            p.path(),
+            &mounts(Some(call(&["ROOT/src/a.txt"], &[])))["write"]
+        ),
+        ["ROOT/out", "ROOT/src"]
+    );
+    assert_eq!(
+        rel(
+            p.path(),
+            &mounts(Some(call(&["ROOT/src/x/y/z"], &[])))["write"]
+        ),
+        ["ROOT/out", "ROOT/src"]
+    );
     // A grant to write in the project: the project writable for the call, and git's rules
     // (and the scope document) bound read-only over it.
     let m = mounts(Some(call(&[], &["ROOT"])));
@@ -119,7 +162,14 @@ fn the_mounts_of_a_call() {
     assert_eq!(rel(p.path(), &m["read"]), Vec::<String>::new());
     assert_eq!(
         rel(p.path(), &m["protect"]),
-        ["ROOT/.git/config", "ROOT/.git/hooks", "ROOT/.git/info", "ROOT/.git/objects/info", "ROOT/.githooks", "ROOT/scope.yml"]
+        [
+            "ROOT/.git/config",
+            "ROOT/.git/hooks",
+            "ROOT/.git/info",
+            "ROOT/.git/objects/info",
+            "ROOT/.githooks",
+            "ROOT/scope.yml"
+        ]
     );
 }
 
@@ -135,9 +185,29 @@ fn git_rules_of_a_gitfile() {
     std::fs::write(p.join("main/.git/worktrees/w/commondir"), "../..\n").unwrap();
     std::fs::write(p.join("main/.git/worktrees/w/config.worktree"), "").unwrap();
     std::fs::create_dir_all(p.join("w/src")).unwrap();
-    std::fs::write(p.join("w/.git"), format!("gitdir: {}/main/.git/worktrees/w\n", p.display())).unwrap();
-    let got: Vec<String> = sandbox::git_protected(&p.join("w/src"), None).iter().map(|q| q.display().to_string().replace(&p.display().to_string(), "T")).collect();
-    assert_eq!(got, ["T/main/.git/config", "T/main/.git/hooks", "T/main/.git/worktrees/w/commondir", "T/main/.git/worktrees/w/config.worktree", "T/w/.git"]);
+    std::fs::write(
+        p.join("w/.git"),
+        format!("gitdir: {}/main/.git/worktrees/w\n", p.display()),
+    )
+    .unwrap();
+    let got: Vec<String> = sandbox::git_protected(&p.join("w/src"), None)
+        .iter()
+        .map(|q| {
+            q.display()
+                .to_string()
+                .replace(&p.display().to_string(), "T")
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "T/main/.git/config",
+            "T/main/.git/hooks",
+            "T/main/.git/worktrees/w/commondir",
+            "T/main/.git/worktrees/w/config.worktree",
+            "T/w/.git"
+        ]
+    );
     // Outside any repository: nothing.
     assert!(sandbox::git_protected(Path::new("/"), None).is_empty());
 }
@@ -170,9 +240,31 @@ fn toolchains_of_a_session_and_of_a_call() {
     };
     let h = home.display().to_string();
     let session = mounts(None);
-    assert_eq!(session["tools"], json!([format!("{h}/.cargo"), format!("{h}/.rustup")]));
-    assert_eq!(session["hide"].as_array().unwrap().iter().filter(|x| x.as_str().unwrap().starts_with(&h)).count(), 4, "{}", session["hide"]);
-    assert!(session["hide"].as_array().unwrap().contains(&json!(format!("{h}/.cargo/credentials.toml"))));
-    assert_eq!(mounts(Some(json!({"programs": ["cargo"]})))["tools"], session["tools"]);
-    assert_eq!(mounts(Some(json!({"programs": ["ls"]})))["tools"], json!([]));
+    assert_eq!(
+        session["tools"],
+        json!([format!("{h}/.cargo"), format!("{h}/.rustup")])
+    );
+    assert_eq!(
+        session["hide"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x.as_str().unwrap().starts_with(&h))
+            .count(),
+        4,
+        "{}",
+        session["hide"]
+    );
+    assert!(session["hide"]
+        .as_array()
+        .unwrap()
+        .contains(&json!(format!("{h}/.cargo/credentials.toml"))));
+    assert_eq!(
+        mounts(Some(json!({"programs": ["cargo"]})))["tools"],
+        session["tools"]
+    );
+    assert_eq!(
+        mounts(Some(json!({"programs": ["ls"]})))["tools"],
+        json!([])
+    );
 }

@@ -41,13 +41,24 @@ bash_tools:
         Fx { tmp, scope }
     }
     fn dir(&self, rel: &str) -> std::path::PathBuf {
-        if rel.is_empty() { self.tmp.path().to_path_buf() } else { self.tmp.path().join(rel) }
+        if rel.is_empty() {
+            self.tmp.path().to_path_buf()
+        } else {
+            self.tmp.path().join(rel)
+        }
     }
     fn run(&self, rel: &str, cmd: &str) -> Decision {
         self.run_with(rel, cmd, &[])
     }
     fn run_with(&self, rel: &str, cmd: &str, grants: &[Grant]) -> Decision {
-        decide_in(&self.scope, &self.dir(rel), Some(self.tmp.path()), None, grants, cmd)
+        decide_in(
+            &self.scope,
+            &self.dir(rel),
+            Some(self.tmp.path()),
+            None,
+            grants,
+            cmd,
+        )
     }
     fn root(&self) -> String {
         self.tmp.path().display().to_string()
@@ -55,7 +66,11 @@ bash_tools:
 }
 
 fn assert_allowed(d: &Decision) {
-    assert!(d.allowed, "expected allowed: {} -> {:?} {}", d.command, d.reason, d.message);
+    assert!(
+        d.allowed,
+        "expected allowed: {} -> {:?} {}",
+        d.command, d.reason, d.message
+    );
 }
 
 fn assert_reason(d: &Decision, reason: &str) {
@@ -66,7 +81,19 @@ fn assert_reason(d: &Decision, reason: &str) {
 #[test]
 fn b01_read_only_command_categorized() {
     let fx = Fx::new("warn");
-    for cmd in ["ls", "grep TODO file.txt", "find . -name '*.el'", "cat file.txt", "head file.txt", "tail file.txt", "wc -l file.txt", "file file.txt", "git log", "git show HEAD", "git diff"] {
+    for cmd in [
+        "ls",
+        "grep TODO file.txt",
+        "find . -name '*.el'",
+        "cat file.txt",
+        "head file.txt",
+        "tail file.txt",
+        "wc -l file.txt",
+        "file file.txt",
+        "git log",
+        "git show HEAD",
+        "git diff",
+    ] {
         let d = fx.run("proj", cmd);
         assert_allowed(&d);
         assert_eq!(d.category.as_deref(), Some("read_only"), "{cmd}");
@@ -77,7 +104,13 @@ fn b01_read_only_command_categorized() {
 #[test]
 fn b02_safe_write_command_categorized() {
     let fx = Fx::new("warn");
-    for cmd in ["mkdir build", "touch notes.md", "echo hi", "git add file.txt", "git commit -m msg"] {
+    for cmd in [
+        "mkdir build",
+        "touch notes.md",
+        "echo hi",
+        "git add file.txt",
+        "git commit -m msg",
+    ] {
         let d = fx.run("proj/out", cmd);
         assert_allowed(&d);
         assert_eq!(d.category.as_deref(), Some("safe_write"), "{cmd}");
@@ -92,7 +125,11 @@ fn b03_dangerous_command_categorized() {
         let d = fx.run("proj/out", cmd);
         assert_reason(&d, "dangerous_command");
         assert_eq!(d.category.as_deref(), Some("dangerous"));
-        assert!(d.message.contains("request_scope_expansion"), "{}", d.message);
+        assert!(
+            d.message.contains("request_scope_expansion"),
+            "{}",
+            d.message
+        );
     }
 }
 
@@ -100,7 +137,11 @@ fn b03_dangerous_command_categorized() {
 fn b04_denied_command_rejected() {
     let fx = Fx::new("warn");
     // Rejected before category or directory: even where nothing is in scope.
-    for (dir, cmd, rule) in [("other", "curl http://x", "deny: curl"), ("", "dd if=a of=b", "deny: dd"), ("proj", "/usr/bin/curl x", "deny: curl")] {
+    for (dir, cmd, rule) in [
+        ("other", "curl http://x", "deny: curl"),
+        ("", "dd if=a of=b", "deny: dd"),
+        ("proj", "/usr/bin/curl x", "deny: curl"),
+    ] {
         let d = fx.run(dir, cmd);
         assert_reason(&d, "denied");
         assert_eq!(d.commands[0].rule.as_deref(), Some(rule));
@@ -141,7 +182,10 @@ fn b09_safe_write_command_in_read_only_path() {
     let d = fx.run("proj", "touch a.txt");
     assert_reason(&d, "directory_not_in_scope");
     assert_eq!(d.required_scope, "write");
-    assert_eq!(d.allowed_patterns, vec![format!("{}/proj/out/**", fx.root())]);
+    assert_eq!(
+        d.allowed_patterns,
+        vec![format!("{}/proj/out/**", fx.root())]
+    );
 }
 
 #[test]
@@ -220,7 +264,11 @@ fn b17_command_substitution_allowed() {
     let d = fx.run("proj/out", "echo $(pwd)");
     assert_allowed(&d);
     assert_eq!(d.base_command.as_deref(), Some("echo"));
-    let names: Vec<(&str, &str)> = d.commands.iter().map(|c| (c.name.as_str(), c.context)).collect();
+    let names: Vec<(&str, &str)> = d
+        .commands
+        .iter()
+        .map(|c| (c.name.as_str(), c.context))
+        .collect();
     assert_eq!(names, vec![("pwd", "substitution"), ("echo", "top_level")]);
     assert_reason(&fx.run("proj/out", "echo $(rm x)"), "dangerous_command");
 }
@@ -228,7 +276,10 @@ fn b17_command_substitution_allowed() {
 #[test]
 fn b18_complex_pipeline_validated_by_first_command() {
     let fx = Fx::new("warn");
-    let d = fx.run("proj", "find . -name '*.el' | xargs grep -l 'defun' | head -10");
+    let d = fx.run(
+        "proj",
+        "find . -name '*.el' | xargs grep -l 'defun' | head -10",
+    );
     assert_allowed(&d);
     assert_eq!(d.base_command.as_deref(), Some("find"));
     let via: Vec<Vec<String>> = d.commands.iter().map(|c| c.via.clone()).collect();
@@ -297,7 +348,13 @@ fn b25_directory_resolution_with_symlinks() {
     // A path through an in-scope symlink that leads out of scope is judged by its target.
     let d = fx.run("proj", "cat link/x.txt");
     assert!(d.allowed, "warn mode allows with a warning");
-    assert!(d.warnings.iter().any(|w| w.contains(&format!("{}/other/x.txt", fx.root()))), "{:?}", d.warnings);
+    assert!(
+        d.warnings
+            .iter()
+            .any(|w| w.contains(&format!("{}/other/x.txt", fx.root()))),
+        "{:?}",
+        d.warnings
+    );
     let fx = Fx::new("enforce");
     let d = fx.run("proj", "cat link/x.txt");
     assert_reason(&d, "path_not_in_scope");
@@ -327,7 +384,11 @@ fn b36_command_with_absolute_path_argument() {
     let d = fx.run("proj", &cmd);
     assert_allowed(&d);
     assert_eq!(d.warnings.len(), 1);
-    assert!(d.warnings[0].contains(&format!("{}/other", fx.root())), "{:?}", d.warnings);
+    assert!(
+        d.warnings[0].contains(&format!("{}/other", fx.root())),
+        "{:?}",
+        d.warnings
+    );
     // With path_arguments: enforce the same command is refused.
     let fx2 = Fx::new("enforce");
     let cmd = format!("grep -r 'TODO' {}/other", fx2.root());
@@ -339,7 +400,11 @@ fn b37_warning_suggests_relative_paths() {
     let fx = Fx::new("warn");
     let d = fx.run("proj", "cat /etc/hostname");
     assert_allowed(&d);
-    assert!(d.warnings[0].contains("use relative paths"), "{:?}", d.warnings);
+    assert!(
+        d.warnings[0].contains("use relative paths"),
+        "{:?}",
+        d.warnings
+    );
 }
 
 #[test]
@@ -351,7 +416,11 @@ fn b38_command_not_allowed_error_structure() {
     assert_eq!(d.command, "frobnicate --all");
     assert_eq!(d.resource.as_deref(), Some("frobnicate"));
     assert_eq!(d.validation_type, Some("command"));
-    assert!(d.message.contains("`frobnicate` is not in any category"), "{}", d.message);
+    assert!(
+        d.message.contains("`frobnicate` is not in any category"),
+        "{}",
+        d.message
+    );
 }
 
 #[test]
@@ -371,40 +440,74 @@ fn b40_directory_not_in_scope_error_structure() {
     assert_reason(&d, "directory_not_in_scope");
     assert_eq!(d.directory, format!("{}/proj", fx.root()));
     assert_eq!(d.required_scope, "write");
-    assert_eq!(d.allowed_patterns, vec![format!("{}/proj/out/**", fx.root())]);
-    assert_eq!(d.resource.as_deref(), Some(format!("{}/proj", fx.root()).as_str()));
+    assert_eq!(
+        d.allowed_patterns,
+        vec![format!("{}/proj/out/**", fx.root())]
+    );
+    assert_eq!(
+        d.resource.as_deref(),
+        Some(format!("{}/proj", fx.root()).as_str())
+    );
     assert_eq!(d.validation_type, Some("path"));
 }
 
 #[test]
 fn b41_error_messages_suggest_expansion() {
     let fx = Fx::new("enforce");
-    for (dir, cmd) in [("proj", "frobnicate"), ("proj/out", "rm x"), ("other", "ls"), ("proj", "cat /etc/hostname"), ("proj", "touch x")] {
+    for (dir, cmd) in [
+        ("proj", "frobnicate"),
+        ("proj/out", "rm x"),
+        ("other", "ls"),
+        ("proj", "cat /etc/hostname"),
+        ("proj", "touch x"),
+    ] {
         let d = fx.run(dir, cmd);
         assert!(!d.allowed, "{cmd}");
-        assert!(d.message.contains("request_scope_expansion"), "{cmd}: {}", d.message);
+        assert!(
+            d.message.contains("request_scope_expansion"),
+            "{cmd}: {}",
+            d.message
+        );
     }
 }
 
 #[test]
 fn b44_allow_once_grant_lets_one_call_through() {
     let fx = Fx::new("warn");
-    let grant = Grant { tool: "run_bash_command".into(), resource: "rm x".into() };
+    let grant = Grant {
+        tool: "run_bash_command".into(),
+        resource: "rm x".into(),
+    };
     let d = fx.run_with("proj/out", "rm x", std::slice::from_ref(&grant));
     assert_allowed(&d);
     assert_eq!(d.grants_used, vec![grant.clone()]);
     // A grant for another tool or command does not apply; nor to the deny list.
-    let other_tool = Grant { tool: "run_command".into(), resource: "rm x".into() };
-    assert_reason(&fx.run_with("proj/out", "rm x", &[other_tool]), "dangerous_command");
-    assert_reason(&fx.run_with("proj/out", "rm y", &[grant]), "dangerous_command");
-    let curl = Grant { tool: "run_bash_command".into(), resource: "curl x".into() };
+    let other_tool = Grant {
+        tool: "run_command".into(),
+        resource: "rm x".into(),
+    };
+    assert_reason(
+        &fx.run_with("proj/out", "rm x", &[other_tool]),
+        "dangerous_command",
+    );
+    assert_reason(
+        &fx.run_with("proj/out", "rm y", &[grant]),
+        "dangerous_command",
+    );
+    let curl = Grant {
+        tool: "run_bash_command".into(),
+        resource: "curl x".into(),
+    };
     assert_reason(&fx.run_with("proj/out", "curl x", &[curl]), "denied");
 }
 
 #[test]
 fn b45_directory_grant_covers_paths_below_it() {
     let fx = Fx::new("warn");
-    let grant = Grant { tool: "run_bash_command".into(), resource: format!("{}/other/**", fx.root()) };
+    let grant = Grant {
+        tool: "run_bash_command".into(),
+        resource: format!("{}/other/**", fx.root()),
+    };
     let d = fx.run_with("other", "ls", std::slice::from_ref(&grant));
     assert_allowed(&d);
     assert_eq!(d.grants_used, vec![grant]);

@@ -13,7 +13,9 @@ const ROOT: &str = "/home/u/p";
 fn lint(text: &str) -> Vec<(String, u64, String, String)> {
     let req = json!({"sources": [{"inline": text, "name": "scope.yml"}], "home": HOME, "project_root": ROOT});
     let v = api::lint_scope(&req.to_string()).expect("lint");
-    let Value::Array(items) = v else { panic!("not a list: {v}") };
+    let Value::Array(items) = v else {
+        panic!("not a list: {v}")
+    };
     items
         .iter()
         .map(|w| {
@@ -121,8 +123,10 @@ fn each_family_gives_its_warning_on_the_line_of_the_entry() {
     ];
     for (what, text, want) in rows {
         let got = lint(&text);
-        let want: Vec<(String, u64, String, String)> =
-            want.into_iter().map(|(c, l, m, s)| (c.to_string(), l, m.to_string(), s.to_string())).collect();
+        let want: Vec<(String, u64, String, String)> = want
+            .into_iter()
+            .map(|(c, l, m, s)| (c.to_string(), l, m.to_string(), s.to_string()))
+            .collect();
         assert_eq!(got, want, "{what}:\n{text}");
     }
 }
@@ -161,26 +165,50 @@ fn a_preset_front_matter_line_is_the_line_of_the_file() {
 #[test]
 fn a_denied_path_in_git_history_is_a_warning() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let root = std::fs::canonicalize(tmp.path()).expect("canonical").join("p");
+    let root = std::fs::canonicalize(tmp.path())
+        .expect("canonical")
+        .join("p");
     std::fs::create_dir_all(&root).expect("mkdir");
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(&root)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .output()
             .expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     let lint_root = || -> Vec<(String, u64, String, String)> {
         let text = "paths:\n  read: [\"${project_root}/**\"]\n  deny:\n    - \"**/.env\"\n    - \"**/*.pem\"\n";
         let req = json!({"sources": [{"inline": text, "name": "scope.yml"}], "home": HOME, "project_root": root});
-        let Value::Array(items) = api::lint_scope(&req.to_string()).expect("lint") else { panic!("not a list") };
+        let Value::Array(items) = api::lint_scope(&req.to_string()).expect("lint") else {
+            panic!("not a list")
+        };
         items
             .iter()
-            .map(|w| (w["code"].as_str().unwrap_or_default().to_string(), w["line"].as_u64().unwrap_or_default(), w["message"].as_str().unwrap_or_default().to_string(), w["suggestion"].as_str().unwrap_or_default().to_string()))
+            .map(|w| {
+                (
+                    w["code"].as_str().unwrap_or_default().to_string(),
+                    w["line"].as_u64().unwrap_or_default(),
+                    w["message"].as_str().unwrap_or_default().to_string(),
+                    w["suggestion"].as_str().unwrap_or_default().to_string(),
+                )
+            })
             .collect()
     };
     git(&["init", "-q"]);
@@ -200,15 +228,33 @@ fn a_denied_path_in_git_history_is_a_warning() {
     let suggestion = |rel: &str| {
         format!("If it was committed by mistake, rotate the secret it holds, take it out of git (`git rm --cached {rel}` and a commit, if it is still tracked) and purge it from history: `git filter-repo --invert-paths --path {rel}`, then `git reflog expire --expire=now --all && git gc --prune=now`. Until then such commands are refused.")
     };
-    assert_eq!(lint_root(), vec![("denied_in_history".to_string(), 4, message(".env", "**/.env", "in history"), suggestion(".env"))]);
+    assert_eq!(
+        lint_root(),
+        vec![(
+            "denied_in_history".to_string(),
+            4,
+            message(".env", "**/.env", "in history"),
+            suggestion(".env")
+        )]
+    );
     // A second pattern, staged: a warning of its own, on its line.
     std::fs::write(root.join("k.pem"), "KEY\n").expect("pem");
     git(&["add", "k.pem"]);
     assert_eq!(
         lint_root(),
         vec![
-            ("denied_in_history".to_string(), 4, message(".env", "**/.env", "in history"), suggestion(".env")),
-            ("denied_in_history".to_string(), 5, message("k.pem", "**/*.pem", "in the index"), suggestion("k.pem")),
+            (
+                "denied_in_history".to_string(),
+                4,
+                message(".env", "**/.env", "in history"),
+                suggestion(".env")
+            ),
+            (
+                "denied_in_history".to_string(),
+                5,
+                message("k.pem", "**/*.pem", "in the index"),
+                suggestion("k.pem")
+            ),
         ]
     );
 }

@@ -247,7 +247,12 @@ fn trap_actions_are_judged() {
         ("trap \"$a\" EXIT", Some("dynamic_command")),
     ] {
         let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
-        assert_eq!((d.allowed, d.reason), (want.is_none(), want), "{cmd}: {}", d.message);
+        assert_eq!(
+            (d.allowed, d.reason),
+            (want.is_none(), want),
+            "{cmd}: {}",
+            d.message
+        );
     }
 }
 
@@ -259,11 +264,21 @@ fn shell_state_table() {
         let d = decide_in(&s, tmp.path(), None, None, &[], cmd);
         let ok = match &want {
             None => d.allowed,
-            Some((reason, message)) => !d.allowed && d.reason == Some(*reason) && &d.message == message,
+            Some((reason, message)) => {
+                !d.allowed && d.reason == Some(*reason) && &d.message == message
+            }
         };
         if !ok {
-            bad.push(format!("{id} {cmd:?}\n  want {want:?}\n  got  allowed={} {:?} {}", d.allowed, d.reason, d.message));
+            bad.push(format!(
+                "{id} {cmd:?}\n  want {want:?}\n  got  allowed={} {:?} {}",
+                d.allowed, d.reason, d.message
+            ));
         }
     }
-    assert!(bad.is_empty(), "{} rows differ:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} rows differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }

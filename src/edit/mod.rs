@@ -234,13 +234,19 @@ pub fn add_to_scope(file: &Path, section: Section, values: &[String]) -> Result<
     // Read bounded, and refused when it is not a regular file (a FIFO would block the lock's
     // open), before the lock and again under it.
     let read = || crate::bounded::read(file, crate::bounded::MAX_SCOPE_DOCUMENT);
-    if let Err(e @ (crate::error::ReadError::NotRegular { .. } | crate::error::ReadError::TooLarge { .. })) = read() {
+    if let Err(
+        e @ (crate::error::ReadError::NotRegular { .. } | crate::error::ReadError::TooLarge { .. }),
+    ) = read()
+    {
         return Err(e.into());
     }
     let _lock = lock_document(file)?;
     let bytes = match read() {
         Ok((bytes, _)) => bytes,
-        Err(e @ (crate::error::ReadError::NotRegular { .. } | crate::error::ReadError::TooLarge { .. })) => return Err(e.into()),
+        Err(
+            e @ (crate::error::ReadError::NotRegular { .. }
+            | crate::error::ReadError::TooLarge { .. }),
+        ) => return Err(e.into()),
         Err(crate::error::ReadError::NotFound { .. }) => {
             return Err(ScopeError::Edit {
                 file: label.clone(),

@@ -654,15 +654,33 @@ mod tests {
 
     #[test]
     fn env_resources_go_to_environment_include() {
-        assert_eq!(route_ok("env", "env:NODE_ENV", "run_bash_command", None, None), (Section::EnvironmentInclude, "NODE_ENV".to_owned()));
-        assert_eq!(route_ok("env", " env:CARGO_HOME ", "run_command", None, None), (Section::EnvironmentInclude, "CARGO_HOME".to_owned()));
+        assert_eq!(
+            route_ok("env", "env:NODE_ENV", "run_bash_command", None, None),
+            (Section::EnvironmentInclude, "NODE_ENV".to_owned())
+        );
+        assert_eq!(
+            route_ok("env", " env:CARGO_HOME ", "run_command", None, None),
+            (Section::EnvironmentInclude, "CARGO_HOME".to_owned())
+        );
         for bad in ["NODE_ENV", "env:", "env:A=B", "env:AWS_*"] {
             let m = invalid_argument(route("env", bad, "t", None, None, Path::new(BASE)));
             assert!(m.starts_with("not a variable: "), "{bad}: {m}");
         }
         let text = "# mine\npaths:\n  read: [\"a/**\"]  # keep\n";
-        let e = edit_text("t", text, DocKind::Yaml, Section::EnvironmentInclude, &["NODE_ENV".to_owned()]).unwrap();
-        assert_eq!(e.text.as_deref(), Some("# mine\npaths:\n  read: [\"a/**\"]  # keep\nenvironment:\n  include: [NODE_ENV]\n"));
+        let e = edit_text(
+            "t",
+            text,
+            DocKind::Yaml,
+            Section::EnvironmentInclude,
+            &["NODE_ENV".to_owned()],
+        )
+        .unwrap();
+        assert_eq!(
+            e.text.as_deref(),
+            Some(
+                "# mine\npaths:\n  read: [\"a/**\"]  # keep\nenvironment:\n  include: [NODE_ENV]\n"
+            )
+        );
     }
 
     #[test]

@@ -786,8 +786,7 @@ fn e16_every_layout_combination_keeps_the_original_text() {
                     ];
                     for (doc, kind) in docs {
                         for section in Section::ALL {
-                            let new =
-                                edited(doc, kind, section, &["/x/**", "**/.env", "git log"]);
+                            let new = edited(doc, kind, section, &["/x/**", "**/.env", "git log"]);
                             assert!(is_subsequence(doc, &new), "{section}:\n{doc}\n=>\n{new}");
                             if kind == DocKind::FrontMatter {
                                 assert!(new.ends_with("---\nBody\n\n---\npaths: [body]\n"));
@@ -848,9 +847,7 @@ fn mangled_documents_never_panic() {
             Ok(TextEdit {
                 text: Some(new), ..
             }) => {
-                assert!(
-                    is_subsequence(&doc, &new) || doc.contains('~') || doc.contains("null")
-                );
+                assert!(is_subsequence(&doc, &new) || doc.contains('~') || doc.contains("null"));
                 ok += 1;
             }
             Ok(TextEdit { text: None, .. }) => ok += 1,

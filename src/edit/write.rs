@@ -34,22 +34,34 @@ pub(super) fn lock_document(file: &Path) -> Result<Option<fs::File>> {
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     let gave_up = |why: &str| ScopeError::Edit {
         file: file.display().to_string(),
-        message: format!("{why} for {} seconds; nothing was added, try again", LOCK_WAIT.as_secs()),
+        message: format!(
+            "{why} for {} seconds; nothing was added, try again",
+            LOCK_WAIT.as_secs()
+        ),
     };
     loop {
         // Checked on every turn: a file replaced again and again keeps no edit waiting.
         if std::time::Instant::now() >= deadline {
-            return Err(gave_up("the file kept being replaced while this edit waited"));
+            return Err(gave_up(
+                "the file kept being replaced while this edit waited",
+            ));
         }
         // Opened without waiting (a FIFO swapped in does not block the open) and only kept
         // when it is a regular file.
-        let handle = match fs::File::options().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(file) {
+        let handle = match fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(file)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(file, e)),
         };
         if !handle.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(ScopeError::Edit { file: file.display().to_string(), message: "is not a regular file; nothing was added".into() });
+            return Err(ScopeError::Edit {
+                file: file.display().to_string(),
+                message: "is not a regular file; nothing was added".into(),
+            });
         }
         match handle.try_lock() {
             Ok(()) => {}
@@ -64,7 +76,9 @@ pub(super) fn lock_document(file: &Path) -> Result<Option<fs::File>> {
         }
         let held = handle.metadata().map_err(|e| io(file, e))?;
         match fs::metadata(file) {
-            Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => return Ok(Some(handle)),
+            Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {
+                return Ok(Some(handle))
+            }
             // Replaced (or removed) while this edit waited: lock what is there now.
             Ok(_) => continue,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -102,7 +116,10 @@ fn pid_dead(pid: u32) -> bool {
 /// The pid in the name of a temporary file of [`write_atomic`] for the document `name`
 /// (`.{name}.{pid}.{n}.tmp`), or `None` for any other name.
 fn temp_owner(file_name: &str, name: &str) -> Option<u32> {
-    let rest = file_name.strip_prefix('.')?.strip_prefix(name)?.strip_prefix('.')?;
+    let rest = file_name
+        .strip_prefix('.')?
+        .strip_prefix(name)?
+        .strip_prefix('.')?;
     let rest = rest.strip_suffix(".tmp")?;
     let (pid, n) = rest.split_once('.')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -116,10 +133,14 @@ fn temp_owner(file_name: &str, name: &str) -> Option<u32> {
 /// files named as [`write_atomic`] names them for this document, whose process is dead.
 /// Called with the document's lock held; errors are ignored (the edit goes on).
 fn remove_stale_temps(dir: &Path, name: &str) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name.to_str().and_then(|n| temp_owner(n, name)) else { continue };
+        let Some(pid) = file_name.to_str().and_then(|n| temp_owner(n, name)) else {
+            continue;
+        };
         let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
         if is_file && pid_dead(pid) {
             let _ = fs::remove_file(entry.path());
@@ -259,7 +280,8 @@ mod tests {
     #[test]
     fn concurrent_edits_keep_every_value() {
         let dir = tempfile::tempdir().unwrap();
-        let text = "# keep me\nbash_tools:\n  categories:\n    read_only: [ls]   # viewing\n# tail\n";
+        let text =
+            "# keep me\nbash_tools:\n  categories:\n    read_only: [ls]   # viewing\n# tail\n";
         let file = write(dir.path(), "scope.yml", text);
         let threads: Vec<_> = (0..8)
             .map(|t| {
@@ -267,7 +289,8 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..25 {
                         let v = format!("c{t}_{i}");
-                        let out = add_to_scope(&file, Section::ReadOnly, std::slice::from_ref(&v)).unwrap();
+                        let out = add_to_scope(&file, Section::ReadOnly, std::slice::from_ref(&v))
+                            .unwrap();
                         assert_eq!(out.patterns_added, [v]);
                     }
                 })
@@ -278,7 +301,9 @@ mod tests {
         }
         let after = read(&file);
         let doc: Value = serde_yaml::from_str(&after).unwrap();
-        let list = doc["bash_tools"]["categories"]["read_only"].as_sequence().unwrap();
+        let list = doc["bash_tools"]["categories"]["read_only"]
+            .as_sequence()
+            .unwrap();
         assert_eq!(list.len(), 1 + 8 * 25);
         for t in 0..8 {
             for i in 0..25 {
@@ -297,7 +322,10 @@ mod tests {
         let file = write(dir.path(), "scope.yml", "paths:\n  read: []\n");
         // A pid no process has (above the kernel's limit) and this process's parent, alive.
         let dead = dir.path().join(".scope.yml.4194305.0.tmp");
-        let alive = dir.path().join(format!(".scope.yml.{}.3.tmp", std::os::unix::process::parent_id()));
+        let alive = dir.path().join(format!(
+            ".scope.yml.{}.3.tmp",
+            std::os::unix::process::parent_id()
+        ));
         let other = dir.path().join(".other.yml.4194305.0.tmp");
         let odd = dir.path().join(".scope.yml.4194305.x.tmp");
         for f in [&dead, &alive, &other, &odd] {
@@ -318,7 +346,8 @@ mod tests {
         let held = fs::File::open(&file).unwrap();
         held.lock().unwrap();
         let f = file.clone();
-        let edit = std::thread::spawn(move || add_to_scope(&f, Section::PathsRead, &strings(&["/x/**"])));
+        let edit =
+            std::thread::spawn(move || add_to_scope(&f, Section::PathsRead, &strings(&["/x/**"])));
         std::thread::sleep(std::time::Duration::from_millis(200));
         assert_eq!(read(&file), "paths:\n  read: []\n");
         drop(held);

@@ -11,9 +11,9 @@ use once_cell::sync::Lazy;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::scope::config::{self, LoadedScope};
 use crate::policy::decide::{self, Ctx, Decision};
 use crate::policy::paths::{self, Access, PathVerdict};
+use crate::scope::config::{self, LoadedScope};
 use crate::{Result, ScopeError};
 
 /// The request types and their preparation live in [`crate::policy::request`]; re-exported here for
@@ -52,10 +52,18 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
         "resource": null,
         "validation_type": null,
     });
-    if let ScopeError::InvalidConfig { file, line, key, .. } = e {
+    if let ScopeError::InvalidConfig {
+        file, line, key, ..
+    } = e
+    {
         v["config_error"] = json!({"file": file, "line": line, "key": key});
     }
-    if let ScopeError::UntrustedScope { file, sha256, approved } = e {
+    if let ScopeError::UntrustedScope {
+        file,
+        sha256,
+        approved,
+    } = e
+    {
         v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved});
         v["path"] = json!(file);
     }
@@ -75,8 +83,18 @@ fn model_response(d: &Value) -> String {
         "reason": d["reason"],
         "message": d["message"].as_str().map_or(Value::Null, |m| Value::String(echo_message(m).into_owned())),
     });
-    for k in ["directory", "required_scope", "allowed_patterns", "resource", "validation_type", "warnings", "path"] {
-        let Some(v) = d.get(k).filter(|v| !v.is_null()) else { continue };
+    for k in [
+        "directory",
+        "required_scope",
+        "allowed_patterns",
+        "resource",
+        "validation_type",
+        "warnings",
+        "path",
+    ] {
+        let Some(v) = d.get(k).filter(|v| !v.is_null()) else {
+            continue;
+        };
         r[k] = match v {
             Value::String(s) if k == "resource" && once(command, s) => {
                 r["resource_is_command"] = Value::Bool(true);
@@ -84,7 +102,12 @@ fn model_response(d: &Value) -> String {
             }
             Value::String(s) if k == "path" && once(command, s) => continue,
             Value::String(s) => Value::String(echo(s).into_owned()),
-            Value::Array(a) => Value::Array(echo_list(a.iter().filter_map(Value::as_str)).into_iter().map(Value::String).collect()),
+            Value::Array(a) => Value::Array(
+                echo_list(a.iter().filter_map(Value::as_str))
+                    .into_iter()
+                    .map(Value::String)
+                    .collect(),
+            ),
             other => other.clone(),
         };
     }
@@ -105,7 +128,11 @@ pub const ECHO_ENTRIES: usize = 50;
 fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     match s.char_indices().nth(max) {
         None => std::borrow::Cow::Borrowed(s),
-        Some((at, _)) => std::borrow::Cow::Owned(format!("{}… ({} more characters)", &s[..at], s[at..].chars().count())),
+        Some((at, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} more characters)",
+            &s[..at],
+            s[at..].chars().count()
+        )),
     }
 }
 
@@ -122,13 +149,18 @@ fn once(command: &str, s: &str) -> bool {
 /// A message as the model is answered with it: each word of more than [`ECHO_CHARS`]
 /// (a quoted command, path or word) cut, the whole at most [`MESSAGE_CHARS`].
 pub fn echo_message(m: &str) -> std::borrow::Cow<'_, str> {
-    let words_cut = if m.split(char::is_whitespace).any(|w| w.len() > ECHO_CHARS && w.chars().nth(ECHO_CHARS).is_some()) {
+    let words_cut = if m
+        .split(char::is_whitespace)
+        .any(|w| w.len() > ECHO_CHARS && w.chars().nth(ECHO_CHARS).is_some())
+    {
         let mut out = String::with_capacity(m.len().min(MESSAGE_CHARS * 4));
         let mut rest = m;
         while !rest.is_empty() {
             let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
             out.push_str(&echo(&rest[..end]));
-            let spaces = rest[end..].find(|c: char| !c.is_whitespace()).map_or(rest.len(), |n| end + n);
+            let spaces = rest[end..]
+                .find(|c: char| !c.is_whitespace())
+                .map_or(rest.len(), |n| end + n);
             out.push_str(&rest[end..spaces]);
             rest = &rest[spaces..];
         }
@@ -196,7 +228,11 @@ pub fn refusal_response(d: &Decision) -> String {
         message: echo_message(&d.message),
         reason: d.reason,
         required_scope: d.required_scope,
-        resource: d.resource.as_deref().filter(|_| !resource_is_command).map(echo),
+        resource: d
+            .resource
+            .as_deref()
+            .filter(|_| !resource_is_command)
+            .map(echo),
         resource_is_command,
         success: false,
         tool: &d.tool,
@@ -207,7 +243,11 @@ pub fn refusal_response(d: &Decision) -> String {
     let strings = r.message.len()
         + r.command.len()
         + r.directory.len()
-        + r.allowed_patterns.iter().chain(&r.warnings).map(|s| s.len() + 3).sum::<usize>();
+        + r.allowed_patterns
+            .iter()
+            .chain(&r.warnings)
+            .map(|s| s.len() + 3)
+            .sum::<usize>();
     let mut out = Vec::with_capacity(strings + strings / 8 + 256);
     // Plain strings and lists: serializing cannot fail; should it, the refusal still says so.
     serde_json::to_writer(&mut out, &r).map(|()| String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())).unwrap_or_else(|e| {
@@ -216,12 +256,19 @@ pub fn refusal_response(d: &Decision) -> String {
 }
 
 fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
-    let mut v = serde_json::to_value(d).unwrap_or_else(|e| json!({"allowed": false, "reason": "invalid_argument", "message": e.to_string()}));
+    let mut v = serde_json::to_value(d).unwrap_or_else(
+        |e| json!({"allowed": false, "reason": "invalid_argument", "message": e.to_string()}),
+    );
     let bt = &prepared.loaded.scope.bash_tools;
     v["timeout"] = json!(bt.timeout);
     v["max_output_chars"] = json!(bt.max_output_chars);
-    v["response"] = if d.allowed { Value::Null } else { Value::String(refusal_response(d)) };
-    v["sandbox"] = serde_json::to_value(crate::policy::sandbox::call_needs(d)).unwrap_or(Value::Null);
+    v["response"] = if d.allowed {
+        Value::Null
+    } else {
+        Value::String(refusal_response(d))
+    };
+    v["sandbox"] =
+        serde_json::to_value(crate::policy::sandbox::call_needs(d)).unwrap_or(Value::Null);
     v
 }
 
@@ -230,8 +277,14 @@ fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
 /// is written from it when it is sent, by [`refusal_response`]). A refusal for a bad
 /// directory or scope comes in full, as [`check_command`] gives it.
 pub enum Judged {
-    Allowed { decision: Decision, timeout: u64, max_output_chars: usize },
-    Refused { decision: Decision },
+    Allowed {
+        decision: Decision,
+        timeout: u64,
+        max_output_chars: usize,
+    },
+    Refused {
+        decision: Decision,
+    },
     Full(Value),
 }
 
@@ -246,26 +299,52 @@ enum Judging {
 
 /// Parses a command request, loads its scope and decides with `judge`; a missing or bad
 /// directory and scope errors come back as refusals.
-fn judging(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
+fn judging(
+    json: &str,
+    default_tool: &str,
+    judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>,
+) -> Result<Judging> {
     judging_request(Request::parse(json)?, default_tool, judge)
 }
 
-fn judging_request(req: Request, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Judging> {
+fn judging_request(
+    req: Request,
+    default_tool: &str,
+    judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>,
+) -> Result<Judging> {
     // One view of the file system for the directory's check and the decision: the
     // directory is resolved once.
     let _memo = paths::memo();
     let tool = req.tool.clone().unwrap_or_else(|| default_tool.into());
-    let command = req.command.clone().ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
-    let (dir, prepared) = match req.directory().and_then(|dir| prepare(&req).map(|p| (dir, p))) {
+    let command = req
+        .command
+        .clone()
+        .ok_or_else(|| ScopeError::InvalidArgument("`command` is required".into()))?;
+    let (dir, prepared) = match req
+        .directory()
+        .and_then(|dir| prepare(&req).map(|p| (dir, p)))
+    {
         Ok(x) => x,
         Err(e) => return Ok(Judging::Refused(error_decision(&req, &tool, &e))),
     };
-    let ctx = Ctx { scope: &prepared.loaded.scope, matcher: &prepared.matcher, home: prepared.home.as_deref(), grants: &req.grants, tool: &tool, project_root: prepared.project_root.as_deref(), masked: req.masked };
+    let ctx = Ctx {
+        scope: &prepared.loaded.scope,
+        matcher: &prepared.matcher,
+        home: prepared.home.as_deref(),
+        grants: &req.grants,
+        tool: &tool,
+        project_root: prepared.project_root.as_deref(),
+        masked: req.masked,
+    };
     let d = judge(&req, &ctx, &command, &dir)?;
     Ok(Judging::Decided(d, prepared))
 }
 
-fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>) -> Result<Value> {
+fn judge_request(
+    json: &str,
+    default_tool: &str,
+    judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>,
+) -> Result<Value> {
     Ok(match judging(json, default_tool, judge)? {
         Judging::Decided(d, prepared) => decision_value(&d, &prepared),
         Judging::Refused(v) => v,
@@ -274,7 +353,11 @@ fn judge_request(json: &str, default_tool: &str, judge: impl Fn(&Request, &Ctx, 
 
 /// `run_bash_command` as the tool runs it: a decision in brief ([`Judged`]).
 pub fn decide_command(json: &str) -> Result<Judged> {
-    brief(judging(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))?)
+    brief(judging(
+        json,
+        "run_bash_command",
+        |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)),
+    )?)
 }
 
 /// [`decide_command`] on `command` in `directory`, the rest of the request (sources, grants,
@@ -286,7 +369,12 @@ pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<
         /// every command.
         static LAST_SCOPE: std::cell::RefCell<Option<(String, Request)>> = const { std::cell::RefCell::new(None) };
     }
-    let known = LAST_SCOPE.with(|l| l.borrow().as_ref().filter(|(text, _)| text == scope).map(|(_, req)| req.clone()));
+    let known = LAST_SCOPE.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|(text, _)| text == scope)
+            .map(|(_, req)| req.clone())
+    });
     let mut req = match known {
         Some(req) => req,
         None => {
@@ -296,18 +384,28 @@ pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<
         }
     };
     if req.command.is_some() || req.directory.is_some() {
-        return Err(ScopeError::InvalidArgument("the scope of a request must not name its command or directory".into()));
+        return Err(ScopeError::InvalidArgument(
+            "the scope of a request must not name its command or directory".into(),
+        ));
     }
     req.command = Some(command.to_string());
     req.directory = Some(directory.to_string());
-    brief(judging_request(req, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))?)
+    brief(judging_request(
+        req,
+        "run_bash_command",
+        |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)),
+    )?)
 }
 
 fn brief(judging: Judging) -> Result<Judged> {
     Ok(match judging {
         Judging::Decided(decision, prepared) if decision.allowed => {
             let bt = &prepared.loaded.scope.bash_tools;
-            Judged::Allowed { timeout: bt.timeout, max_output_chars: bt.max_output_chars, decision }
+            Judged::Allowed {
+                timeout: bt.timeout,
+                max_output_chars: bt.max_output_chars,
+                decision,
+            }
         }
         Judging::Decided(decision, _) => Judged::Refused { decision },
         Judging::Refused(v) => Judged::Full(v),
@@ -316,14 +414,22 @@ fn brief(judging: Judging) -> Result<Judged> {
 
 /// `run_bash_command`: judges a shell command.
 pub fn check_command(json: &str) -> Result<Value> {
-    judge_request(json, "run_bash_command", |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)))
+    judge_request(json, "run_bash_command", |_, ctx, command, dir| {
+        Ok(decide::decide(ctx, command, dir))
+    })
 }
 
 /// `run_command`: judges an argv (no shell).
 pub fn check_argv(json: &str) -> Result<Value> {
     judge_request(json, "run_command", |req, ctx, program, dir| {
         let args = req.args.clone().unwrap_or_default();
-        Ok(decide::decide_argv(ctx, program, &args, dir, req.platform()?))
+        Ok(decide::decide_argv(
+            ctx,
+            program,
+            &args,
+            dir,
+            req.platform()?,
+        ))
     })
 }
 
@@ -331,22 +437,40 @@ pub fn check_argv(json: &str) -> Result<Value> {
 pub fn check_path(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
     let tool = req.tool.clone().unwrap_or_else(|| "read_file".into());
-    let raw = req.path.clone().ok_or_else(|| ScopeError::InvalidArgument("`path` is required".into()))?;
+    let raw = req
+        .path
+        .clone()
+        .ok_or_else(|| ScopeError::InvalidArgument("`path` is required".into()))?;
     let access = match req.access.as_deref() {
         None | Some("read") => Access::Read,
         Some("write") => Access::Write,
-        Some(o) => return Err(ScopeError::InvalidArgument(format!("unknown access `{o}` (read or write)"))),
+        Some(o) => {
+            return Err(ScopeError::InvalidArgument(format!(
+                "unknown access `{o}` (read or write)"
+            )))
+        }
     };
     let prepared = match prepare(&req) {
         Ok(p) => p,
         Err(e) => return Ok(error_decision(&req, &tool, &e)),
     };
     let expanded = match (raw.strip_prefix('~'), &prepared.home) {
-        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", h.display()),
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+            format!("{}{rest}", h.display())
+        }
         _ => raw.clone(),
     };
-    let base = req.directory.as_ref().map(PathBuf::from).or_else(|| prepared.loaded.project_root.clone()).unwrap_or_else(|| PathBuf::from("/"));
-    let abs = if Path::new(&expanded).is_absolute() { PathBuf::from(&expanded) } else { base.join(&expanded) };
+    let base = req
+        .directory
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| prepared.loaded.project_root.clone())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let abs = if Path::new(&expanded).is_absolute() {
+        PathBuf::from(&expanded)
+    } else {
+        base.join(&expanded)
+    };
     let r = paths::resolve(&abs);
     let verdict = prepared.matcher.check(&r, access);
     let target = r.target.to_string_lossy().into_owned();
@@ -387,7 +511,11 @@ pub fn check_path(json: &str) -> Result<Value> {
         "resource": if allowed { Value::Null } else { Value::String(target.clone()) },
         "validation_type": if allowed { Value::Null } else { json!("path") },
     });
-    v["response"] = if allowed { Value::Null } else { Value::String(model_response(&v)) };
+    v["response"] = if allowed {
+        Value::Null
+    } else {
+        Value::String(model_response(&v))
+    };
     Ok(v)
 }
 
@@ -408,7 +536,9 @@ pub use crate::output::capture::decode_output;
 /// The absolute path `path` leads to through every symbolic link, or None when it does not
 /// exist (or is not UTF-8).
 pub fn truename(path: &str) -> Option<String> {
-    std::fs::canonicalize(path).ok().and_then(|p| p.into_os_string().into_string().ok())
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.into_os_string().into_string().ok())
 }
 
 /// Process output decoded as [`decode_output`] does and truncated as
@@ -456,8 +586,15 @@ impl OutputText {
     pub fn finish(mut self) -> crate::output::truncate::Truncated {
         let pending = std::mem::take(&mut self.pending);
         self.decode(&pending, true);
-        let total_lines = self.newlines + usize::from(self.total_bytes > 0 && !self.ends_with_newline);
-        crate::output::truncate::truncate_chars_head(self.head, self.max_chars, self.total_chars, total_lines, self.total_bytes)
+        let total_lines =
+            self.newlines + usize::from(self.total_bytes > 0 && !self.ends_with_newline);
+        crate::output::truncate::truncate_chars_head(
+            self.head,
+            self.max_chars,
+            self.total_chars,
+            total_lines,
+            self.total_bytes,
+        )
     }
 
     fn decode(&mut self, bytes: &[u8], last: bool) {
@@ -473,7 +610,9 @@ impl OutputText {
             let cut = !last
                 && seen == bytes.len()
                 && !invalid.is_empty()
-                && std::str::from_utf8(invalid).err().is_some_and(|e| e.error_len().is_none());
+                && std::str::from_utf8(invalid)
+                    .err()
+                    .is_some_and(|e| e.error_len().is_none());
             if cut {
                 self.pending.extend_from_slice(invalid);
             } else {
@@ -569,7 +708,8 @@ pub fn lint_scope(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
     let home = req.home();
     let root = req.project_root.as_ref().map(PathBuf::from);
-    let warnings = crate::policy::lint::lint_sources(&req.sources()?, home.as_deref(), root.as_deref())?;
+    let warnings =
+        crate::policy::lint::lint_sources(&req.sources()?, home.as_deref(), root.as_deref())?;
     Ok(Value::Array(
         warnings
             .into_iter()
@@ -579,14 +719,19 @@ pub fn lint_scope(json: &str) -> Result<Value> {
 }
 
 /// A redactor and the secrets (name, value) it hides.
-type Redaction = (Vec<(String, String)>, std::sync::Arc<crate::output::redact::Redactor>);
+type Redaction = (
+    Vec<(String, String)>,
+    std::sync::Arc<crate::output::redact::Redactor>,
+);
 
 /// The last redactor made, and the secrets it hides.
 static LAST_REDACTOR: Lazy<Mutex<Option<Redaction>>> = Lazy::new(|| Mutex::new(None));
 
 /// The redactor of `secrets` (name, value): the same secrets as the last call make no new
 /// automaton.
-pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<crate::output::redact::Redactor>> {
+pub fn redactor(
+    secrets: &[(String, String)],
+) -> crate::Result<std::sync::Arc<crate::output::redact::Redactor>> {
     if let Ok(last) = LAST_REDACTOR.lock() {
         if let Some((s, r)) = last.as_ref() {
             if s.as_slice() == secrets {
@@ -606,25 +751,42 @@ pub fn redactor(secrets: &[(String, String)]) -> crate::Result<std::sync::Arc<cr
 /// `check_trust`, as a decision's are), from `entries`, Emacs's `process-environment`; `api_keys`
 /// are gptel's keys that are strings ([`crate::scope::env::plan`]). An allow-once grant of the
 /// request for a resource `env:NAME` passes that variable as an exact `include` would.
-pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) -> Result<Arc<crate::scope::env::Plan>> {
+pub fn environment(
+    json: Option<&str>,
+    entries: &[String],
+    api_keys: &[String],
+) -> Result<Arc<crate::scope::env::Plan>> {
     let (loaded, granted) = match json {
         Some(j) => {
             let req = Request::parse(j)?;
             // As every decision: a document the user has not approved is refused before it
             // is parsed (the elisp layer then plans with the built-in defaults).
             let loaded = config::load_approved(&req.sources()?, req.approved().as_deref())?;
-            let granted: Vec<String> = req.grants.iter().filter_map(|g| crate::scope::env::resource_name(&g.resource)).map(str::to_string).collect();
+            let granted: Vec<String> = req
+                .grants
+                .iter()
+                .filter_map(|g| crate::scope::env::resource_name(&g.resource))
+                .map(str::to_string)
+                .collect();
             (Some(loaded), granted)
         }
         None => (None, Vec::new()),
     };
     // The same scope (the loader's cached value), grants, environment and keys make the same
     // plan: kept from one call to the next.
-    type Key = (Option<Arc<LoadedScope>>, Vec<String>, Vec<String>, Vec<String>);
+    type Key = (
+        Option<Arc<LoadedScope>>,
+        Vec<String>,
+        Vec<String>,
+        Vec<String>,
+    );
     type Kept = (Key, Arc<crate::scope::env::Plan>);
     static LAST: Lazy<Mutex<Option<Kept>>> = Lazy::new(|| Mutex::new(None));
     let same = |k: &Key| {
-        k.0.as_ref().map(Arc::as_ptr) == loaded.as_ref().map(Arc::as_ptr) && k.1 == granted && k.2 == entries && k.3 == api_keys
+        k.0.as_ref().map(Arc::as_ptr) == loaded.as_ref().map(Arc::as_ptr)
+            && k.1 == granted
+            && k.2 == entries
+            && k.3 == api_keys
     };
     if let Ok(last) = LAST.lock() {
         if let Some((k, plan)) = last.as_ref() {
@@ -633,11 +795,17 @@ pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) 
             }
         }
     }
-    let mut cfg = loaded.as_ref().map(|l| l.scope.environment.clone()).unwrap_or_default();
+    let mut cfg = loaded
+        .as_ref()
+        .map(|l| l.scope.environment.clone())
+        .unwrap_or_default();
     cfg.include.extend(granted.iter().cloned());
     let plan = Arc::new(crate::scope::env::plan(&cfg, entries, api_keys)?);
     if let Ok(mut last) = LAST.lock() {
-        *last = Some(((loaded, granted, entries.to_vec(), api_keys.to_vec()), plan.clone()));
+        *last = Some((
+            (loaded, granted, entries.to_vec(), api_keys.to_vec()),
+            plan.clone(),
+        ));
     }
     Ok(plan)
 }
@@ -646,7 +814,10 @@ pub fn environment(json: Option<&str>, entries: &[String], api_keys: &[String]) 
 pub fn list_commands(json: &str) -> Result<String> {
     let req = Request::parse(json)?;
     let p = prepare(&req)?;
-    Ok(crate::policy::listing::list_allowed_commands(&p.loaded.scope, req.platform()?))
+    Ok(crate::policy::listing::list_allowed_commands(
+        &p.loaded.scope,
+        req.platform()?,
+    ))
 }
 
 /// A request to make an expansion permanent.
@@ -665,9 +836,18 @@ pub struct AddRequest {
 /// "Add to scope": edits the document in place, keeping its comments. A command goes where
 /// [`add_plan`] says.
 pub fn add_to_scope(json: &str) -> Result<Value> {
-    let req: AddRequest = serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
+    let req: AddRequest = serde_json::from_str(json)
+        .map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
     let (category, base) = add_category(&req)?;
-    let outcome = crate::edit::add_resource(Path::new(&req.file), &req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
+    let outcome = crate::edit::add_resource(
+        Path::new(&req.file),
+        &req.validation_type,
+        &req.resource,
+        &req.tool,
+        req.access.as_deref(),
+        category.as_deref(),
+        &base,
+    )?;
     serde_json::to_value(&outcome).map_err(|e| ScopeError::InvalidArgument(e.to_string()))
 }
 
@@ -675,9 +855,17 @@ pub fn add_to_scope(json: &str) -> Result<Value> {
 /// section (`bash_tools.categories.safe_write`) and the value, for the menu to show before
 /// the user chooses.
 pub fn add_plan(json: &str) -> Result<Value> {
-    let req: AddRequest = serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
+    let req: AddRequest = serde_json::from_str(json)
+        .map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
     let (category, base) = add_category(&req)?;
-    let (section, value) = crate::edit::route(&req.validation_type, &req.resource, &req.tool, req.access.as_deref(), category.as_deref(), &base)?;
+    let (section, value) = crate::edit::route(
+        &req.validation_type,
+        &req.resource,
+        &req.tool,
+        req.access.as_deref(),
+        category.as_deref(),
+        &base,
+    )?;
     Ok(json!({"section": section.to_string(), "value": value}))
 }
 
@@ -698,23 +886,46 @@ fn add_category(req: &AddRequest) -> Result<(Option<String>, PathBuf)> {
     }
     let name = crate::edit::base_command(&req.resource)?;
     let short = name.rsplit('/').next().unwrap_or(&name);
-    let known_writer = crate::scope::semantics::builtin().get(short).is_some_and(|sem| {
-        use crate::scope::semantics::OperandKind as K;
-        sem.cwd_write || matches!(sem.operands, K::Write | K::AllWrite | K::LastWrite | K::FirstWrite)
-    });
+    let known_writer = crate::scope::semantics::builtin()
+        .get(short)
+        .is_some_and(|sem| {
+            use crate::scope::semantics::OperandKind as K;
+            sem.cwd_write
+                || matches!(
+                    sem.operands,
+                    K::Write | K::AllWrite | K::LastWrite | K::FirstWrite
+                )
+        });
     let writes = known_writer || {
-        let probe = Request { sources: vec![SourceSpec { file: Some(req.file.clone()), ..Default::default() }], ..Default::default() };
+        let probe = Request {
+            sources: vec![SourceSpec {
+                file: Some(req.file.clone()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
         match prepare(&probe) {
             Ok(p) => {
                 let mut scope = p.loaded.scope.clone();
                 scope.bash_tools.categories.read_only.push(name);
-                let ctx = Ctx { scope: &scope, matcher: &p.matcher, home: p.home.as_deref(), grants: &[], tool: &req.tool, project_root: p.project_root.as_deref(), masked: false };
+                let ctx = Ctx {
+                    scope: &scope,
+                    matcher: &p.matcher,
+                    home: p.home.as_deref(),
+                    grants: &[],
+                    tool: &req.tool,
+                    project_root: p.project_root.as_deref(),
+                    masked: false,
+                };
                 decide::decide(&ctx, &req.resource, &base).required_scope == "write"
             }
             Err(_) => false,
         }
     };
-    Ok((Some(if writes { "safe_write" } else { "read_only" }.to_string()), base))
+    Ok((
+        Some(if writes { "safe_write" } else { "read_only" }.to_string()),
+        base,
+    ))
 }
 
 #[cfg(test)]
@@ -743,19 +954,47 @@ mod tests {
         let t = project();
         // Backdated, as a scope in use is: one written in the last 2 s is read again each time.
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options().append(true).open(t.path().join("scope.yml")).and_then(|f| f.set_modified(old)).unwrap();
-        let entries: Vec<String> = ["PATH=/bin", "STAGE=staging-1234", "GITHUB_TOKEN=ghp_0123456789"].iter().map(|s| s.to_string()).collect();
+        std::fs::File::options()
+            .append(true)
+            .open(t.path().join("scope.yml"))
+            .and_then(|f| f.set_modified(old))
+            .unwrap();
+        let entries: Vec<String> = [
+            "PATH=/bin",
+            "STAGE=staging-1234",
+            "GITHUB_TOKEN=ghp_0123456789",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let cases: &[(serde_json::Value, &[&str], &[&str])] = &[
             // STAGE, left out, is no secret: not hidden.
             (json!([]), &["PATH"], &["GITHUB_TOKEN"]),
-            (json!([{"tool": "run_bash_command", "resource": "env:STAGE"}]), &["PATH", "STAGE"], &["GITHUB_TOKEN"]),
-            (json!([{"tool": "run_command", "resource": "env:GITHUB_TOKEN"}]), &["GITHUB_TOKEN", "PATH"], &[]),
-            (json!([{"tool": "run_bash_command", "resource": "rm x"}]), &["PATH"], &["GITHUB_TOKEN"]),
+            (
+                json!([{"tool": "run_bash_command", "resource": "env:STAGE"}]),
+                &["PATH", "STAGE"],
+                &["GITHUB_TOKEN"],
+            ),
+            (
+                json!([{"tool": "run_command", "resource": "env:GITHUB_TOKEN"}]),
+                &["GITHUB_TOKEN", "PATH"],
+                &[],
+            ),
+            (
+                json!([{"tool": "run_bash_command", "resource": "rm x"}]),
+                &["PATH"],
+                &["GITHUB_TOKEN"],
+            ),
         ];
         for (grants, passed, hidden) in cases {
-            let req = json!({"sources": [{"file": t.path().join("scope.yml")}], "grants": grants}).to_string();
+            let req = json!({"sources": [{"file": t.path().join("scope.yml")}], "grants": grants})
+                .to_string();
             let plan = environment(Some(&req), &entries, &[]).unwrap();
-            let names: Vec<&str> = plan.env.iter().filter_map(|e| e.split('=').next()).collect();
+            let names: Vec<&str> = plan
+                .env
+                .iter()
+                .filter_map(|e| e.split('=').next())
+                .collect();
             assert_eq!(&names, passed, "{grants}");
             let names: Vec<&str> = plan.secrets.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(&names, hidden, "{grants}");
@@ -766,9 +1005,15 @@ mod tests {
         let a = environment(Some(&req), &entries, &[]).unwrap();
         let b = environment(Some(&req), &entries[..2], &[]).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
-        assert_eq!(a.secrets, vec![("GITHUB_TOKEN".to_string(), "ghp_0123456789".to_string())]);
+        assert_eq!(
+            a.secrets,
+            vec![("GITHUB_TOKEN".to_string(), "ghp_0123456789".to_string())]
+        );
         assert_eq!(b.secrets, vec![]);
-        assert_eq!(environment(None, &entries, &[]).unwrap().env, vec!["PATH=/bin".to_string()]);
+        assert_eq!(
+            environment(None, &entries, &[]).unwrap().env,
+            vec!["PATH=/bin".to_string()]
+        );
     }
 
     /// Commands refused for every reason the corpus shows, and allowed ones.
@@ -799,7 +1044,12 @@ mod tests {
             match decide_command(&req).expect("brief") {
                 Judged::Allowed { decision, .. } => {
                     assert_eq!(full["allowed"], json!(true), "{command}");
-                    assert_eq!(serde_json::to_value(&decision).ok().map(|v| v["message"].clone()), Some(full["message"].clone()));
+                    assert_eq!(
+                        serde_json::to_value(&decision)
+                            .ok()
+                            .map(|v| v["message"].clone()),
+                        Some(full["message"].clone())
+                    );
                 }
                 Judged::Refused { decision } => {
                     let response = refusal_response(&decision);
@@ -808,7 +1058,16 @@ mod tests {
                     assert_eq!(full["response"], json!(response), "{command}");
                     let v = serde_json::to_value(&decision).expect("decision");
                     assert_eq!(model_response(&v), response, "{command}");
-                    for key in ["reason", "message", "resource", "validation_type", "required_scope", "category", "violations", "tool"] {
+                    for key in [
+                        "reason",
+                        "message",
+                        "resource",
+                        "validation_type",
+                        "required_scope",
+                        "category",
+                        "violations",
+                        "tool",
+                    ] {
                         assert_eq!(v[key], full[key], "{command}: {key}");
                     }
                 }
@@ -826,7 +1085,9 @@ mod tests {
             let apart = decide_command_in(command, &dir, &scope).expect("apart");
             let whole = decide_command(&request(&t, command)).expect("whole");
             match (apart, whole) {
-                (Judged::Allowed { decision: a, .. }, Judged::Allowed { decision: b, .. }) => assert_eq!(a, b, "{command}"),
+                (Judged::Allowed { decision: a, .. }, Judged::Allowed { decision: b, .. }) => {
+                    assert_eq!(a, b, "{command}")
+                }
                 (Judged::Refused { decision: a }, Judged::Refused { decision: b }) => {
                     assert_eq!(a, b, "{command}");
                     assert_eq!(refusal_response(&a), refusal_response(&b), "{command}");
@@ -855,12 +1116,24 @@ mod tests {
     #[test]
     fn output_is_decoded_one_replacement_per_invalid_byte() {
         assert_eq!(decode_output(b"plain\n".to_vec()), "plain\n");
-        assert_eq!(decode_output(b"a\xff\xfeb\xc3\n".to_vec()), "a\u{FFFD}\u{FFFD}b\u{FFFD}\n");
-        assert_eq!(decode_output(b"ok \xff\xc8 \xe2\x82\xac \x00\n".to_vec()), "ok \u{FFFD}\u{FFFD} \u{20ac} \u{2400}\n");
+        assert_eq!(
+            decode_output(b"a\xff\xfeb\xc3\n".to_vec()),
+            "a\u{FFFD}\u{FFFD}b\u{FFFD}\n"
+        );
+        assert_eq!(
+            decode_output(b"ok \xff\xc8 \xe2\x82\xac \x00\n".to_vec()),
+            "ok \u{FFFD}\u{FFFD} \u{20ac} \u{2400}\n"
+        );
         assert_eq!(decode_output(b"\xe2\x82a".to_vec()), "\u{FFFD}\u{FFFD}a");
-        assert_eq!(decode_output(b"\xed\xa0\x80".to_vec()), "\u{FFFD}\u{FFFD}\u{FFFD}");
+        assert_eq!(
+            decode_output(b"\xed\xa0\x80".to_vec()),
+            "\u{FFFD}\u{FFFD}\u{FFFD}"
+        );
         assert_eq!(decode_output(b"\xc0\xaf".to_vec()), "\u{FFFD}\u{FFFD}");
-        assert_eq!(decode_output(b"\x00\x00x\x00".to_vec()), "\u{2400}\u{2400}x\u{2400}");
+        assert_eq!(
+            decode_output(b"\x00\x00x\x00".to_vec()),
+            "\u{2400}\u{2400}x\u{2400}"
+        );
         assert_eq!(decode_output(Vec::new()), "");
         // Every byte sequence comes out as text of at most three bytes per input byte.
         let all: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
@@ -880,14 +1153,28 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let pieces: &[&[u8]] = &[b"a", b"xyz ", b"\n", b"\0", "é".as_bytes(), "日本".as_bytes(), "🦀".as_bytes(), b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f", b"\xc3"];
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"xyz ",
+            b"\n",
+            b"\0",
+            "é".as_bytes(),
+            "日本".as_bytes(),
+            "🦀".as_bytes(),
+            b"\xff",
+            b"\xe2\x82",
+            b"\xed\xa0\x80",
+            b"\xf0\x9f",
+            b"\xc3",
+        ];
         for round in 0..400 {
             let mut bytes = Vec::new();
             for _ in 0..(next() % 60) {
                 bytes.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
             }
             let max = (next() % 40) as usize + if round % 7 == 0 { 1000 } else { 0 };
-            let whole = crate::output::truncate::truncate_chars_owned(decode_output(bytes.clone()), max);
+            let whole =
+                crate::output::truncate::truncate_chars_owned(decode_output(bytes.clone()), max);
             let mut out = OutputText::new(max);
             let mut rest = &bytes[..];
             while !rest.is_empty() {
@@ -898,10 +1185,16 @@ mod tests {
             assert_eq!(out.finish(), whole, "{bytes:?} max {max}");
         }
         let empty = OutputText::new(5).finish();
-        assert_eq!(empty, crate::output::truncate::truncate_chars_owned(String::new(), 5));
+        assert_eq!(
+            empty,
+            crate::output::truncate::truncate_chars_owned(String::new(), 5)
+        );
         let mut zero = OutputText::new(0);
         zero.push(b"abc\n");
-        assert_eq!(zero.finish(), crate::output::truncate::truncate_chars_owned("abc\n".into(), 0));
+        assert_eq!(
+            zero.finish(),
+            crate::output::truncate::truncate_chars_owned("abc\n".into(), 0)
+        );
     }
 
     #[test]

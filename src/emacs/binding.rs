@@ -13,9 +13,9 @@
 use emacs::{defun, Env, IntoLisp, Result, Value};
 use serde_json::Value as Json;
 
-use crate::policy::decide::Decision;
-use crate::output::truncate::Truncated;
 use crate::emacs::api;
+use crate::output::truncate::Truncated;
+use crate::policy::decide::Decision;
 use crate::ScopeError;
 
 emacs::plugin_is_GPL_compatible!();
@@ -61,14 +61,39 @@ emacs::use_functions! {
 /// Error symbols: (name, message, parent).
 const ERRORS: &[(&str, &str, &str)] = &[
     ("gptel-scope-error", "gptel-scope error", "error"),
-    ("gptel-scope-invalid-config", "Invalid scope configuration", "gptel-scope-error"),
-    ("gptel-scope-no-scope-config", "No scope configuration", "gptel-scope-error"),
-    ("gptel-scope-io-error", "gptel-scope file error", "gptel-scope-error"),
-    ("gptel-scope-invalid-argument", "Invalid argument to gptel-scope", "gptel-scope-error"),
-    ("gptel-scope-edit-error", "Cannot edit the scope document", "gptel-scope-error"),
+    (
+        "gptel-scope-invalid-config",
+        "Invalid scope configuration",
+        "gptel-scope-error",
+    ),
+    (
+        "gptel-scope-no-scope-config",
+        "No scope configuration",
+        "gptel-scope-error",
+    ),
+    (
+        "gptel-scope-io-error",
+        "gptel-scope file error",
+        "gptel-scope-error",
+    ),
+    (
+        "gptel-scope-invalid-argument",
+        "Invalid argument to gptel-scope",
+        "gptel-scope-error",
+    ),
+    (
+        "gptel-scope-edit-error",
+        "Cannot edit the scope document",
+        "gptel-scope-error",
+    ),
 ];
 
-#[emacs::module(name = "gptel-scope-module", defun_prefix = "gptel-scope-module", separator = "-", mod_in_name = false)]
+#[emacs::module(
+    name = "gptel-scope-module",
+    defun_prefix = "gptel-scope-module",
+    separator = "-",
+    mod_in_name = false
+)]
 fn init(env: &Env) -> Result<()> {
     for (name, message, parent) in ERRORS {
         let parents = env.list((env.intern(parent)?,))?;
@@ -81,7 +106,9 @@ fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
     let sym = env.intern(e.symbol())?;
     let message = e.to_string().into_lisp(env)?;
     match &e {
-        ScopeError::InvalidConfig { file, line, key, .. } => {
+        ScopeError::InvalidConfig {
+            file, line, key, ..
+        } => {
             let line = match line {
                 Some(l) => (*l as i64).into_lisp(env)?,
                 None => nil.bind(env),
@@ -90,7 +117,18 @@ fn signal<T>(env: &Env, e: ScopeError) -> Result<T> {
                 Some(k) => k.as_str().into_lisp(env)?,
                 None => nil.bind(env),
             };
-            env.signal(sym, (message, env.intern(":file")?, file.as_str().into_lisp(env)?, env.intern(":line")?, line, env.intern(":key")?, key))
+            env.signal(
+                sym,
+                (
+                    message,
+                    env.intern(":file")?,
+                    file.as_str().into_lisp(env)?,
+                    env.intern(":line")?,
+                    line,
+                    env.intern(":key")?,
+                    key,
+                ),
+            )
         }
         _ => env.signal(sym, (message,)),
     }
@@ -114,14 +152,25 @@ fn utf8_arg(env: &Env, bytes: Vec<u8>) -> Result<String> {
     match api::utf8_string(bytes) {
         Ok(text) => Ok(text),
         Err(bytes) => {
-            let e = std::str::from_utf8(&bytes).err().map(|e| e.to_string()).unwrap_or_default();
-            signal(env, ScopeError::InvalidArgument(format!("the text is not valid UTF-8: {e}")))
+            let e = std::str::from_utf8(&bytes)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            signal(
+                env,
+                ScopeError::InvalidArgument(format!("the text is not valid UTF-8: {e}")),
+            )
         }
     }
 }
 
 fn count(env: &Env, n: i64, what: &str) -> Result<usize> {
-    usize::try_from(n).or_else(|_| signal(env, ScopeError::InvalidArgument(format!("{what} must not be negative: {n}"))))
+    usize::try_from(n).or_else(|_| {
+        signal(
+            env,
+            ScopeError::InvalidArgument(format!("{what} must not be negative: {n}")),
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,7 +193,10 @@ fn to_lisp<'e>(env: &'e Env, v: &Json) -> Result<Value<'e>> {
         Json::String(s) => lstr(env, s),
         Json::Array(items) if items.is_empty() => Ok(nil.bind(env)),
         Json::Array(items) => {
-            let vals = items.iter().map(|i| to_lisp(env, i)).collect::<Result<Vec<_>>>()?;
+            let vals = items
+                .iter()
+                .map(|i| to_lisp(env, i))
+                .collect::<Result<Vec<_>>>()?;
             env.list(&vals[..])
         }
         Json::Object(map) if map.is_empty() => Ok(nil.bind(env)),
@@ -184,7 +236,10 @@ fn str_list<'e>(env: &'e Env, items: &[String]) -> Result<Value<'e>> {
     if items.is_empty() {
         return Ok(nil.bind(env));
     }
-    let vals = items.iter().map(|s| lstr(env, s)).collect::<Result<Vec<_>>>()?;
+    let vals = items
+        .iter()
+        .map(|s| lstr(env, s))
+        .collect::<Result<Vec<_>>>()?;
     env.list(&vals[..])
 }
 
@@ -196,7 +251,11 @@ fn truncated<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
         k_output.bind(env),
         lstr(env, &r.output)?,
         k_truncated.bind(env),
-        if r.truncated { t.bind(env) } else { nil.bind(env) },
+        if r.truncated {
+            t.bind(env)
+        } else {
+            nil.bind(env)
+        },
         k_shown_chars.bind(env),
         n(r.shown_chars)?,
         k_total_chars.bind(env),
@@ -213,13 +272,23 @@ fn truncated<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
 }
 
 /// An allowed decision in brief: what running the command takes.
-fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars: usize) -> Result<Value<'e>> {
+fn allowed_brief<'e>(
+    env: &'e Env,
+    d: &Decision,
+    timeout: u64,
+    max_output_chars: usize,
+) -> Result<Value<'e>> {
     let grants = if d.grants_used.is_empty() {
         nil.bind(env)
     } else {
         let mut grants = Vec::with_capacity(d.grants_used.len());
         for g in &d.grants_used {
-            grants.push(env.list([k_tool.bind(env), lstr(env, &g.tool)?, k_resource.bind(env), lstr(env, &g.resource)?])?);
+            grants.push(env.list([
+                k_tool.bind(env),
+                lstr(env, &g.tool)?,
+                k_resource.bind(env),
+                lstr(env, &g.resource)?,
+            ])?);
         }
         env.list(&grants[..])?
     };
@@ -233,7 +302,9 @@ fn allowed_brief<'e>(env: &'e Env, d: &Decision, timeout: u64, max_output_chars:
         k_timeout.bind(env),
         i64::try_from(timeout).unwrap_or(i64::MAX).into_lisp(env)?,
         k_max_output_chars.bind(env),
-        i64::try_from(max_output_chars).unwrap_or(i64::MAX).into_lisp(env)?,
+        i64::try_from(max_output_chars)
+            .unwrap_or(i64::MAX)
+            .into_lisp(env)?,
         k_warnings.bind(env),
         str_list(env, &d.warnings)?,
         k_grants_used.bind(env),
@@ -357,10 +428,18 @@ fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// SCOPE is the rest of the request, a JSON object of its sources, grants, home, project
 /// root and tool: a caller keeps it for the commands of a session.
 #[defun]
-fn decide_command<'e>(env: &'e Env, command: Value<'e>, directory: Value<'e>, scope: Value<'e>) -> Result<Value<'e>> {
+fn decide_command<'e>(
+    env: &'e Env,
+    command: Value<'e>,
+    directory: Value<'e>,
+    scope: Value<'e>,
+) -> Result<Value<'e>> {
     let text = text_arg(env, command)?;
     let dir = text_arg(env, directory)?;
-    brief_reply(env, api::decide_command_in(&text, &dir, &text_arg(env, scope)?))
+    brief_reply(
+        env,
+        api::decide_command_in(&text, &dir, &text_arg(env, scope)?),
+    )
 }
 
 /// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :message
@@ -381,7 +460,11 @@ fn refusal_json(refusal: &Refusal) -> Result<String> {
 
 fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<'e>> {
     match r {
-        Ok(api::Judged::Allowed { decision, timeout, max_output_chars }) => allowed_brief(env, &decision, timeout, max_output_chars),
+        Ok(api::Judged::Allowed {
+            decision,
+            timeout,
+            max_output_chars,
+        }) => allowed_brief(env, &decision, timeout, max_output_chars),
         Ok(api::Judged::Refused { decision }) => refused_brief(env, decision),
         Ok(api::Judged::Full(v)) => to_lisp(env, &v),
         Err(e) => signal(env, e),
@@ -437,16 +520,27 @@ fn list_commands<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 fn truncate<'e>(env: &'e Env, text: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
     let text = api::text_lossy(string_arg(text)?);
-    truncated(env, crate::output::truncate::truncate_chars_owned(text, max))
+    truncated(
+        env,
+        crate::output::truncate::truncate_chars_owned(text, max),
+    )
 }
 
 /// Truncate TEXT to MAX-BYTES bytes or MAX-LINES lines, whichever comes first.
 #[defun]
-fn truncate_stream<'e>(env: &'e Env, text: Value<'e>, max_bytes: i64, max_lines: i64) -> Result<Value<'e>> {
+fn truncate_stream<'e>(
+    env: &'e Env,
+    text: Value<'e>,
+    max_bytes: i64,
+    max_lines: i64,
+) -> Result<Value<'e>> {
     let b = count(env, max_bytes, "max-bytes")?;
     let l = count(env, max_lines, "max-lines")?;
     let text = api::text_lossy(string_arg(text)?);
-    truncated(env, crate::output::truncate::truncate_stream_owned(text, b, l))
+    truncated(
+        env,
+        crate::output::truncate::truncate_stream_owned(text, b, l),
+    )
 }
 
 /// Decode and truncate the output of a command: CHUNKS is a unibyte string or a list of
@@ -494,9 +588,15 @@ fn output_plist<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
         k_output.bind(env),
         lstr(env, &r.output)?,
         k_truncated.bind(env),
-        if r.truncated { t.bind(env) } else { nil.bind(env) },
+        if r.truncated {
+            t.bind(env)
+        } else {
+            nil.bind(env)
+        },
         k_total_lines.bind(env),
-        i64::try_from(r.total_lines).unwrap_or(i64::MAX).into_lisp(env)?,
+        i64::try_from(r.total_lines)
+            .unwrap_or(i64::MAX)
+            .into_lisp(env)?,
     ])
 }
 
@@ -546,7 +646,10 @@ fn file_tool<'e>(env: &'e Env, op: Value<'e>, request: Value<'e>) -> Result<Valu
 /// :cannot_mask), a mask being (:path :kind) with kind "file" or "dir".
 #[defun]
 fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, crate::policy::sandbox::mounts_for_request(&text_arg(env, request)?))
+    reply(
+        env,
+        crate::policy::sandbox::mounts_for_request(&text_arg(env, request)?),
+    )
 }
 
 /// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
@@ -567,8 +670,17 @@ fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
 struct Secrets(std::sync::Arc<crate::output::redact::Redactor>);
 
 /// The plan of [`api::environment`] for the Lisp arguments of [`environment`].
-fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>) -> Result<std::sync::Arc<crate::scope::env::Plan>> {
-    let request = if request.is_not_nil() { Some(text_arg(env, request)?) } else { None };
+fn plan_of(
+    env: &Env,
+    request: Value<'_>,
+    entries: Value<'_>,
+    api_key: Value<'_>,
+) -> Result<std::sync::Arc<crate::scope::env::Plan>> {
+    let request = if request.is_not_nil() {
+        Some(text_arg(env, request)?)
+    } else {
+        None
+    };
     let mut list = Vec::new();
     for v in chunk_list(env, entries)? {
         if v.is_not_nil() {
@@ -593,7 +705,12 @@ fn plan_of(env: &Env, request: Value<'_>, entries: Value<'_>, api_key: Value<'_>
 /// passes NAME. Returns (:env ENTRIES :redactor R :secrets N): R hides the values left out
 /// (`gptel-scope-module-redact'), nil when there are none.
 #[defun]
-fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+fn environment<'e>(
+    env: &'e Env,
+    request: Value<'e>,
+    entries: Value<'e>,
+    api_key: Value<'e>,
+) -> Result<Value<'e>> {
     let plan = plan_of(env, request, entries, api_key)?;
     let redactor = match api::redactor(&plan.secrets) {
         Ok(r) => r,
@@ -604,7 +721,11 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
         entries.push(lstr(env, e)?);
     }
     let n = redactor.len() as i64;
-    let redactor = if redactor.is_empty() { nil.bind(env) } else { std::cell::RefCell::new(Secrets(redactor)).into_lisp(env)? };
+    let redactor = if redactor.is_empty() {
+        nil.bind(env)
+    } else {
+        std::cell::RefCell::new(Secrets(redactor)).into_lisp(env)?
+    };
     env.list([
         env.intern(":env")?,
         env.list(&entries[..])?,
@@ -618,11 +739,19 @@ fn environment<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key
 /// What [`environment`] makes of each variable, names only: (:variables VARS :warnings
 /// TEXTS), each of VARS (:name :fate :pattern :redacted). For explain and get_system_info.
 #[defun]
-fn environment_fates<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, api_key: Value<'e>) -> Result<Value<'e>> {
+fn environment_fates<'e>(
+    env: &'e Env,
+    request: Value<'e>,
+    entries: Value<'e>,
+    api_key: Value<'e>,
+) -> Result<Value<'e>> {
     let plan = plan_of(env, request, entries, api_key)?;
     let mut vars = Vec::with_capacity(plan.variables.len());
     for v in &plan.variables {
-        let fate = serde_json::to_value(v.fate).ok().and_then(|f| f.as_str().map(str::to_string)).unwrap_or_default();
+        let fate = serde_json::to_value(v.fate)
+            .ok()
+            .and_then(|f| f.as_str().map(str::to_string))
+            .unwrap_or_default();
         vars.push(env.list([
             env.intern(":name")?,
             lstr(env, &v.name)?,
@@ -631,14 +760,23 @@ fn environment_fates<'e>(env: &'e Env, request: Value<'e>, entries: Value<'e>, a
             env.intern(":pattern")?,
             opt_str(env, v.pattern.as_deref())?,
             env.intern(":redacted")?,
-            if v.redacted { t.bind(env) } else { nil.bind(env) },
+            if v.redacted {
+                t.bind(env)
+            } else {
+                nil.bind(env)
+            },
         ])?);
     }
     let mut warnings = Vec::with_capacity(plan.warnings.len());
     for w in &plan.warnings {
         warnings.push(lstr(env, w)?);
     }
-    env.list([env.intern(":variables")?, env.list(&vars[..])?, k_warnings.bind(env), env.list(&warnings[..])?])
+    env.list([
+        env.intern(":variables")?,
+        env.list(&vars[..])?,
+        k_warnings.bind(env),
+        env.list(&warnings[..])?,
+    ])
 }
 
 /// TEXT with every value REDACTOR hides replaced by `[redacted: NAME]`, and the beginning of
@@ -677,7 +815,13 @@ fn partial_tail<'e>(redactor: Value<'e>, text: Value<'e>) -> Result<i64> {
 /// before the cut, so that no cut shows a secret's beginning. CAPPED non-nil says the
 /// output went on past the chunks: an end of them that begins a secret is dropped.
 #[defun]
-fn truncate_output_redacted<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64, redactor: Value<'e>, capped: Value<'e>) -> Result<Value<'e>> {
+fn truncate_output_redacted<'e>(
+    env: &'e Env,
+    chunks: Value<'e>,
+    max_chars: i64,
+    redactor: Value<'e>,
+    capped: Value<'e>,
+) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
     let pieces = chunk_list(env, chunks)?;
     if !redactor.is_not_nil() {
@@ -695,7 +839,10 @@ fn truncate_output_redacted<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64,
         text.truncate(keep);
     }
     let text = r.0.redact_owned(text);
-    output_plist(env, crate::output::truncate::truncate_chars_owned(text, max))
+    output_plist(
+        env,
+        crate::output::truncate::truncate_chars_owned(text, max),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,7 +871,15 @@ fn byte_strings<'e>(env: &'e Env, list: Value<'e>) -> Result<Vec<Vec<u8>>> {
 /// a command so (the caller then starts it with `make-process'). Signals
 /// `gptel-scope-io-error' when it cannot be started.
 #[defun]
-fn spawn<'e>(env: &'e Env, program: Value<'e>, argv: Value<'e>, environment: Value<'e>, directory: Value<'e>, cap_bytes: i64, channel: Value<'e>) -> Result<Value<'e>> {
+fn spawn<'e>(
+    env: &'e Env,
+    program: Value<'e>,
+    argv: Value<'e>,
+    environment: Value<'e>,
+    directory: Value<'e>,
+    cap_bytes: i64,
+    channel: Value<'e>,
+) -> Result<Value<'e>> {
     use std::io::Write;
     let (head, tail) = capture_caps(env, cap_bytes)?;
     let program = std::path::PathBuf::from(text_arg(env, program)?);
@@ -738,7 +893,12 @@ fn spawn<'e>(env: &'e Env, program: Value<'e>, argv: Value<'e>, environment: Val
         Some(fd) if crate::output::spawn::pipe_close_on_exec(fd) => {}
         _ => return Ok(nil.bind(env)),
     }
-    let cmd = crate::output::spawn::Command { program: &program, argv: &argv, env: &environment, directory: &directory };
+    let cmd = crate::output::spawn::Command {
+        program: &program,
+        argv: &argv,
+        env: &environment,
+        directory: &directory,
+    };
     let on_exit = Box::new(move |exit: crate::output::spawn::Exit| {
         // Emacs gone or the channel deleted: nobody is left to tell.
         let _ = writer.write_all(exit.line().as_bytes());
@@ -758,7 +918,8 @@ fn spawn<'e>(env: &'e Env, program: Value<'e>, argv: Value<'e>, environment: Val
 #[defun]
 fn capture_new<'e>(env: &'e Env, cap_bytes: i64) -> Result<Value<'e>> {
     let (head, tail) = capture_caps(env, cap_bytes)?;
-    std::cell::RefCell::new(Capture(crate::output::capture::Capture::new(head, tail))).into_lisp(env)
+    std::cell::RefCell::new(Capture(crate::output::capture::Capture::new(head, tail)))
+        .into_lisp(env)
 }
 
 /// Give CAPTURE the next piece of the output, BYTES (a unibyte string).
@@ -776,7 +937,13 @@ fn capture_push<'e>(env: &'e Env, capture: Value<'e>, bytes: Value<'e>) -> Resul
 /// REDACTOR hides replaced, and within MAX-CHARS characters all of it, else its first and
 /// last part around a notice; :error says why the output could not be read to its end.
 #[defun]
-fn capture_finish<'e>(env: &'e Env, capture: Value<'e>, max_chars: i64, redactor: Value<'e>, wait_ms: i64) -> Result<Value<'e>> {
+fn capture_finish<'e>(
+    env: &'e Env,
+    capture: Value<'e>,
+    max_chars: i64,
+    redactor: Value<'e>,
+    wait_ms: i64,
+) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
     let wait = std::time::Duration::from_millis(count(env, wait_ms, "wait-ms")? as u64);
     let cell: &std::cell::RefCell<Capture> = capture.into_rust()?;
@@ -794,7 +961,11 @@ fn capture_finish<'e>(env: &'e Env, capture: Value<'e>, max_chars: i64, redactor
         k_output.bind(env),
         lstr(env, &r.output)?,
         k_truncated.bind(env),
-        if r.truncated { t.bind(env) } else { nil.bind(env) },
+        if r.truncated {
+            t.bind(env)
+        } else {
+            nil.bind(env)
+        },
         k_total_bytes.bind(env),
         n(r.total_bytes)?,
         env.intern(":kept-bytes")?,

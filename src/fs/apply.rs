@@ -53,18 +53,42 @@ struct Text {
 impl Text {
     fn parse(bytes: &[u8], shown: &str) -> Result<Text, FsError> {
         if looks_binary(bytes).is_some() {
-            return Err(FsError::PatchApply { file: shown.into(), message: "is a binary file; patches apply to text only".into() });
+            return Err(FsError::PatchApply {
+                file: shown.into(),
+                message: "is a binary file; patches apply to text only".into(),
+            });
         }
-        let s = std::str::from_utf8(bytes).map_err(|e| FsError::PatchApply { file: shown.into(), message: format!("is not UTF-8 text ({e})") })?;
+        let s = std::str::from_utf8(bytes).map_err(|e| FsError::PatchApply {
+            file: shown.into(),
+            message: format!("is not UTF-8 text ({e})"),
+        })?;
         if s.is_empty() {
-            return Ok(Text { lines: Vec::new(), final_newline: false, crlf: false });
+            return Ok(Text {
+                lines: Vec::new(),
+                final_newline: false,
+                crlf: false,
+            });
         }
         let final_newline = s.ends_with('\n');
         let body = s.strip_suffix('\n').unwrap_or(s);
         // CRLF only when every line has it: a file of mixed endings keeps its `\r`s as text.
         let crlf = body.split('\n').all(|l| l.ends_with('\r'));
-        let lines = body.split('\n').map(|l| if crlf { l.strip_suffix('\r').unwrap_or(l) } else { l }.to_string()).collect();
-        Ok(Text { lines, final_newline, crlf })
+        let lines = body
+            .split('\n')
+            .map(|l| {
+                if crlf {
+                    l.strip_suffix('\r').unwrap_or(l)
+                } else {
+                    l
+                }
+                .to_string()
+            })
+            .collect();
+        Ok(Text {
+            lines,
+            final_newline,
+            crlf,
+        })
     }
 
     fn render(&self) -> Vec<u8> {
@@ -78,12 +102,19 @@ impl Text {
 }
 
 fn apply_err(file: &str, message: String) -> FsError {
-    FsError::PatchApply { file: file.into(), message }
+    FsError::PatchApply {
+        file: file.into(),
+        message,
+    }
 }
 
 /// A short view of lines for error messages.
 fn excerpt(lines: &[&str]) -> String {
-    let mut s: Vec<String> = lines.iter().take(4).map(|l| format!("  |{}", l.chars().take(100).collect::<String>())).collect();
+    let mut s: Vec<String> = lines
+        .iter()
+        .take(4)
+        .map(|l| format!("  |{}", l.chars().take(100).collect::<String>()))
+        .collect();
     if lines.len() > 4 {
         s.push(format!("  ... ({} lines)", lines.len()));
     }
@@ -101,9 +132,20 @@ fn apply_hunks(file: &str, old: &Text, hunks: &[Hunk]) -> Result<(Text, usize, u
         let at = match h.old_start {
             Some(start) => {
                 // `@@ -0,0` inserts at the top; otherwise line `start` is where the old lines begin.
-                let at = if want.is_empty() { start } else { start.saturating_sub(1) };
+                let at = if want.is_empty() {
+                    start
+                } else {
+                    start.saturating_sub(1)
+                };
                 if at < cursor {
-                    return Err(apply_err(file, format!("hunk {} (patch line {}) overlaps or precedes the hunk before it", n + 1, h.line)));
+                    return Err(apply_err(
+                        file,
+                        format!(
+                            "hunk {} (patch line {}) overlaps or precedes the hunk before it",
+                            n + 1,
+                            h.line
+                        ),
+                    ));
                 }
                 if at > old.lines.len() {
                     return Err(apply_err(
@@ -111,7 +153,13 @@ fn apply_hunks(file: &str, old: &Text, hunks: &[Hunk]) -> Result<(Text, usize, u
                         format!("hunk {} (patch line {}) starts at line {}, past the end of the file ({} lines)", n + 1, h.line, at + 1, old.lines.len()),
                     ));
                 }
-                let here: Vec<&str> = old.lines.iter().skip(at).take(want.len()).map(String::as_str).collect();
+                let here: Vec<&str> = old
+                    .lines
+                    .iter()
+                    .skip(at)
+                    .take(want.len())
+                    .map(String::as_str)
+                    .collect();
                 if here != want {
                     return Err(apply_err(
                         file,
@@ -131,25 +179,59 @@ fn apply_hunks(file: &str, old: &Text, hunks: &[Hunk]) -> Result<(Text, usize, u
         };
         out.extend(old.lines[cursor..at].iter().cloned());
         out.extend(h.new_lines().into_iter().map(str::to_string));
-        added += h.lines.iter().filter(|l| matches!(l, super::patch::Line::Add(_))).count();
-        removed += h.lines.iter().filter(|l| matches!(l, super::patch::Line::Remove(_))).count();
+        added += h
+            .lines
+            .iter()
+            .filter(|l| matches!(l, super::patch::Line::Add(_)))
+            .count();
+        removed += h
+            .lines
+            .iter()
+            .filter(|l| matches!(l, super::patch::Line::Remove(_)))
+            .count();
         cursor = at + want.len();
         if cursor == old.lines.len() {
             if h.old_no_newline && old.final_newline {
-                return Err(apply_err(file, format!("hunk {} says the file has no final newline, but it has one", n + 1)));
+                return Err(apply_err(
+                    file,
+                    format!(
+                        "hunk {} says the file has no final newline, but it has one",
+                        n + 1
+                    ),
+                ));
             }
             if h.old_start.is_some() {
                 new_final = !h.new_no_newline;
             }
         } else if h.old_no_newline {
-            return Err(apply_err(file, format!("hunk {} says its last line ends the file, but {} lines follow", n + 1, old.lines.len() - cursor)));
+            return Err(apply_err(
+                file,
+                format!(
+                    "hunk {} says its last line ends the file, but {} lines follow",
+                    n + 1,
+                    old.lines.len() - cursor
+                ),
+            ));
         }
     }
     out.extend(old.lines[cursor..].iter().cloned());
-    if old.lines.is_empty() && !out.is_empty() && hunks.iter().all(|h| h.old_start.is_none() || !h.new_no_newline) {
+    if old.lines.is_empty()
+        && !out.is_empty()
+        && hunks
+            .iter()
+            .all(|h| h.old_start.is_none() || !h.new_no_newline)
+    {
         new_final = true;
     }
-    Ok((Text { lines: out, final_newline: new_final, crlf: old.crlf }, added, removed))
+    Ok((
+        Text {
+            lines: out,
+            final_newline: new_final,
+            crlf: old.crlf,
+        },
+        added,
+        removed,
+    ))
 }
 
 /// Where an envelope hunk applies: the one place at or after `cursor` (after its `@@`
@@ -157,7 +239,9 @@ fn apply_hunks(file: &str, old: &Text, hunks: &[Hunk]) -> Result<(Text, usize, u
 fn locate(file: &str, old: &Text, h: &Hunk, n: usize, cursor: usize) -> Result<usize, FsError> {
     let mut from = cursor;
     if let Some(anchor) = &h.anchor {
-        let found: Vec<usize> = (cursor..old.lines.len()).filter(|&i| old.lines[i] == *anchor || old.lines[i].trim() == anchor.trim()).collect();
+        let found: Vec<usize> = (cursor..old.lines.len())
+            .filter(|&i| old.lines[i] == *anchor || old.lines[i].trim() == anchor.trim())
+            .collect();
         match found.as_slice() {
             [] => return Err(apply_err(file, format!("hunk {} (patch line {}): the line `@@ {anchor}` is not in the file after line {cursor}", n + 1, h.line))),
             [i, ..] => from = i + 1,
@@ -165,18 +249,36 @@ fn locate(file: &str, old: &Text, h: &Hunk, n: usize, cursor: usize) -> Result<u
     }
     let want = h.old_lines();
     if want.is_empty() {
-        return Ok(if h.anchor.is_some() { from } else { old.lines.len() });
+        return Ok(if h.anchor.is_some() {
+            from
+        } else {
+            old.lines.len()
+        });
     }
     if h.at_eof {
         let at = old.lines.len().saturating_sub(want.len());
         let here: Vec<&str> = old.lines[at..].iter().map(String::as_str).collect();
         if at < from || here != want {
-            return Err(apply_err(file, format!("hunk {} (patch line {}) should end the file, but the file ends with\n{}", n + 1, h.line, excerpt(&here))));
+            return Err(apply_err(
+                file,
+                format!(
+                    "hunk {} (patch line {}) should end the file, but the file ends with\n{}",
+                    n + 1,
+                    h.line,
+                    excerpt(&here)
+                ),
+            ));
         }
         return Ok(at);
     }
     let hits: Vec<usize> = (from..=old.lines.len().saturating_sub(want.len()))
-        .filter(|&i| i + want.len() <= old.lines.len() && old.lines[i..i + want.len()].iter().zip(&want).all(|(a, b)| a == b))
+        .filter(|&i| {
+            i + want.len() <= old.lines.len()
+                && old.lines[i..i + want.len()]
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| a == b)
+        })
         .take(2)
         .collect();
     match hits.as_slice() {
@@ -202,7 +304,10 @@ struct Planned {
 
 fn read_existing(target: &Path, shown: &str) -> Result<(Vec<u8>, u32), FsError> {
     let meta = std::fs::metadata(target).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => apply_err(shown, "does not exist; to create it, use `--- /dev/null` or `*** Add File:`".into()),
+        std::io::ErrorKind::NotFound => apply_err(
+            shown,
+            "does not exist; to create it, use `--- /dev/null` or `*** Add File:`".into(),
+        ),
         _ => io_error(target, &e),
     })?;
     if !meta.is_file() {
@@ -211,8 +316,16 @@ fn read_existing(target: &Path, shown: &str) -> Result<(Vec<u8>, u32), FsError> 
     // Read without blocking and within a bound (a FIFO swapped in is refused, a huge file is
     // not slurped).
     let (bytes, meta) = crate::bounded::read(target, MAX_TARGET_BYTES).map_err(|e| match e {
-        crate::error::ReadError::TooLarge { .. } => apply_err(shown, format!("is larger than {} MiB: patch it with a command the scope allows, or split it", MAX_TARGET_BYTES >> 20)),
-        crate::error::ReadError::NotRegular { .. } => apply_err(shown, "is not a regular file".into()),
+        crate::error::ReadError::TooLarge { .. } => apply_err(
+            shown,
+            format!(
+                "is larger than {} MiB: patch it with a command the scope allows, or split it",
+                MAX_TARGET_BYTES >> 20
+            ),
+        ),
+        crate::error::ReadError::NotRegular { .. } => {
+            apply_err(shown, "is not a regular file".into())
+        }
         other => apply_err(shown, other.to_string()),
     })?;
     Ok((bytes, meta.permissions().mode()))
@@ -240,10 +353,19 @@ fn plan(guard: &Guard, f: &FilePatch) -> Result<Planned, FsError> {
             if std::fs::symlink_metadata(&target).is_ok() {
                 return Err(apply_err(shown, "already exists; change it with an update (`--- a/PATH`, `*** Update File:`) instead".into()));
             }
-            let empty = Text { lines: Vec::new(), final_newline: false, crlf: false };
+            let empty = Text {
+                lines: Vec::new(),
+                final_newline: false,
+                crlf: false,
+            };
             let (text, added, _) = apply_hunks(shown, &empty, &f.hunks)?;
             let bytes = text.render();
-            Ok(Planned { stat: stat("add", None, added, 0, bytes.len()), write: Some((target.clone(), bytes, 0o644)), remove: None, original: None })
+            Ok(Planned {
+                stat: stat("add", None, added, 0, bytes.len()),
+                write: Some((target.clone(), bytes, 0o644)),
+                remove: None,
+                original: None,
+            })
         }
         Kind::Delete => {
             let (bytes, mode) = read_existing(&target, shown)?;
@@ -254,11 +376,22 @@ fn plan(guard: &Guard, f: &FilePatch) -> Result<Planned, FsError> {
             } else {
                 let (rest, _, removed) = apply_hunks(shown, &old, &f.hunks)?;
                 if !rest.lines.is_empty() {
-                    return Err(apply_err(shown, format!("the deletion does not remove the whole file ({} lines would remain)", rest.lines.len())));
+                    return Err(apply_err(
+                        shown,
+                        format!(
+                            "the deletion does not remove the whole file ({} lines would remain)",
+                            rest.lines.len()
+                        ),
+                    ));
                 }
                 removed
             };
-            Ok(Planned { stat: stat("delete", None, 0, removed, 0), write: None, remove: Some(target.clone()), original: Some((target, bytes, mode)) })
+            Ok(Planned {
+                stat: stat("delete", None, 0, removed, 0),
+                write: None,
+                remove: Some(target.clone()),
+                original: Some((target, bytes, mode)),
+            })
         }
         Kind::Update => {
             let (bytes, mode) = read_existing(&target, shown)?;
@@ -275,10 +408,16 @@ fn plan(guard: &Guard, f: &FilePatch) -> Result<Planned, FsError> {
                 Some(to) => {
                     let dest = guard.check(to, Access::Write)?.target;
                     if std::fs::symlink_metadata(&dest).is_ok() && dest != target {
-                        return Err(apply_err(to, "the move's destination already exists".into()));
+                        return Err(apply_err(
+                            to,
+                            "the move's destination already exists".into(),
+                        ));
                     }
                     Ok(Planned {
-                        stat: FileStat { moved_to: Some(dest.display().to_string()), ..stat("move", None, added, removed, new_bytes.len()) },
+                        stat: FileStat {
+                            moved_to: Some(dest.display().to_string()),
+                            ..stat("move", None, added, removed, new_bytes.len())
+                        },
                         write: Some((dest, new_bytes, mode)),
                         remove: Some(target.clone()),
                         original: Some((target, bytes, mode)),
@@ -290,8 +429,16 @@ fn plan(guard: &Guard, f: &FilePatch) -> Result<Planned, FsError> {
 }
 
 /// A temporary sibling of `target`, written and synced.
-fn stage(target: &Path, bytes: &[u8], mode: u32, n: usize, created_dirs: &mut Vec<PathBuf>) -> Result<PathBuf, FsError> {
-    let dir = target.parent().ok_or_else(|| FsError::InvalidArgument(format!("{} has no parent directory", target.display())))?;
+fn stage(
+    target: &Path,
+    bytes: &[u8],
+    mode: u32,
+    n: usize,
+    created_dirs: &mut Vec<PathBuf>,
+) -> Result<PathBuf, FsError> {
+    let dir = target.parent().ok_or_else(|| {
+        FsError::InvalidArgument(format!("{} has no parent directory", target.display()))
+    })?;
     if !dir.exists() {
         // Record each directory created so a failure can remove them again.
         let mut missing = Vec::new();
@@ -307,10 +454,19 @@ fn stage(target: &Path, bytes: &[u8], mode: u32, n: usize, created_dirs: &mut Ve
         created_dirs.extend(missing.into_iter().rev());
         std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;
     }
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.gptel-scope-{}-{n}.tmp", std::process::id()));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.gptel-scope-{}-{n}.tmp",
+        std::process::id()
+    ));
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
         f.sync_all()
@@ -336,7 +492,10 @@ pub fn apply(guard: &Guard, patch: &Patch) -> Result<ApplyResult, FsError> {
     let mut planned = Vec::new();
     for f in &patch.files {
         let p = plan(guard, f)?;
-        for t in [p.write.as_ref().map(|w| w.0.clone()), p.remove.clone()].into_iter().flatten() {
+        for t in [p.write.as_ref().map(|w| w.0.clone()), p.remove.clone()]
+            .into_iter()
+            .flatten()
+        {
             if !seen.insert(t.clone()) {
                 return Err(apply_err(&f.path, format!("{} is changed twice in this patch; put all its hunks under one file header", t.display())));
             }
@@ -366,8 +525,14 @@ pub fn apply(guard: &Guard, patch: &Patch) -> Result<ApplyResult, FsError> {
         }
     }
     // 3. Commit: rename each over its target; on failure put back what was replaced.
-    let originals: std::collections::HashMap<&Path, (&[u8], u32)> =
-        planned.iter().filter_map(|p| p.original.as_ref().map(|(t, b, m)| (t.as_path(), (b.as_slice(), *m)))).collect();
+    let originals: std::collections::HashMap<&Path, (&[u8], u32)> = planned
+        .iter()
+        .filter_map(|p| {
+            p.original
+                .as_ref()
+                .map(|(t, b, m)| (t.as_path(), (b.as_slice(), *m)))
+        })
+        .collect();
     for (i, (tmp, target)) in staged.iter().enumerate() {
         if let Err(e) = std::fs::rename(tmp, target) {
             for (_, done) in &staged[..i] {
@@ -379,7 +544,10 @@ pub fn apply(guard: &Guard, patch: &Patch) -> Result<ApplyResult, FsError> {
                 }
             }
             cleanup(&staged[i..], &created_dirs);
-            return Err(apply_err(&target.display().to_string(), format!("nothing was written: {}", io_error(target, &e))));
+            return Err(apply_err(
+                &target.display().to_string(),
+                format!("nothing was written: {}", io_error(target, &e)),
+            ));
         }
     }
     // 4. Removals (deletions and the sources of moves) come last.
@@ -399,11 +567,18 @@ pub fn apply(guard: &Guard, patch: &Patch) -> Result<ApplyResult, FsError> {
                         put_back(r, bytes, *mode);
                     }
                 }
-                return Err(apply_err(&p.stat.path, format!("nothing was written: {}", io_error(path, &e))));
+                return Err(apply_err(
+                    &p.stat.path,
+                    format!("nothing was written: {}", io_error(path, &e)),
+                ));
             }
         }
     }
-    for d in planned.iter().filter_map(|p| p.write.as_ref().and_then(|w| w.0.parent().map(Path::to_path_buf))) {
+    for d in planned.iter().filter_map(|p| {
+        p.write
+            .as_ref()
+            .and_then(|w| w.0.parent().map(Path::to_path_buf))
+    }) {
         if let Ok(f) = std::fs::File::open(&d) {
             let _ = f.sync_all();
         }

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_matcher::LineTerminator;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::Serialize;
 
@@ -58,28 +58,49 @@ fn include_set(include: &[String]) -> Result<Option<GlobSet>, FsError> {
             continue;
         }
         // A glob without `/` matches the file name anywhere (`*.rs`), as ripgrep's -g does.
-        let pat = if g.contains('/') { g.trim_start_matches("./").to_string() } else { format!("**/{g}") };
+        let pat = if g.contains('/') {
+            g.trim_start_matches("./").to_string()
+        } else {
+            format!("**/{g}")
+        };
         let glob = GlobBuilder::new(&pat)
             .literal_separator(true)
             .build()
             .map_err(|e| FsError::InvalidArgument(format!("include glob `{g}`: {e}")))?;
         b.add(glob);
     }
-    b.build().map(Some).map_err(|e| FsError::InvalidArgument(format!("include globs: {e}")))
+    b.build()
+        .map(Some)
+        .map_err(|e| FsError::InvalidArgument(format!("include globs: {e}")))
 }
 
 /// Searches the files under `path` (or the file `path`) for `pattern`, with a walking
 /// thread per core.
-pub fn grep_files(guard: &Guard, pattern: &str, path: &str, include: &[String], limit: Option<usize>) -> Result<GrepResult, FsError> {
+pub fn grep_files(
+    guard: &Guard,
+    pattern: &str,
+    path: &str,
+    include: &[String],
+    limit: Option<usize>,
+) -> Result<GrepResult, FsError> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     grep_files_with(guard, pattern, path, include, limit, threads)
 }
 
 /// [`grep_files`] with `threads` walking threads (the benchmark compares 1 and all).
-pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[String], limit: Option<usize>, threads: usize) -> Result<GrepResult, FsError> {
+pub fn grep_files_with(
+    guard: &Guard,
+    pattern: &str,
+    path: &str,
+    include: &[String],
+    limit: Option<usize>,
+    threads: usize,
+) -> Result<GrepResult, FsError> {
     let limit = limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
-        return Err(FsError::InvalidArgument(format!("limit must be between 1 and {MAX_LIMIT} (got {limit})")));
+        return Err(FsError::InvalidArgument(format!(
+            "limit must be between 1 and {MAX_LIMIT} (got {limit})"
+        )));
     }
     if pattern.is_empty() {
         return Err(FsError::InvalidArgument("the pattern is empty".into()));
@@ -91,15 +112,27 @@ pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[Stri
         .size_limit(10 << 20)
         .dfa_size_limit(10 << 20)
         .build(pattern)
-        .map_err(|e| FsError::InvalidArgument(format!("the pattern is not a valid regular expression (Rust regex syntax): {e}")))?;
+        .map_err(|e| {
+            FsError::InvalidArgument(format!(
+                "the pattern is not a valid regular expression (Rust regex syntax): {e}"
+            ))
+        })?;
     let includes = include_set(include)?;
     let checked = guard.check(path, Access::Read)?;
     let root = checked.target.clone();
-    let root_as_written = Resolved { literal: checked.literal.clone(), target: root.clone() };
+    let root_as_written = Resolved {
+        literal: checked.literal.clone(),
+        target: root.clone(),
+    };
     let meta = std::fs::metadata(&root).map_err(|e| io_error(&root, &e))?;
-    let shared = Shared { limit, ..Shared::default() };
+    let shared = Shared {
+        limit,
+        ..Shared::default()
+    };
     if meta.is_file() {
-        let name = Path::new(path).file_name().map_or_else(|| PathBuf::from(path), PathBuf::from);
+        let name = Path::new(path)
+            .file_name()
+            .map_or_else(|| PathBuf::from(path), PathBuf::from);
         let mut worker = Worker::new(&shared, &matcher);
         worker.file(&root, Arc::from(name.as_path()));
     } else {
@@ -115,13 +148,16 @@ pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[Stri
             .build_parallel();
         walk.run(|| {
             let mut worker = Worker::new(&shared, &matcher);
-            let (guard, root, includes, root_as_written) = (guard, &root, &includes, &root_as_written);
+            let (guard, root, includes, root_as_written) =
+                (guard, &root, &includes, &root_as_written);
             Box::new(move |entry| {
                 use ignore::WalkState;
                 if worker.shared.stopped.load(Ordering::Relaxed) {
                     return WalkState::Quit;
                 }
-                let Ok(entry) = entry else { return WalkState::Continue };
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
@@ -144,8 +180,17 @@ pub fn grep_files_with(guard: &Guard, pattern: &str, path: &str, include: &[Stri
             })
         });
     }
-    let Shared { hits, overflow, stopped, searched, skipped, .. } = shared;
-    let mut hits = hits.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Shared {
+        hits,
+        overflow,
+        stopped,
+        searched,
+        skipped,
+        ..
+    } = shared;
+    let mut hits = hits
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     hits.sort();
     let overflow = overflow.into_inner() || hits.len() > limit;
     hits.truncate(limit);
@@ -213,7 +258,12 @@ impl<'s> Worker<'s> {
             .line_terminator(LineTerminator::crlf())
             .binary_detection(BinaryDetection::quit(0))
             .build();
-        Worker { shared, matcher: matcher.clone(), searcher, best: BinaryHeap::new() }
+        Worker {
+            shared,
+            matcher: matcher.clone(),
+            searcher,
+            best: BinaryHeap::new(),
+        }
     }
 
     fn skip(&self) {
@@ -223,11 +273,19 @@ impl<'s> Worker<'s> {
     fn file(&mut self, p: &Path, shown: Arc<Path>) {
         // Only a regular file, opened without blocking: a FIFO in the tree is skipped, not
         // waited on.
-        let Ok((f, meta)) = crate::bounded::open(p) else { return self.skip() };
+        let Ok((f, meta)) = crate::bounded::open(p) else {
+            return self.skip();
+        };
         if meta.len() > MAX_FILE_BYTES {
             return self.skip();
         }
-        let mut sink = Collect { file: shown, limit: self.shared.limit, best: &mut self.best, overflow: &self.shared.overflow, binary: false };
+        let mut sink = Collect {
+            file: shown,
+            limit: self.shared.limit,
+            best: &mut self.best,
+            overflow: &self.shared.overflow,
+            binary: false,
+        };
         // A read error ends this file's search; what it found stays. (The configuration
         // cannot fail: the matcher and the searcher agree on `\r\n`, tested.)
         let _ = self.searcher.search_file(&self.matcher, &f, &mut sink);
@@ -260,12 +318,20 @@ impl Sink for Collect<'_> {
         if self.best.len() >= self.limit {
             self.overflow.store(true, Ordering::Relaxed);
             // Lines only grow within a file: once one is past the kept ones, so is the rest.
-            if self.best.peek().is_some_and(|max| (&max.file, max.line) < (&self.file, line)) {
+            if self
+                .best
+                .peek()
+                .is_some_and(|max| (&max.file, max.line) < (&self.file, line))
+            {
                 return Ok(false);
             }
             self.best.pop();
         }
-        self.best.push(Hit { file: Arc::clone(&self.file), line, text: text.to_vec() });
+        self.best.push(Hit {
+            file: Arc::clone(&self.file),
+            line,
+            text: text.to_vec(),
+        });
         Ok(true)
     }
 
@@ -284,8 +350,6 @@ impl Drop for Worker<'_> {
     }
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,14 +365,25 @@ mod tests {
         for i in 0..files {
             let dir = root.join(format!("d{}/e{}", i % 5, i % 3));
             std::fs::create_dir_all(&dir).expect("mkdir");
-            let body: String = (0..40).map(|l| if l % 3 == 0 { format!("hit {i} {l}\r\n") } else { format!("miss {l}\n") }).collect();
+            let body: String = (0..40)
+                .map(|l| {
+                    if l % 3 == 0 {
+                        format!("hit {i} {l}\r\n")
+                    } else {
+                        format!("miss {l}\n")
+                    }
+                })
+                .collect();
             std::fs::write(dir.join(format!("f{i:03}.txt")), body).expect("write");
         }
         (tmp, root)
     }
 
     fn search(root: &Path, pattern: &str, limit: usize, threads: usize) -> GrepResult {
-        let paths = Paths { read: vec![format!("{}/**", root.display())], ..Paths::default() };
+        let paths = Paths {
+            read: vec![format!("{}/**", root.display())],
+            ..Paths::default()
+        };
         let matcher = Matcher::new(&paths, None, None).expect("matcher");
         let guard = Guard {
             boundary: Boundary::new(FsMode::Restricted, root).expect("boundary"),
@@ -328,20 +403,33 @@ mod tests {
     fn f04_the_first_matches_in_path_order_whatever_the_threads() {
         let (_tmp, root) = tree(60);
         let all = search(&root, r"^hit \d+ \d+$", MAX_LIMIT, 1);
-        assert_eq!((all.matches, all.truncated, all.files_searched), (60 * 14, false, 60));
+        assert_eq!(
+            (all.matches, all.truncated, all.files_searched),
+            (60 * 14, false, 60)
+        );
         let lines: Vec<&str> = all.content.lines().collect();
-        assert_eq!(lines[0], "d0/e0/f000.txt:1:hit 0 0", "`$` matches before `\\r\\n`, which is not shown");
+        assert_eq!(
+            lines[0], "d0/e0/f000.txt:1:hit 0 0",
+            "`$` matches before `\\r\\n`, which is not shown"
+        );
         let mut sorted = lines.clone();
         sorted.sort_by_key(|l| {
             let mut it = l.splitn(3, ':');
-            (PathBuf::from(it.next().unwrap_or("")), it.next().and_then(|n| n.parse::<u64>().ok()))
+            (
+                PathBuf::from(it.next().unwrap_or("")),
+                it.next().and_then(|n| n.parse::<u64>().ok()),
+            )
         });
         assert_eq!(lines, sorted);
         for limit in [1, 7, 200, 839] {
             let one = search(&root, r"^hit", limit, 1);
             let four = search(&root, r"^hit", limit, 4);
             assert_eq!(one, four, "limit {limit}");
-            assert_eq!(one.content.lines().collect::<Vec<_>>(), lines[..limit].to_vec(), "limit {limit}");
+            assert_eq!(
+                one.content.lines().collect::<Vec<_>>(),
+                lines[..limit].to_vec(),
+                "limit {limit}"
+            );
             assert_eq!((one.matches, one.truncated), (limit, true), "limit {limit}");
         }
         let exact = search(&root, r"^hit", 840, 4);
@@ -351,7 +439,10 @@ mod tests {
     #[test]
     fn f04_patterns_that_could_span_lines_are_refused() {
         let (_tmp, root) = tree(1);
-        let paths = Paths { read: vec![format!("{}/**", root.display())], ..Paths::default() };
+        let paths = Paths {
+            read: vec![format!("{}/**", root.display())],
+            ..Paths::default()
+        };
         let matcher = Matcher::new(&paths, None, None).expect("matcher");
         let guard = Guard {
             boundary: Boundary::new(FsMode::Restricted, &root).expect("boundary"),
@@ -362,7 +453,11 @@ mod tests {
             tool: "grep_files",
             used: Default::default(),
         };
-        let err = grep_files_with(&guard, r"hit\nmiss", ".", &[], None, 1).expect_err("a newline cannot match");
-        assert!(matches!(err, FsError::InvalidArgument(ref m) if m.starts_with("the pattern is not a valid regular expression")), "{err:?}");
+        let err = grep_files_with(&guard, r"hit\nmiss", ".", &[], None, 1)
+            .expect_err("a newline cannot match");
+        assert!(
+            matches!(err, FsError::InvalidArgument(ref m) if m.starts_with("the pattern is not a valid regular expression")),
+            "{err:?}"
+        );
     }
 }

@@ -52,27 +52,44 @@ fn marker(ft: &std::fs::FileType, meta: Option<&std::fs::Metadata>) -> &'static 
 }
 
 /// Lists `path` (checked for read access) to `depth` levels (1: its entries only).
-pub fn list_dir(guard: &Guard, path: &str, depth: Option<usize>, offset: usize, limit: Option<usize>) -> Result<ListResult, FsError> {
+pub fn list_dir(
+    guard: &Guard,
+    path: &str,
+    depth: Option<usize>,
+    offset: usize,
+    limit: Option<usize>,
+) -> Result<ListResult, FsError> {
     let depth = depth.unwrap_or(DEFAULT_DEPTH);
     let limit = limit.unwrap_or(DEFAULT_LIMIT);
     if depth == 0 || depth > MAX_DEPTH {
-        return Err(FsError::InvalidArgument(format!("depth must be between 1 and {MAX_DEPTH} (got {depth})")));
+        return Err(FsError::InvalidArgument(format!(
+            "depth must be between 1 and {MAX_DEPTH} (got {depth})"
+        )));
     }
     if limit == 0 || limit > MAX_LIMIT {
-        return Err(FsError::InvalidArgument(format!("limit must be between 1 and {MAX_LIMIT} (got {limit})")));
+        return Err(FsError::InvalidArgument(format!(
+            "limit must be between 1 and {MAX_LIMIT} (got {limit})"
+        )));
     }
     let checked = guard.check(path, Access::Read)?;
     let root = checked.target.clone();
-    let root_as_written = paths::Resolved { literal: checked.literal.clone(), target: root.clone() };
+    let root_as_written = paths::Resolved {
+        literal: checked.literal.clone(),
+        target: root.clone(),
+    };
     let meta = std::fs::metadata(&root).map_err(|e| io_error(&root, &e))?;
     if !meta.is_dir() {
-        return Err(FsError::NotFound { path: path.into(), message: "is not a directory: use read_file".into() });
+        return Err(FsError::NotFound {
+            path: path.into(),
+            message: "is not a directory: use read_file".into(),
+        });
     }
     let mut lines: Vec<String> = Vec::new();
     let mut total = 0;
     let mut hidden = 0;
     let mut incomplete = false;
-    let mut queue: VecDeque<(PathBuf, PathBuf, usize)> = VecDeque::from([(root.clone(), PathBuf::new(), 1)]);
+    let mut queue: VecDeque<(PathBuf, PathBuf, usize)> =
+        VecDeque::from([(root.clone(), PathBuf::new(), 1)]);
     'walk: while let Some((dir, rel, level)) = queue.pop_front() {
         let Ok(read) = std::fs::read_dir(&dir) else {
             continue; // unreadable subdirectory: skipped, as `ls -R` reports and goes on
@@ -93,10 +110,18 @@ pub fn list_dir(guard: &Guard, path: &str, depth: Option<usize>, offset: usize, 
                 break 'walk;
             }
             let Ok(ft) = e.file_type() else { continue };
-            let meta = if ft.is_file() { e.metadata().ok() } else { None };
+            let meta = if ft.is_file() {
+                e.metadata().ok()
+            } else {
+                None
+            };
             let name = rel.join(e.file_name());
             if total >= offset && lines.len() < limit {
-                lines.push(format!("{}{}", name.to_string_lossy(), marker(&ft, meta.as_ref())));
+                lines.push(format!(
+                    "{}{}",
+                    name.to_string_lossy(),
+                    marker(&ft, meta.as_ref())
+                ));
             }
             total += 1;
             if ft.is_dir() && level < depth {
@@ -117,7 +142,6 @@ pub fn list_dir(guard: &Guard, path: &str, depth: Option<usize>, offset: usize, 
         content,
     })
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -143,7 +167,11 @@ mod tests {
     }
 
     fn matcher(root: &Path, deny: &[String]) -> Matcher {
-        let paths = Paths { read: vec![format!("{}/**", root.display())], write: vec![], deny: deny.to_vec() };
+        let paths = Paths {
+            read: vec![format!("{}/**", root.display())],
+            write: vec![],
+            deny: deny.to_vec(),
+        };
         Matcher::new(&paths, None, Some(root)).unwrap()
     }
 
@@ -153,20 +181,53 @@ mod tests {
     fn list_dir_hides_what_the_deny_walk_finds() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        for f in [".env", "a/b/c/.env", "a/key.pem", "a/ok.txt", "secrets/x", "src/main.rs"] {
+        for f in [
+            ".env",
+            "a/b/c/.env",
+            "a/key.pem",
+            "a/ok.txt",
+            "secrets/x",
+            "src/main.rs",
+        ] {
             let p = root.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "K=1\n").unwrap();
         }
         std::os::unix::fs::symlink(root.join("a/ok.txt"), root.join("link.pem")).unwrap();
-        let m = matcher(&root, &["**/.env".into(), "**/*.pem".into(), "**/secrets/**".into()]);
-        let listed = list_dir(&guard(&root, &m), root.to_str().unwrap(), Some(MAX_DEPTH), 0, Some(MAX_LIMIT)).unwrap();
-        let Reach::Denied { found, .. } = all_denied_under(std::slice::from_ref(&root), &m, &Limits::default()) else { panic!("denied entries") };
-        let found: Vec<PathBuf> = found.iter().map(|p| p.strip_prefix(&root).unwrap().to_path_buf()).collect();
-        assert_eq!(found, [".env", "a/b/c/.env", "a/key.pem", "link.pem", "secrets"].map(PathBuf::from));
+        let m = matcher(
+            &root,
+            &["**/.env".into(), "**/*.pem".into(), "**/secrets/**".into()],
+        );
+        let listed = list_dir(
+            &guard(&root, &m),
+            root.to_str().unwrap(),
+            Some(MAX_DEPTH),
+            0,
+            Some(MAX_LIMIT),
+        )
+        .unwrap();
+        let Reach::Denied { found, .. } =
+            all_denied_under(std::slice::from_ref(&root), &m, &Limits::default())
+        else {
+            panic!("denied entries")
+        };
+        let found: Vec<PathBuf> = found
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            found,
+            [".env", "a/b/c/.env", "a/key.pem", "link.pem", "secrets"].map(PathBuf::from)
+        );
         assert_eq!(listed.hidden, found.len());
         for f in &found {
-            assert!(!listed.content.lines().any(|l| Path::new(l.trim_end_matches(['/', '@', '*'])) == f), "{f:?} listed");
+            assert!(
+                !listed
+                    .content
+                    .lines()
+                    .any(|l| Path::new(l.trim_end_matches(['/', '@', '*'])) == f),
+                "{f:?} listed"
+            );
         }
     }
 
@@ -185,8 +246,17 @@ mod tests {
         let listed = list_dir(&g, "view", Some(3), 0, None).unwrap();
         assert_eq!((listed.content.as_str(), listed.hidden), ("y", 1));
         let found = grep_files(&g, "K", "view", &[], None).unwrap();
-        assert_eq!((found.content.as_str(), found.files_skipped), ("y:1:K=2", 1));
+        assert_eq!(
+            (found.content.as_str(), found.files_skipped),
+            ("y:1:K=2", 1)
+        );
         let walked = all_denied_under(&[root.join("view")], &m, &Limits::default());
-        assert_eq!(walked, Reach::Denied { found: vec![root.join("view/conf")], scanned: 2 });
+        assert_eq!(
+            walked,
+            Reach::Denied {
+                found: vec![root.join("view/conf")],
+                scanned: 2
+            }
+        );
     }
 }

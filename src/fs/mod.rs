@@ -29,13 +29,21 @@ use crate::ScopeError;
 pub enum FsError {
     /// The path leaves the boundary lexically (`..`) or through a symlink.
     #[error("{path} is outside the file-system boundary {root} (fs.mode: restricted){}", via.as_ref().map(|v| format!("; it leads to {v}")).unwrap_or_default())]
-    BoundaryViolation { path: String, root: String, via: Option<String> },
+    BoundaryViolation {
+        path: String,
+        root: String,
+        via: Option<String>,
+    },
     /// The path, or where it leads, matches a deny pattern.
     #[error("{path} matches the deny pattern `{pattern}`; it is never allowed")]
     PathDenied { path: String, pattern: String },
     /// The path is inside the boundary but outside the read or write scope.
     #[error("{path} is outside the {access} scope (allowed: {allowed})")]
-    PathNotInScope { path: String, access: &'static str, allowed: String },
+    PathNotInScope {
+        path: String,
+        access: &'static str,
+        allowed: String,
+    },
     /// The patch text is not a unified diff nor a `*** Begin Patch` envelope.
     #[error("the patch does not parse at line {line}: {message}")]
     PatchParse { line: usize, message: String },
@@ -56,7 +64,11 @@ pub enum FsError {
     Io { path: String, message: String },
     /// A write to a scope document, or under a protected path: never, whatever the scope.
     #[error("{}", crate::policy::paths::scope_document_message(&format!("`{path}`"), std::path::Path::new(resolved), protected))]
-    ScopeDocument { path: String, resolved: String, protected: String },
+    ScopeDocument {
+        path: String,
+        resolved: String,
+        protected: String,
+    },
     /// The scope itself could not be loaded.
     #[error("{0}")]
     Scope(ScopeError),
@@ -121,8 +133,14 @@ impl From<ScopeError> for FsError {
 
 pub fn io_error(path: &Path, e: &std::io::Error) -> FsError {
     match e.kind() {
-        std::io::ErrorKind::NotFound => FsError::NotFound { path: path.display().to_string(), message: "no such file or directory".into() },
-        _ => FsError::Io { path: path.display().to_string(), message: e.to_string() },
+        std::io::ErrorKind::NotFound => FsError::NotFound {
+            path: path.display().to_string(),
+            message: "no such file or directory".into(),
+        },
+        _ => FsError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        },
     }
 }
 
@@ -138,9 +156,15 @@ impl Boundary {
     /// A boundary at `root` (absolute), resolved through symlinks.
     pub fn new(mode: FsMode, root: &Path) -> Result<Boundary, FsError> {
         if !root.is_absolute() {
-            return Err(FsError::InvalidArgument(format!("the boundary root `{}` must be absolute", root.display())));
+            return Err(FsError::InvalidArgument(format!(
+                "the boundary root `{}` must be absolute",
+                root.display()
+            )));
         }
-        Ok(Boundary { mode, root: paths::resolve(root) })
+        Ok(Boundary {
+            mode,
+            root: paths::resolve(root),
+        })
     }
 
     /// Refuses a path that leaves the root, lexically or through a symlink.
@@ -149,12 +173,21 @@ impl Boundary {
             return Ok(());
         }
         let root = self.root.target.display().to_string();
-        let inside = |p: &Path| p.starts_with(&self.root.target) || p.starts_with(&self.root.literal);
+        let inside =
+            |p: &Path| p.starts_with(&self.root.target) || p.starts_with(&self.root.literal);
         if !inside(&r.literal) {
-            return Err(FsError::BoundaryViolation { path: shown.into(), root, via: None });
+            return Err(FsError::BoundaryViolation {
+                path: shown.into(),
+                root,
+                via: None,
+            });
         }
         if !r.target.starts_with(&self.root.target) {
-            return Err(FsError::BoundaryViolation { path: shown.into(), root, via: Some(r.target.display().to_string()) });
+            return Err(FsError::BoundaryViolation {
+                path: shown.into(),
+                root,
+                via: Some(r.target.display().to_string()),
+            });
         }
         Ok(())
     }
@@ -199,10 +232,16 @@ impl Guard<'_> {
             return Err(FsError::InvalidArgument("the path holds a NUL byte".into()));
         }
         let expanded = match (raw.strip_prefix('~'), &self.home) {
-            (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
+            (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+                h.join(rest.trim_start_matches('/'))
+            }
             _ => PathBuf::from(raw),
         };
-        let abs = if expanded.is_absolute() { expanded } else { self.base.join(expanded) };
+        let abs = if expanded.is_absolute() {
+            expanded
+        } else {
+            self.base.join(expanded)
+        };
         Ok(crate::resolve::normalize(&abs))
     }
 
@@ -213,7 +252,12 @@ impl Guard<'_> {
     }
 
     /// As [`Guard::check`], for a path already resolved (a walk's entries).
-    pub fn check_resolved(&self, raw: &str, r: &Resolved, access: Access) -> Result<Checked, FsError> {
+    pub fn check_resolved(
+        &self,
+        raw: &str,
+        r: &Resolved,
+        access: Access,
+    ) -> Result<Checked, FsError> {
         self.boundary.contains(raw, r)?;
         let shown = r.target.display().to_string();
         let make = |pattern, grant| Checked {
@@ -226,11 +270,21 @@ impl Guard<'_> {
         };
         match self.matcher.check(r, access) {
             PathVerdict::Allowed(p) => Ok(make(Some(p), None)),
-            PathVerdict::Denied(p) => Err(FsError::PathDenied { path: shown, pattern: p }),
-            PathVerdict::ScopeDocument(doc) => Err(FsError::ScopeDocument { path: raw.to_string(), resolved: shown, protected: doc }),
+            PathVerdict::Denied(p) => Err(FsError::PathDenied {
+                path: shown,
+                pattern: p,
+            }),
+            PathVerdict::ScopeDocument(doc) => Err(FsError::ScopeDocument {
+                path: raw.to_string(),
+                resolved: shown,
+                protected: doc,
+            }),
             PathVerdict::OutOfScope => match self.grant_for(raw, r) {
                 Some(g) => {
-                    let mut used = self.used.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut used = self
+                        .used
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     if !used.contains(g) {
                         used.push(g.clone());
                     }

@@ -94,18 +94,30 @@ impl Hunk {
 }
 
 fn perr(line: usize, message: impl Into<String>) -> FsError {
-    FsError::PatchParse { line, message: message.into() }
+    FsError::PatchParse {
+        line,
+        message: message.into(),
+    }
 }
 
 /// Parses either format, chosen by the first non-blank line.
 pub fn parse(text: &str) -> Result<Patch, FsError> {
     if text.len() > MAX_PATCH_BYTES {
-        return Err(perr(0, format!("the patch has {} bytes; the limit is {MAX_PATCH_BYTES}: split it", text.len())));
+        return Err(perr(
+            0,
+            format!(
+                "the patch has {} bytes; the limit is {MAX_PATCH_BYTES}: split it",
+                text.len()
+            ),
+        ));
     }
     if text.contains('\0') {
         return Err(perr(0, "the patch holds a NUL byte"));
     }
-    let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
     // A final newline leaves one empty element that is not a line.
     let lines = match lines.split_last() {
         Some((&"", rest)) => rest.to_vec(),
@@ -153,11 +165,17 @@ fn parse_range(s: &str, line: usize) -> Result<(usize, usize), FsError> {
         Some((a, b)) => (a, Some(b)),
         None => (s, None),
     };
-    let num = |t: &str| t.parse::<usize>().map_err(|_| perr(line, format!("bad number `{t}` in the hunk header")));
-    Ok((num(start)?, match count {
-        Some(c) => num(c)?,
-        None => 1,
-    }))
+    let num = |t: &str| {
+        t.parse::<usize>()
+            .map_err(|_| perr(line, format!("bad number `{t}` in the hunk header")))
+    };
+    Ok((
+        num(start)?,
+        match count {
+            Some(c) => num(c)?,
+            None => 1,
+        },
+    ))
 }
 
 /// A range of lines: (start, count).
@@ -165,12 +183,23 @@ type Range = (usize, usize);
 
 /// `@@ -a,b +c,d @@ text` → ((a, b), (c, d)).
 fn parse_hunk_header(l: &str, line: usize) -> Result<(Range, Range), FsError> {
-    let bad = || perr(line, format!("bad hunk header `{l}` (want `@@ -start,count +start,count @@`)"));
+    let bad = || {
+        perr(
+            line,
+            format!("bad hunk header `{l}` (want `@@ -start,count +start,count @@`)"),
+        )
+    };
     let rest = l.strip_prefix("@@ ").ok_or_else(bad)?;
     let end = rest.find(" @@").ok_or_else(bad)?;
     let mut parts = rest[..end].split(' ');
-    let old = parts.next().and_then(|p| p.strip_prefix('-')).ok_or_else(bad)?;
-    let new = parts.next().and_then(|p| p.strip_prefix('+')).ok_or_else(bad)?;
+    let old = parts
+        .next()
+        .and_then(|p| p.strip_prefix('-'))
+        .ok_or_else(bad)?;
+    let new = parts
+        .next()
+        .and_then(|p| p.strip_prefix('+'))
+        .ok_or_else(bad)?;
     if parts.next().is_some() {
         return Err(bad());
     }
@@ -187,7 +216,12 @@ fn parse_unified(lines: &[&str]) -> Result<Patch, FsError> {
             let new = lines
                 .get(i + 1)
                 .and_then(|n| n.strip_prefix("+++ "))
-                .ok_or_else(|| perr(i + 2, format!("`--- {old}` must be followed by a `+++ ` line")))?;
+                .ok_or_else(|| {
+                    perr(
+                        i + 2,
+                        format!("`--- {old}` must be followed by a `+++ ` line"),
+                    )
+                })?;
             let (old, new) = strip_prefix(&header_path(old), &header_path(new));
             let (kind, path, move_to) = match (old.as_str(), new.as_str()) {
                 ("/dev/null", "/dev/null") => return Err(perr(start, "both sides are /dev/null")),
@@ -207,9 +241,18 @@ fn parse_unified(lines: &[&str]) -> Result<Patch, FsError> {
                 i = next;
             }
             if hunks.is_empty() {
-                return Err(perr(i + 1, format!("the file {path} has no hunk (`@@ -l,n +l,n @@`)")));
+                return Err(perr(
+                    i + 1,
+                    format!("the file {path} has no hunk (`@@ -l,n +l,n @@`)"),
+                ));
             }
-            files.push(FilePatch { kind, path, move_to, hunks, line: start });
+            files.push(FilePatch {
+                kind,
+                path,
+                move_to,
+                hunks,
+                line: start,
+            });
             continue;
         }
         if l.starts_with("@@") {
@@ -221,7 +264,10 @@ fn parse_unified(lines: &[&str]) -> Result<Patch, FsError> {
     if files.is_empty() {
         return Err(perr(1, "no file header found: a unified diff starts each file with `--- a/PATH` and `+++ b/PATH`"));
     }
-    Ok(Patch { format: Format::Unified, files })
+    Ok(Patch {
+        format: Format::Unified,
+        files,
+    })
 }
 
 fn parse_unified_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), FsError> {
@@ -303,7 +349,11 @@ fn mark_no_newline(h: &mut Hunk) {
 // The `*** Begin Patch` envelope
 
 fn parse_envelope(lines: &[&str]) -> Result<Patch, FsError> {
-    let mut i = lines.iter().position(|l| l.trim() == "*** Begin Patch").unwrap_or(0) + 1;
+    let mut i = lines
+        .iter()
+        .position(|l| l.trim() == "*** Begin Patch")
+        .unwrap_or(0)
+        + 1;
     let mut files = Vec::new();
     loop {
         let Some(&l) = lines.get(i) else {
@@ -321,20 +371,48 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, FsError> {
             i += 1;
             let mut added = Vec::new();
             while let Some(l) = lines.get(i).filter(|l| !l.starts_with("*** ")) {
-                let text = l.strip_prefix('+').ok_or_else(|| perr(i + 1, format!("a line of the added file {path} must start with '+'")))?;
+                let text = l.strip_prefix('+').ok_or_else(|| {
+                    perr(
+                        i + 1,
+                        format!("a line of the added file {path} must start with '+'"),
+                    )
+                })?;
                 added.push(Line::Add(text.into()));
                 i += 1;
             }
-            let hunk = Hunk { old_start: Some(0), anchor: None, at_eof: false, lines: added, old_no_newline: false, new_no_newline: false, line: start };
-            files.push(FilePatch { kind: Kind::Add, path: nonempty(path, start)?, move_to: None, hunks: vec![hunk], line: start });
+            let hunk = Hunk {
+                old_start: Some(0),
+                anchor: None,
+                at_eof: false,
+                lines: added,
+                old_no_newline: false,
+                new_no_newline: false,
+                line: start,
+            };
+            files.push(FilePatch {
+                kind: Kind::Add,
+                path: nonempty(path, start)?,
+                move_to: None,
+                hunks: vec![hunk],
+                line: start,
+            });
         } else if let Some(path) = t.strip_prefix("*** Delete File: ") {
-            files.push(FilePatch { kind: Kind::Delete, path: nonempty(path, i + 1)?, move_to: None, hunks: Vec::new(), line: i + 1 });
+            files.push(FilePatch {
+                kind: Kind::Delete,
+                path: nonempty(path, i + 1)?,
+                move_to: None,
+                hunks: Vec::new(),
+                line: i + 1,
+            });
             i += 1;
         } else if let Some(path) = t.strip_prefix("*** Update File: ") {
             let start = i + 1;
             i += 1;
             let mut move_to = None;
-            if let Some(to) = lines.get(i).and_then(|l| l.trim_end().strip_prefix("*** Move to: ")) {
+            if let Some(to) = lines
+                .get(i)
+                .and_then(|l| l.trim_end().strip_prefix("*** Move to: "))
+            {
                 move_to = Some(nonempty(to, i + 1)?);
                 i += 1;
             }
@@ -368,10 +446,26 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, FsError> {
                 let (op, text) = match l.chars().next() {
                     Some(c @ (' ' | '-' | '+')) => (c, &l[1..]),
                     None => (' ', ""),
-                    _ => return Err(perr(i + 1, format!("a change line of {} must start with ' ', '-', '+' or `@@`", t.trim_start_matches("*** Update File: ")))),
+                    _ => {
+                        return Err(perr(
+                            i + 1,
+                            format!(
+                                "a change line of {} must start with ' ', '-', '+' or `@@`",
+                                t.trim_start_matches("*** Update File: ")
+                            ),
+                        ))
+                    }
                 };
                 if hunks.is_empty() || hunks.last().is_some_and(|h| h.at_eof) {
-                    hunks.push(Hunk { old_start: None, anchor: None, at_eof: false, lines: Vec::new(), old_no_newline: false, new_no_newline: false, line: i + 1 });
+                    hunks.push(Hunk {
+                        old_start: None,
+                        anchor: None,
+                        at_eof: false,
+                        lines: Vec::new(),
+                        old_no_newline: false,
+                        new_no_newline: false,
+                        line: i + 1,
+                    });
                 }
                 if let Some(h) = hunks.last_mut() {
                     h.lines.push(match op {
@@ -384,9 +478,18 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, FsError> {
             }
             hunks.retain(|h| !h.lines.is_empty());
             if hunks.is_empty() && move_to.is_none() {
-                return Err(perr(start, format!("`*** Update File: {path}` has no change")));
+                return Err(perr(
+                    start,
+                    format!("`*** Update File: {path}` has no change"),
+                ));
             }
-            files.push(FilePatch { kind: Kind::Update, path: nonempty(path, start)?, move_to, hunks, line: start });
+            files.push(FilePatch {
+                kind: Kind::Update,
+                path: nonempty(path, start)?,
+                move_to,
+                hunks,
+                line: start,
+            });
         } else if t.trim().is_empty() {
             i += 1;
         } else {
@@ -396,7 +499,10 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, FsError> {
     if files.is_empty() {
         return Err(perr(1, "the envelope changes no file"));
     }
-    Ok(Patch { format: Format::Envelope, files })
+    Ok(Patch {
+        format: Format::Envelope,
+        files,
+    })
 }
 
 fn nonempty(path: &str, line: usize) -> Result<String, FsError> {
@@ -435,13 +541,25 @@ mod tests {
             ("@@ -1 +1 @@\n-a\n+b\n", 1, "before any"),
             ("--- a/x\n@@ -1 +1 @@\n", 2, "+++"),
             ("--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n-a\n+b\n", 5, "ends early"),
-            ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n-b\n+c\n", 5, "more lines"),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n-b\n+c\n",
+                5,
+                "more lines",
+            ),
             ("--- a/x\n+++ b/x\n@@ -x +1 @@\n", 3, "bad number"),
             ("--- a/x\n+++ b/x\n", 3, "no hunk"),
             ("*** Begin Patch\n*** Update File: a\n", 2, "no change"),
             ("*** Begin Patch\n*** Add File: a\n+x\n", 3, "End Patch"),
-            ("*** Begin Patch\n*** Add File: a\nx\n*** End Patch\n", 3, "must start with '+'"),
-            ("*** Begin Patch\n*** Frobnicate: a\n*** End Patch\n", 2, "unexpected"),
+            (
+                "*** Begin Patch\n*** Add File: a\nx\n*** End Patch\n",
+                3,
+                "must start with '+'",
+            ),
+            (
+                "*** Begin Patch\n*** Frobnicate: a\n*** End Patch\n",
+                2,
+                "unexpected",
+            ),
             ("*** Begin Patch\n*** End Patch\n", 1, "changes no file"),
         ] {
             match parse(text) {
@@ -459,11 +577,25 @@ mod tests {
         let text = "*** Begin Patch\n*** Add File: n.txt\n+one\n+two\n*** Delete File: d.txt\n*** Update File: u.txt\n*** Move to: v.txt\n@@ fn main\n a\n-b\n+c\n*** End of File\n*** End Patch\n";
         let p = parse(text).expect("parses");
         assert_eq!(p.format, Format::Envelope);
-        let kinds: Vec<_> = p.files.iter().map(|f| (f.kind, f.path.as_str(), f.move_to.as_deref())).collect();
-        assert_eq!(kinds, vec![(Kind::Add, "n.txt", None), (Kind::Delete, "d.txt", None), (Kind::Update, "u.txt", Some("v.txt"))]);
+        let kinds: Vec<_> = p
+            .files
+            .iter()
+            .map(|f| (f.kind, f.path.as_str(), f.move_to.as_deref()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (Kind::Add, "n.txt", None),
+                (Kind::Delete, "d.txt", None),
+                (Kind::Update, "u.txt", Some("v.txt"))
+            ]
+        );
         assert_eq!(p.files[0].hunks[0].new_lines(), vec!["one", "two"]);
         let h = &p.files[2].hunks[0];
-        assert_eq!((h.anchor.as_deref(), h.at_eof, h.old_lines(), h.new_lines()), (Some("fn main"), true, vec!["a", "b"], vec!["a", "c"]));
+        assert_eq!(
+            (h.anchor.as_deref(), h.at_eof, h.old_lines(), h.new_lines()),
+            (Some("fn main"), true, vec!["a", "b"], vec!["a", "c"])
+        );
     }
 
     #[test]

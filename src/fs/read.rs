@@ -32,7 +32,9 @@ impl Mode {
         match s {
             None | Some("") | Some("slice") => Ok(Mode::Slice),
             Some("indentation") => Ok(Mode::Indentation),
-            Some(o) => Err(FsError::InvalidArgument(format!("unknown mode `{o}`: use \"slice\" or \"indentation\""))),
+            Some(o) => Err(FsError::InvalidArgument(format!(
+                "unknown mode `{o}`: use \"slice\" or \"indentation\""
+            ))),
         }
     }
 }
@@ -64,30 +66,57 @@ pub struct ReadResult {
 }
 
 /// Reads `path` (checked for read access) as described by [`Mode`].
-pub fn read_file(guard: &Guard, path: &str, offset: usize, limit: Option<usize>, mode: Mode) -> Result<ReadResult, FsError> {
+pub fn read_file(
+    guard: &Guard,
+    path: &str,
+    offset: usize,
+    limit: Option<usize>,
+    mode: Mode,
+) -> Result<ReadResult, FsError> {
     let limit = limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
-        return Err(FsError::InvalidArgument(format!("limit must be between 1 and {MAX_LIMIT} (got {limit})")));
+        return Err(FsError::InvalidArgument(format!(
+            "limit must be between 1 and {MAX_LIMIT} (got {limit})"
+        )));
     }
     let checked = guard.check(path, Access::Read)?;
     let target = &checked.target;
     let meta = std::fs::metadata(target).map_err(|e| io_error(target, &e))?;
     if meta.is_dir() {
-        return Err(FsError::NotFound { path: path.into(), message: "is a directory: use list_dir".into() });
+        return Err(FsError::NotFound {
+            path: path.into(),
+            message: "is a directory: use list_dir".into(),
+        });
     }
     if !meta.is_file() {
-        return Err(FsError::NotFound { path: path.into(), message: "is not a regular file".into() });
+        return Err(FsError::NotFound {
+            path: path.into(),
+            message: "is not a regular file".into(),
+        });
     }
     // Opened without blocking, and judged again on the descriptor: a FIFO swapped in after
     // the look above is refused, not waited on.
     let file = match crate::bounded::open(target) {
         Ok((f, _)) => f,
-        Err(crate::error::ReadError::NotRegular { .. }) => return Err(FsError::NotFound { path: path.into(), message: "is not a regular file".into() }),
-        Err(e) => return Err(FsError::NotFound { path: path.into(), message: e.to_string() }),
+        Err(crate::error::ReadError::NotRegular { .. }) => {
+            return Err(FsError::NotFound {
+                path: path.into(),
+                message: "is not a regular file".into(),
+            })
+        }
+        Err(e) => {
+            return Err(FsError::NotFound {
+                path: path.into(),
+                message: e.to_string(),
+            })
+        }
     };
     let mut lines = Lines::new(file);
     if let Some(at) = looks_binary(lines.head().map_err(|e| io_error(target, &e))?) {
-        return Err(FsError::Binary { path: path.into(), detail: format!("a NUL byte at offset {at}") });
+        return Err(FsError::Binary {
+            path: path.into(),
+            detail: format!("a NUL byte at offset {at}"),
+        });
     }
     let count_all = meta.len() <= COUNT_ALL_UP_TO;
     let span = match mode {
@@ -95,8 +124,17 @@ pub fn read_file(guard: &Guard, path: &str, offset: usize, limit: Option<usize>,
         Mode::Indentation => lines.block(offset, limit),
     }
     .map_err(|e| io_error(target, &e))?;
-    let Some(Span { lines: shown, start, end, total }) = span else {
-        return Err(FsError::InvalidArgument(format!("offset {offset} is past the end of the file ({} lines)", lines.seen)));
+    let Some(Span {
+        lines: shown,
+        start,
+        end,
+        total,
+    }) = span
+    else {
+        return Err(FsError::InvalidArgument(format!(
+            "offset {offset} is past the end of the file ({} lines)",
+            lines.seen
+        )));
     };
     let total = match total {
         None if count_all => Some(lines.count_to_end().map_err(|e| io_error(target, &e))?),
@@ -177,7 +215,11 @@ enum Until {
 
 impl<R: Read + Seek> Lines<R> {
     fn new(inner: R) -> Self {
-        Lines { reader: BufReader::with_capacity(64 * 1024, inner), seen: 0, pos: 0 }
+        Lines {
+            reader: BufReader::with_capacity(64 * 1024, inner),
+            seen: 0,
+            pos: 0,
+        }
     }
 
     /// The first bytes of the file (for the binary check), consuming nothing.
@@ -245,7 +287,12 @@ impl<R: Read + Seek> Lines<R> {
             let want = n - self.seen;
             let newlines = count_newlines(buf);
             let (used, counted) = if newlines >= want {
-                (memchr::memchr_iter(b'\n', buf).nth(want - 1).map_or(buf.len(), |i| i + 1), want)
+                (
+                    memchr::memchr_iter(b'\n', buf)
+                        .nth(want - 1)
+                        .map_or(buf.len(), |i| i + 1),
+                    want,
+                )
             } else {
                 (buf.len(), newlines)
             };
@@ -274,7 +321,12 @@ impl<R: Read + Seek> Lines<R> {
         }
         let start = start.min(self.seen - lines.len());
         let total = if self.more()? { None } else { Some(self.seen) };
-        Ok(Span { end: start + lines.len(), lines, start, total })
+        Ok(Span {
+            end: start + lines.len(),
+            lines,
+            start,
+            total,
+        })
     }
 
     /// The block of code holding line `at`, at most `limit` lines: from its header (the line
@@ -320,21 +372,33 @@ impl<R: Read + Seek> Lines<R> {
             }
         }
         if opens {
-            return self.read_from(anchor, anchor_pos, limit, Until::BlockOf(level)).map(Some);
+            return self
+                .read_from(anchor, anchor_pos, limit, Until::BlockOf(level))
+                .map(Some);
         }
         while enclosing.last().is_some_and(|&(_, i, _)| i >= level) {
             enclosing.pop();
         }
         match enclosing.last() {
-            Some(&(header, head_level, pos)) => self.read_from(header, pos, limit, Until::BlockOf(head_level)).map(Some),
+            Some(&(header, head_level, pos)) => self
+                .read_from(header, pos, limit, Until::BlockOf(head_level))
+                .map(Some),
             // No header above: from the line to the end of the file.
-            None => self.read_from(anchor, anchor_pos, limit, Until::End).map(Some),
+            None => self
+                .read_from(anchor, anchor_pos, limit, Until::End)
+                .map(Some),
         }
     }
 
     /// At most `limit` lines from line `first`, which starts at byte `pos`, as far as
     /// `until` says.
-    fn read_from(&mut self, first: usize, pos: u64, limit: usize, until: Until) -> std::io::Result<Span> {
+    fn read_from(
+        &mut self,
+        first: usize,
+        pos: u64,
+        limit: usize,
+        until: Until,
+    ) -> std::io::Result<Span> {
         self.reader.seek(SeekFrom::Start(pos))?;
         (self.seen, self.pos) = (first, pos);
         let mut lines: Vec<Vec<u8>> = Vec::new();
@@ -347,7 +411,9 @@ impl<R: Read + Seek> Lines<R> {
                 break;
             }
             lines.push(buf.clone());
-            let Until::BlockOf(head) = until else { continue };
+            let Until::BlockOf(head) = until else {
+                continue;
+            };
             match indent(&buf) {
                 _ if lines.len() == 1 => {}
                 None => {}
@@ -382,7 +448,12 @@ impl<R: Read + Seek> Lines<R> {
             }
         }
         let total = if self.more()? { None } else { Some(self.seen) };
-        Ok(Span { end: first + lines.len(), lines, start: first, total })
+        Ok(Span {
+            end: first + lines.len(),
+            lines,
+            start: first,
+            total,
+        })
     }
 }
 
@@ -394,7 +465,10 @@ pub const KEPT_LINE_BYTES: usize = 4 * (MAX_LINE_CHARS + 1);
 fn whole_chars(bytes: &[u8]) -> usize {
     let n = bytes.len();
     // The start of the last sequence: at most three continuation bytes back.
-    let Some(lead) = (n.saturating_sub(4)..n).rev().find(|&i| bytes[i] & 0xc0 != 0x80) else {
+    let Some(lead) = (n.saturating_sub(4)..n)
+        .rev()
+        .find(|&i| bytes[i] & 0xc0 != 0x80)
+    else {
         return n;
     };
     let want = match bytes[lead] {
@@ -433,7 +507,10 @@ fn indent(line: &[u8]) -> Option<usize> {
 fn closes(line: &[u8]) -> bool {
     let t = String::from_utf8_lossy(line);
     let t = t.trim();
-    t.starts_with(['}', ')', ']']) || ["end", "fi", "done", "esac", "endif", "#endif"].iter().any(|w| t == *w || t.starts_with(&format!("{w} ")) || t.starts_with(&format!("{w};")))
+    t.starts_with(['}', ')', ']'])
+        || ["end", "fi", "done", "esac", "endif", "#endif"]
+            .iter()
+            .any(|w| t == *w || t.starts_with(&format!("{w} ")) || t.starts_with(&format!("{w};")))
 }
 
 #[cfg(test)]
@@ -448,16 +525,22 @@ mod tests {
     /// The rule of [`Lines::block`] on lines in memory: `[start, end)` of the block holding
     /// line `at`, before the limit. The streaming reader must agree with it.
     fn block(lines: &[Vec<u8>], at: usize) -> (usize, usize) {
-        let next_nonblank = |from: usize| (from..lines.len()).find(|&i| indent(&lines[i]).is_some());
+        let next_nonblank =
+            |from: usize| (from..lines.len()).find(|&i| indent(&lines[i]).is_some());
         let Some(anchor) = next_nonblank(at) else {
             return (at, lines.len());
         };
         let level = indent(&lines[anchor]).unwrap_or(0);
-        let opens = next_nonblank(anchor + 1).and_then(|i| indent(&lines[i])).is_some_and(|n| n > level);
+        let opens = next_nonblank(anchor + 1)
+            .and_then(|i| indent(&lines[i]))
+            .is_some_and(|n| n > level);
         let header = if opens {
             anchor
         } else {
-            match (0..anchor).rev().find(|&i| indent(&lines[i]).is_some_and(|n| n < level)) {
+            match (0..anchor)
+                .rev()
+                .find(|&i| indent(&lines[i]).is_some_and(|n| n < level))
+            {
                 Some(h) => h,
                 None => return (anchor, lines.len()),
             }
@@ -486,7 +569,9 @@ mod tests {
 
     /// `[start, end)` and the lines shown by the streaming reader.
     fn streamed(text: &str, at: usize, limit: usize) -> Option<Streamed> {
-        let span = Lines::new(Cursor::new(text.as_bytes().to_vec())).block(at, limit).expect("read");
+        let span = Lines::new(Cursor::new(text.as_bytes().to_vec()))
+            .block(at, limit)
+            .expect("read");
         span.map(|s| (s.start, s.end, s.lines, s.total))
     }
 
@@ -507,20 +592,28 @@ mod tests {
             assert_eq!(shown, l[s..e].to_vec(), "line {at}, streamed");
         }
         assert_eq!(streamed(src, 8, 10), None, "past the end");
-        assert_eq!(streamed(src, 1, 3).map(|(s, e, _, _)| (s, e)), Some((0, 3)), "the limit cuts the block");
+        assert_eq!(
+            streamed(src, 1, 3).map(|(s, e, _, _)| (s, e)),
+            Some((0, 3)),
+            "the limit cuts the block"
+        );
     }
 
     /// The streaming reader agrees with the in-memory rule on every line of generated
     /// texts (indents, blank lines, closing lines, a last line with and without `\n`).
     #[test]
     fn streamed_blocks_agree_with_the_rule_everywhere() {
-        let pieces = ["a", "  b", "    c", "", "  ", "}", "  end", "\tt", "      d", "x {"];
+        let pieces = [
+            "a", "  b", "    c", "", "  ", "}", "  end", "\tt", "      d", "x {",
+        ];
         let mut seed = 7u64;
         for case in 0..400 {
             let n = 1 + case % 23;
             let mut text = String::new();
             for i in 0..n {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 if i > 0 {
                     text.push('\n');
                 }
@@ -540,7 +633,8 @@ mod tests {
                     }
                     let (s, e) = block(&l, at);
                     let e = e.min(s + limit);
-                    let (gs, ge, shown, _) = got.unwrap_or_else(|| panic!("{text:?} at {at}: no block"));
+                    let (gs, ge, shown, _) =
+                        got.unwrap_or_else(|| panic!("{text:?} at {at}: no block"));
                     assert_eq!((gs, ge), (s, e), "{text:?} at {at} limit {limit}");
                     assert_eq!(shown, l[s..e].to_vec(), "{text:?} at {at} limit {limit}");
                 }
@@ -555,27 +649,72 @@ mod tests {
         for (line, kept) in [
             ("x".repeat(1 << 20), "x".repeat(KEPT_LINE_BYTES)),
             ("é".repeat(5_000), "é".repeat(KEPT_LINE_BYTES / 2)),
-            (format!("x{}", "é".repeat(5_000)), format!("x{}", "é".repeat(KEPT_LINE_BYTES / 2 - 1))),
+            (
+                format!("x{}", "é".repeat(5_000)),
+                format!("x{}", "é".repeat(KEPT_LINE_BYTES / 2 - 1)),
+            ),
             ("y".repeat(KEPT_LINE_BYTES), "y".repeat(KEPT_LINE_BYTES)),
         ] {
             let text = format!("a\n{line}\nb");
-            let mut r = Lines { reader: BufReader::with_capacity(100, Cursor::new(text.as_bytes().to_vec())), seen: 0, pos: 0 };
+            let mut r = Lines {
+                reader: BufReader::with_capacity(100, Cursor::new(text.as_bytes().to_vec())),
+                seen: 0,
+                pos: 0,
+            };
             let span = r.slice(1, 2).expect("read");
-            assert_eq!(span.lines, vec![kept.into_bytes(), b"b".to_vec()], "{}", line.len());
-            assert_eq!((span.start, span.end, span.total, r.pos), (1, 3, Some(3), text.len() as u64));
+            assert_eq!(
+                span.lines,
+                vec![kept.into_bytes(), b"b".to_vec()],
+                "{}",
+                line.len()
+            );
+            assert_eq!(
+                (span.start, span.end, span.total, r.pos),
+                (1, 3, Some(3), text.len() as u64)
+            );
         }
-        for (bytes, want) in [(&b"ab"[..], 2), (b"a\xc3", 1), (b"a\xc3\xa9", 3), (b"\xf0\x9f\x98", 0), (b"\xf0\x9f\x98\x80", 4), (b"\x80\x80\x80\x80\x80", 5)] {
+        for (bytes, want) in [
+            (&b"ab"[..], 2),
+            (b"a\xc3", 1),
+            (b"a\xc3\xa9", 3),
+            (b"\xf0\x9f\x98", 0),
+            (b"\xf0\x9f\x98\x80", 4),
+            (b"\x80\x80\x80\x80\x80", 5),
+        ] {
             assert_eq!(whole_chars(bytes), want, "{bytes:?}");
         }
     }
 
     #[test]
     fn newlines_are_counted_at_every_length_and_alignment() {
-        let text: Vec<u8> = (0..20_000u32).map(|i| if i % 7 == 0 || i % 13 == 0 { b'\n' } else { b'a' }).collect();
+        let text: Vec<u8> = (0..20_000u32)
+            .map(|i| {
+                if i % 7 == 0 || i % 13 == 0 {
+                    b'\n'
+                } else {
+                    b'a'
+                }
+            })
+            .collect();
         for start in [0, 1, 5, 31] {
-            for len in [0, 1, 31, 32, 33, 255 * 32 - 1, 255 * 32, 255 * 32 + 1, 9_000, 19_000] {
+            for len in [
+                0,
+                1,
+                31,
+                32,
+                33,
+                255 * 32 - 1,
+                255 * 32,
+                255 * 32 + 1,
+                9_000,
+                19_000,
+            ] {
                 let bytes = &text[start..start + len];
-                assert_eq!(count_newlines(bytes), bytes.iter().filter(|&&b| b == b'\n').count(), "{start} {len}");
+                assert_eq!(
+                    count_newlines(bytes),
+                    bytes.iter().filter(|&&b| b == b'\n').count(),
+                    "{start} {len}"
+                );
             }
         }
         // Every byte a newline: no lane overflows.
@@ -586,16 +725,33 @@ mod tests {
     /// without a last `\n`, through buffers smaller than the text.
     #[test]
     fn slices_agree_with_splitting() {
-        for text in ["", "a", "a\n", "a\nb", "a\nb\n", "\n\n", "one\ntwo\nthree\n", "x\n\ny"] {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\nb\n",
+            "\n\n",
+            "one\ntwo\nthree\n",
+            "x\n\ny",
+        ] {
             let l = lines(text.strip_suffix('\n').unwrap_or(text));
             let total = if text.is_empty() { 0 } else { l.len() };
             for start in 0..total + 2 {
                 for limit in [1, 2, 5] {
-                    let mut r = Lines { reader: BufReader::with_capacity(2, Cursor::new(text.as_bytes().to_vec())), seen: 0, pos: 0 };
+                    let mut r = Lines {
+                        reader: BufReader::with_capacity(2, Cursor::new(text.as_bytes().to_vec())),
+                        seen: 0,
+                        pos: 0,
+                    };
                     let span = r.slice(start, limit).expect("read");
                     let (s, e) = (start.min(total), (start + limit).min(total));
                     assert_eq!((span.start, span.end), (s, e), "{text:?} {start} {limit}");
-                    assert_eq!(span.lines, l.get(s..e).map(<[Vec<u8>]>::to_vec).unwrap_or_default(), "{text:?} {start} {limit}");
+                    assert_eq!(
+                        span.lines,
+                        l.get(s..e).map(<[Vec<u8>]>::to_vec).unwrap_or_default(),
+                        "{text:?} {start} {limit}"
+                    );
                     let counted = match span.total {
                         Some(t) => t,
                         None => r.count_to_end().expect("count"),

@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{apply, grep, list, patch, read, Boundary, FsError, Guard};
-use crate::policy::request::{self, SourceSpec};
 use crate::policy::decide::Grant;
 use crate::policy::paths::Access;
+use crate::policy::request::{self, SourceSpec};
 
 /// A file tool request.
 #[derive(Debug, Default, Deserialize)]
@@ -43,12 +43,20 @@ pub struct FsRequest {
 }
 
 /// The tools this module answers.
-pub const TOOLS: &[&str] = &["read_file", "list_dir", "grep_files", "apply_patch", "check_path"];
+pub const TOOLS: &[&str] = &[
+    "read_file",
+    "list_dir",
+    "grep_files",
+    "apply_patch",
+    "check_path",
+];
 
 fn count(name: &str, v: Option<i64>) -> Result<Option<usize>, FsError> {
     match v {
         None => Ok(None),
-        Some(n) if n < 0 => Err(FsError::InvalidArgument(format!("`{name}` must not be negative (got {n})"))),
+        Some(n) if n < 0 => Err(FsError::InvalidArgument(format!(
+            "`{name}` must not be negative (got {n})"
+        ))),
         Some(n) => Ok(Some(n as usize)),
     }
 }
@@ -60,9 +68,15 @@ fn include_list(v: &Option<Value>) -> Result<Vec<String>, FsError> {
         Some(Value::String(s)) => Ok(vec![s.clone()]),
         Some(Value::Array(a)) => a
             .iter()
-            .map(|g| g.as_str().map(str::to_string).ok_or_else(|| FsError::InvalidArgument("`include` must be a glob or a list of globs".into())))
+            .map(|g| {
+                g.as_str().map(str::to_string).ok_or_else(|| {
+                    FsError::InvalidArgument("`include` must be a glob or a list of globs".into())
+                })
+            })
             .collect(),
-        Some(_) => Err(FsError::InvalidArgument("`include` must be a glob or a list of globs".into())),
+        Some(_) => Err(FsError::InvalidArgument(
+            "`include` must be a glob or a list of globs".into(),
+        )),
     }
 }
 
@@ -71,7 +85,13 @@ pub fn call(op: &str, json: &str) -> Value {
     let tool = op.to_string();
     let req: FsRequest = match serde_json::from_str(json) {
         Ok(r) => r,
-        Err(e) => return failure(&tool, None, &FsError::InvalidArgument(format!("bad request: {e}"))),
+        Err(e) => {
+            return failure(
+                &tool,
+                None,
+                &FsError::InvalidArgument(format!("bad request: {e}")),
+            )
+        }
     };
     let tool = req.tool.clone().unwrap_or(tool);
     match run(op, &tool, &req) {
@@ -83,7 +103,11 @@ pub fn call(op: &str, json: &str) -> Value {
 /// The failure object of a tool.
 pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
     let advice = e.advice(tool);
-    let message = if advice.is_empty() { e.to_string() } else { format!("{e}. {advice}") };
+    let message = if advice.is_empty() {
+        e.to_string()
+    } else {
+        format!("{e}. {advice}")
+    };
     let mut v = json!({
         "success": false,
         "tool": tool,
@@ -100,10 +124,14 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
     match e {
         FsError::PatchParse { line, .. } => v["line"] = json!(line),
         FsError::PatchApply { file, .. } => v["file"] = json!(file),
-        FsError::Scope(crate::ScopeError::InvalidConfig { file, line, key, .. }) => v["config_error"] = json!({"file": file, "line": line, "key": key}),
-        FsError::Scope(crate::ScopeError::UntrustedScope { file, sha256, approved }) => {
-            v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved})
-        }
+        FsError::Scope(crate::ScopeError::InvalidConfig {
+            file, line, key, ..
+        }) => v["config_error"] = json!({"file": file, "line": line, "key": key}),
+        FsError::Scope(crate::ScopeError::UntrustedScope {
+            file,
+            sha256,
+            approved,
+        }) => v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved}),
         _ => {}
     }
     v
@@ -111,7 +139,10 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
 
 fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     if !TOOLS.contains(&op) {
-        return Err(FsError::InvalidArgument(format!("unknown file tool `{op}` (one of {})", TOOLS.join(", "))));
+        return Err(FsError::InvalidArgument(format!(
+            "unknown file tool `{op}` (one of {})",
+            TOOLS.join(", ")
+        )));
     }
     let areq = request::Request {
         sources: req.sources.clone(),
@@ -125,9 +156,17 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     };
     let prepared = request::prepare(&areq)?;
     let scope = &prepared.loaded.scope;
-    let project_root = req.project_root.as_ref().map(PathBuf::from).or_else(|| prepared.loaded.project_root.clone());
+    let project_root = req
+        .project_root
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| prepared.loaded.project_root.clone());
     let directory = match &req.directory {
-        Some(d) if !Path::new(d).is_absolute() => return Err(FsError::InvalidArgument(format!("the directory `{d}` must be absolute"))),
+        Some(d) if !Path::new(d).is_absolute() => {
+            return Err(FsError::InvalidArgument(format!(
+                "the directory `{d}` must be absolute"
+            )))
+        }
         Some(d) => Some(PathBuf::from(d)),
         None => None,
     };
@@ -139,10 +178,18 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     };
     if !root.is_absolute() {
         return Err(FsError::Scope(crate::ScopeError::InvalidConfig {
-            file: prepared.loaded.files.last().map(|f| f.display().to_string()).unwrap_or_else(|| "scope".into()),
+            file: prepared
+                .loaded
+                .files
+                .last()
+                .map(|f| f.display().to_string())
+                .unwrap_or_else(|| "scope".into()),
             line: None,
             key: Some("fs.root".into()),
-            message: format!("fs.root `{}` must be absolute (or start with ~ or ${{project_root}})", root.display()),
+            message: format!(
+                "fs.root `{}` must be absolute (or start with ~ or ${{project_root}})",
+                root.display()
+            ),
         }));
     }
     let boundary = Boundary::new(scope.fs.mode, &root)?;
@@ -158,17 +205,44 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     let path = req.path.clone().unwrap_or_else(|| ".".into());
     let mut v = match op {
         "read_file" => {
-            let p = req.path.as_deref().ok_or_else(|| FsError::InvalidArgument("`path` is required".into()))?;
-            let r = read::read_file(&guard, p, count("offset", req.offset)?.unwrap_or(0), count("limit", req.limit)?, read::Mode::parse(req.mode.as_deref())?)?;
+            let p = req
+                .path
+                .as_deref()
+                .ok_or_else(|| FsError::InvalidArgument("`path` is required".into()))?;
+            let r = read::read_file(
+                &guard,
+                p,
+                count("offset", req.offset)?.unwrap_or(0),
+                count("limit", req.limit)?,
+                read::Mode::parse(req.mode.as_deref())?,
+            )?;
             to_value(&r)?
         }
-        "list_dir" => to_value(&list::list_dir(&guard, &path, count("depth", req.depth)?, count("offset", req.offset)?.unwrap_or(0), count("limit", req.limit)?)?)?,
+        "list_dir" => to_value(&list::list_dir(
+            &guard,
+            &path,
+            count("depth", req.depth)?,
+            count("offset", req.offset)?.unwrap_or(0),
+            count("limit", req.limit)?,
+        )?)?,
         "grep_files" => {
-            let pattern = req.pattern.as_deref().ok_or_else(|| FsError::InvalidArgument("`pattern` is required".into()))?;
-            to_value(&grep::grep_files(&guard, pattern, &path, &include_list(&req.include)?, count("limit", req.limit)?)?)?
+            let pattern = req
+                .pattern
+                .as_deref()
+                .ok_or_else(|| FsError::InvalidArgument("`pattern` is required".into()))?;
+            to_value(&grep::grep_files(
+                &guard,
+                pattern,
+                &path,
+                &include_list(&req.include)?,
+                count("limit", req.limit)?,
+            )?)?
         }
         "apply_patch" => {
-            let text = req.patch.as_deref().ok_or_else(|| FsError::InvalidArgument("`patch` is required".into()))?;
+            let text = req
+                .patch
+                .as_deref()
+                .ok_or_else(|| FsError::InvalidArgument("`patch` is required".into()))?;
             let parsed = patch::parse(text)?;
             let r = apply::apply(&guard, &parsed)?;
             let mut v = to_value(&r)?;
@@ -177,18 +251,28 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
             v
         }
         _ => {
-            let p = req.path.as_deref().ok_or_else(|| FsError::InvalidArgument("`path` is required".into()))?;
+            let p = req
+                .path
+                .as_deref()
+                .ok_or_else(|| FsError::InvalidArgument("`path` is required".into()))?;
             let access = match req.access.as_deref() {
                 None | Some("read") => Access::Read,
                 Some("write") => Access::Write,
-                Some(o) => return Err(FsError::InvalidArgument(format!("unknown access `{o}` (read or write)"))),
+                Some(o) => {
+                    return Err(FsError::InvalidArgument(format!(
+                        "unknown access `{o}` (read or write)"
+                    )))
+                }
             };
             to_value(&guard.check(p, access)?)?
         }
     };
     v["success"] = json!(true);
     v["tool"] = json!(tool);
-    v["grants_used"] = json!(*guard.used.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    v["grants_used"] = json!(*guard
+        .used
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner));
     Ok(v)
 }
 
@@ -201,7 +285,10 @@ fn summary(r: &apply::ApplyResult) -> String {
         .files
         .iter()
         .map(|f| match &f.moved_to {
-            Some(to) => format!("{} {} -> {} (+{} -{})", f.action, f.path, to, f.added, f.removed),
+            Some(to) => format!(
+                "{} {} -> {} (+{} -{})",
+                f.action, f.path, to, f.added, f.removed
+            ),
             None => format!("{} {} (+{} -{})", f.action, f.path, f.added, f.removed),
         })
         .collect();

@@ -74,7 +74,11 @@ fn unfinished_end(bytes: &[u8]) -> usize {
 /// The length of the beginning of `bytes` made of continuation bytes (at most 3): the end of
 /// a character that began before.
 fn continuation_start(bytes: &[u8]) -> usize {
-    bytes.iter().take(3).take_while(|&&b| b & 0xC0 == 0x80).count()
+    bytes
+        .iter()
+        .take(3)
+        .take_while(|&&b| b & 0xC0 == 0x80)
+        .count()
 }
 
 /// The newlines in `bytes`, counted 255 bytes at a time in one byte each (which compilers make
@@ -82,7 +86,12 @@ fn continuation_start(bytes: &[u8]) -> usize {
 fn count_newlines(bytes: &[u8]) -> u64 {
     bytes
         .chunks(255)
-        .map(|c| u64::from(c.iter().fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')))))
+        .map(|c| {
+            u64::from(
+                c.iter()
+                    .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n'))),
+            )
+        })
         .sum()
 }
 
@@ -104,12 +113,20 @@ pub struct Buffer {
 impl Buffer {
     /// A buffer keeping the first `head_cap` and the last `tail_cap` bytes.
     pub fn new(head_cap: usize, tail_cap: usize) -> Buffer {
-        Buffer { head_cap, tail_cap, ..Buffer::default() }
+        Buffer {
+            head_cap,
+            tail_cap,
+            ..Buffer::default()
+        }
     }
 
     /// [`Buffer::new`] with its memory allocated now: reading into it allocates nothing.
     pub fn allocated(head_cap: usize, tail_cap: usize) -> Buffer {
-        Buffer { head: Vec::with_capacity(head_cap), tail: Vec::with_capacity(tail_cap), ..Buffer::new(head_cap, tail_cap) }
+        Buffer {
+            head: Vec::with_capacity(head_cap),
+            tail: Vec::with_capacity(tail_cap),
+            ..Buffer::new(head_cap, tail_cap)
+        }
     }
 
     /// Bytes of the output read.
@@ -201,17 +218,28 @@ impl Buffer {
                 text = r.redact_owned(text);
             }
             if text.chars().nth(max_chars).is_none() {
-                return Captured { output: text, ..base };
+                return Captured {
+                    output: text,
+                    ..base
+                };
             }
             let output = head_and_tail(&text, &text, max_chars, self.total_bytes, total_lines);
-            return Captured { output, truncated: true, ..base };
+            return Captured {
+                output,
+                truncated: true,
+                ..base
+            };
         }
         // The head ends, and the tail begins, inside the output: a character cut there is
         // left out, and so is a part of a secret.
         let head = &self.head[..self.head.len() - unfinished_end(&self.head)];
         let tail = self.tail_bytes();
         let tail = &tail[continuation_start(&tail)..];
-        let tail = if ended { tail } else { &tail[..tail.len() - unfinished_end(tail)] };
+        let tail = if ended {
+            tail
+        } else {
+            &tail[..tail.len() - unfinished_end(tail)]
+        };
         let mut head = decode_output(head.to_vec());
         let mut tail = decode_output(tail.to_vec());
         if let Some(r) = redactor {
@@ -227,7 +255,11 @@ impl Buffer {
             tail = r.redact_owned(tail);
         }
         let output = head_and_tail(&head, &tail, max_chars, self.total_bytes, total_lines);
-        Captured { output, truncated: true, ..base }
+        Captured {
+            output,
+            truncated: true,
+            ..base
+        }
     }
 }
 
@@ -296,7 +328,13 @@ fn tail_cut(text: &str, n: usize) -> (usize, usize) {
 /// ```
 ///
 /// `total_bytes` and `total_lines` are the whole output's, as the command printed it.
-pub fn head_and_tail(head: &str, tail: &str, max_chars: usize, total_bytes: u64, total_lines: u64) -> String {
+pub fn head_and_tail(
+    head: &str,
+    tail: &str,
+    max_chars: usize,
+    total_bytes: u64,
+    total_lines: u64,
+) -> String {
     let tail_n = max_chars / 2;
     let (head_end, head_chars) = head_cut(head, max_chars - tail_n);
     let (mut tail_start, mut tail_chars) = tail_cut(tail, tail_n);
@@ -386,14 +424,20 @@ pub struct Capture {
 }
 
 fn os_error(what: &str, e: std::io::Error) -> ScopeError {
-    ScopeError::Io { path: "(the output pipe)".into(), message: format!("{what}: {e}") }
+    ScopeError::Io {
+        path: "(the output pipe)".into(),
+        message: format!("{what}: {e}"),
+    }
 }
 
 /// A pipe, both ends close-on-exec (as `std::io::pipe` makes them), neither among the
 /// standard descriptors (a child's 0, 1 and 2 are made from them): (read end, write end).
 fn pipe() -> Result<(File, File)> {
     let (reader, writer) = std::io::pipe().map_err(|e| os_error("cannot make a pipe", e))?;
-    let ends = (File::from(OwnedFd::from(reader)), File::from(OwnedFd::from(writer)));
+    let ends = (
+        File::from(OwnedFd::from(reader)),
+        File::from(OwnedFd::from(writer)),
+    );
     Ok((above_standard(ends.0)?, above_standard(ends.1)?))
 }
 
@@ -406,7 +450,10 @@ fn above_standard(file: File) -> Result<File> {
     // SAFETY: fcntl on a descriptor `file` owns; the copy is owned by the File made of it.
     let fd = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
     if fd < 0 {
-        return Err(os_error("cannot move a descriptor", std::io::Error::last_os_error()));
+        return Err(os_error(
+            "cannot move a descriptor",
+            std::io::Error::last_os_error(),
+        ));
     }
     // SAFETY: fcntl made `fd`, owned by nothing else.
     Ok(unsafe { File::from_raw_fd(fd) })
@@ -427,9 +474,16 @@ impl Capture {
     /// A capture fed by [`Capture::push`], keeping the first `head_cap` and the last
     /// `tail_cap` bytes.
     pub fn new(head_cap: usize, tail_cap: usize) -> Capture {
-        let state = State { buffer: Buffer::new(head_cap, tail_cap), ..State::default() };
+        let state = State {
+            buffer: Buffer::new(head_cap, tail_cap),
+            ..State::default()
+        };
         Capture {
-            shared: Arc::new(Shared { state: Mutex::new(state), ended: Condvar::new(), stop: AtomicBool::new(false) }),
+            shared: Arc::new(Shared {
+                state: Mutex::new(state),
+                ended: Condvar::new(),
+                stop: AtomicBool::new(false),
+            }),
             finisher: None,
             thread: None,
         }
@@ -444,8 +498,14 @@ impl Capture {
         // SAFETY: fcntl on a descriptor this function owns.
         let flags = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_GETFL) };
         // SAFETY: as above; the reader waits in poll, never in read.
-        if flags < 0 || unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-            return Err(os_error("cannot set the pipe's flags", std::io::Error::last_os_error()));
+        if flags < 0
+            || unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) }
+                < 0
+        {
+            return Err(os_error(
+                "cannot set the pipe's flags",
+                std::io::Error::last_os_error(),
+            ));
         }
         #[cfg(target_os = "linux")]
         // SAFETY: fcntl on a descriptor this function owns; a failure leaves the default size.
@@ -456,7 +516,11 @@ impl Capture {
         // The reader allocates nothing: its memory is this thread's, reused from one command
         // to the next, instead of a new thread's heap each time.
         capture.shared.lock().buffer = Buffer::allocated(head_cap, tail_cap);
-        capture.finisher = Some(reader.try_clone().map_err(|e| os_error("cannot copy a descriptor", e))?);
+        capture.finisher = Some(
+            reader
+                .try_clone()
+                .map_err(|e| os_error("cannot copy a descriptor", e))?,
+        );
         let shared = capture.shared.clone();
         let buf = vec![0u8; READ_SIZE];
         let handle = std::thread::Builder::new()
@@ -523,7 +587,11 @@ impl Capture {
         // ended) or at `stop`, within `POLL`, and closes the read end: a writer left running
         // then finds nobody reading.
         self.thread = None;
-        Finished { buffer, ended, error }
+        Finished {
+            buffer,
+            ended,
+            error,
+        }
     }
 }
 
@@ -535,7 +603,11 @@ impl Drop for Capture {
 
 /// Whether `fd` has something to read (or its end) within [`POLL`].
 fn readable(fd: libc::c_int) -> bool {
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
     // SAFETY: one valid pollfd for the duration of the call.
     let n = unsafe { libc::poll(&mut p, 1, POLL.as_millis() as libc::c_int) };
     n > 0
@@ -634,15 +706,36 @@ mod tests {
             (&[b"ab"], 4, 4, b"ab", b"", 2, 1),
             (&[b"abcdef"], 4, 4, b"abcd", b"ef", 6, 1),
             (&[b"abcdefghij\n"], 4, 4, b"abcd", b"hij\n", 11, 1),
-            (&[b"ab", b"cd", b"ef", b"gh", b"ij", b"k\n"], 4, 4, b"abcd", b"ijk\n", 12, 1),
+            (
+                &[b"ab", b"cd", b"ef", b"gh", b"ij", b"k\n"],
+                4,
+                4,
+                b"abcd",
+                b"ijk\n",
+                12,
+                1,
+            ),
             (&[b"a\nb\n", b"c\nd\ne"], 2, 3, b"a\n", b"d\ne", 9, 5),
             (&[b"abc", b"defghijklmnop"], 2, 3, b"ab", b"nop", 16, 1),
             (&[b"abcdefg"], 0, 0, b"", b"", 7, 1),
         ];
         for (pieces, h, t, head, tail, bytes, lines) in cases {
             let b = fed(*h, *t, pieces);
-            assert_eq!((b.head.as_slice(), b.tail_bytes().as_slice(), b.total_bytes(), b.total_lines()), (*head, *tail, *bytes, *lines), "{pieces:?}");
-            assert_eq!(b.whole(), *bytes == (head.len() + tail.len()) as u64, "{pieces:?}");
+            assert_eq!(
+                (
+                    b.head.as_slice(),
+                    b.tail_bytes().as_slice(),
+                    b.total_bytes(),
+                    b.total_lines()
+                ),
+                (*head, *tail, *bytes, *lines),
+                "{pieces:?}"
+            );
+            assert_eq!(
+                b.whole(),
+                *bytes == (head.len() + tail.len()) as u64,
+                "{pieces:?}"
+            );
         }
     }
 
@@ -720,10 +813,20 @@ mod tests {
     fn result_redacted_before_the_cut() {
         let r = redactor();
         // Whole: the cut falls in the replacement, never in the secret.
-        let text = format!("{}sk-0123456789\n{}sk-0123456789\n", "x".repeat(40), "y".repeat(40));
-        let out = fed(1024, 1024, &[text.as_bytes()]).result(50, Some(&r), true).output;
+        let text = format!(
+            "{}sk-0123456789\n{}sk-0123456789\n",
+            "x".repeat(40),
+            "y".repeat(40)
+        );
+        let out = fed(1024, 1024, &[text.as_bytes()])
+            .result(50, Some(&r), true)
+            .output;
         assert!(!out.contains("sk-0"), "{out}");
-        assert!(out.starts_with(&format!("{}[redac", "x".repeat(25 - 6))) || out.starts_with("xxxxxxxxxxxxxxxxxxxxxxxxx"), "{out}");
+        assert!(
+            out.starts_with(&format!("{}[redac", "x".repeat(25 - 6)))
+                || out.starts_with("xxxxxxxxxxxxxxxxxxxxxxxxx"),
+            "{out}"
+        );
         assert!(out.ends_with("[redacted: KEY]\n"), "{out}");
         // Not whole: the head ends, and the tail begins, inside a secret.
         let mut b = Buffer::new(24, 20);
@@ -731,8 +834,14 @@ mod tests {
         b.push(&b"-".repeat(1000));
         b.push(b"sk-0123456789 end sk-0123456789\n");
         let out = b.result(1000, Some(&r), true).output;
-        assert!(!out.contains("sk-0") && !out.contains("3456789") && !out.contains("456789"), "{out}");
-        assert!(out.starts_with(&format!("{}\n\n[Output truncated", "a".repeat(16))), "{out}");
+        assert!(
+            !out.contains("sk-0") && !out.contains("3456789") && !out.contains("456789"),
+            "{out}"
+        );
+        assert!(
+            out.starts_with(&format!("{}\n\n[Output truncated", "a".repeat(16))),
+            "{out}"
+        );
         assert!(out.ends_with(" end [redacted: KEY]\n"), "{out}");
     }
 
@@ -745,7 +854,10 @@ mod tests {
         let mut b = Buffer::new(8, 16);
         b.push(&b"-".repeat(100));
         b.push(b"key: sk-01234");
-        assert!(b.result(1000, Some(&r), false).output.ends_with("\n\n---key: "));
+        assert!(b
+            .result(1000, Some(&r), false)
+            .output
+            .ends_with("\n\n---key: "));
     }
 
     #[test]
@@ -757,7 +869,15 @@ mod tests {
         }
         drop(w);
         let f = c.finish(Duration::from_secs(5));
-        assert_eq!((f.buffer.total_bytes(), f.buffer.total_lines(), f.ended, f.error), (110_000, 10_000, true, None));
+        assert_eq!(
+            (
+                f.buffer.total_bytes(),
+                f.buffer.total_lines(),
+                f.ended,
+                f.error
+            ),
+            (110_000, 10_000, true, None)
+        );
     }
 
     #[test]
@@ -766,7 +886,15 @@ mod tests {
         let (mut c, mut w) = Capture::with_pipe(16, 24).unwrap();
         let writer = std::thread::spawn(move || {
             w.write_all(b"first line\n").unwrap();
-            let piece: Vec<u8> = (0..99_991u32).map(|i| if i % 7 == 6 { b'\n' } else { b'a' + (i % 26) as u8 }).collect();
+            let piece: Vec<u8> = (0..99_991u32)
+                .map(|i| {
+                    if i % 7 == 6 {
+                        b'\n'
+                    } else {
+                        b'a' + (i % 26) as u8
+                    }
+                })
+                .collect();
             for _ in 0..50 {
                 w.write_all(&piece).unwrap();
             }
@@ -776,8 +904,20 @@ mod tests {
         let f = c.finish(Duration::from_secs(5));
         let newlines_per_piece = (0..99_991u32).filter(|i| i % 7 == 6).count() as u64;
         assert_eq!(
-            (f.buffer.head.as_slice(), f.buffer.tail_bytes().as_slice(), f.buffer.total_bytes(), f.buffer.total_lines(), f.ended),
-            (&b"first line\nabcde"[..], &b"\nsecond to last\nlast line\n"[2..], 11 + 50 * 99_991 + 26, 1 + 50 * newlines_per_piece + 3, true)
+            (
+                f.buffer.head.as_slice(),
+                f.buffer.tail_bytes().as_slice(),
+                f.buffer.total_bytes(),
+                f.buffer.total_lines(),
+                f.ended
+            ),
+            (
+                &b"first line\nabcde"[..],
+                &b"\nsecond to last\nlast line\n"[2..],
+                11 + 50 * 99_991 + 26,
+                1 + 50 * newlines_per_piece + 3,
+                true
+            )
         );
     }
 
@@ -792,7 +932,16 @@ mod tests {
             });
             writer.join().unwrap();
             let f = c.finish(Duration::ZERO);
-            assert_eq!((f.buffer.total_bytes(), f.buffer.total_lines(), f.ended, f.error), (size as u64, (size / 2) as u64, true, None), "{size}");
+            assert_eq!(
+                (
+                    f.buffer.total_bytes(),
+                    f.buffer.total_lines(),
+                    f.ended,
+                    f.error
+                ),
+                (size as u64, (size / 2) as u64, true, None),
+                "{size}"
+            );
         }
     }
 
@@ -813,12 +962,18 @@ mod tests {
         let start = Instant::now();
         let f = c.finish(Duration::from_millis(100));
         let waited = start.elapsed();
-        assert!(waited >= Duration::from_millis(100) && waited < Duration::from_secs(2), "{waited:?}");
+        assert!(
+            waited >= Duration::from_millis(100) && waited < Duration::from_secs(2),
+            "{waited:?}"
+        );
         assert!(!f.ended);
         assert_eq!(f.buffer.result(100, None, f.ended).output, "done\n");
         // The reader stopped and closed its end: writing soon finds no reader (SIGPIPE is
         // ignored in test binaries, so the write fails).
         std::thread::sleep(POLL * 4);
-        assert_eq!(w.write_all(b"more\n").map_err(|e| e.kind()), Err(std::io::ErrorKind::BrokenPipe));
+        assert_eq!(
+            w.write_all(b"more\n").map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::BrokenPipe)
+        );
     }
 }

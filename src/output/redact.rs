@@ -34,14 +34,22 @@ pub const MIN_PARTIAL: usize = 4;
 /// `.` become `?`, so that the replacement is plain text inside any JSON string.
 fn shown_name(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect()
 }
 
 /// `value` as `json-serialize` writes it inside a string, without the quotes.
 fn json_escaped(value: &str) -> String {
     let s = serde_json::to_string(value).unwrap_or_default();
-    s.get(1..s.len().saturating_sub(1)).unwrap_or_default().to_string()
+    s.get(1..s.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_string()
 }
 
 impl Redactor {
@@ -66,10 +74,16 @@ impl Redactor {
                 AhoCorasickBuilder::new()
                     .match_kind(MatchKind::LeftmostLongest)
                     .build(&patterns)
-                    .map_err(|e| ScopeError::InvalidArgument(format!("cannot build the redactor: {e}")))?,
+                    .map_err(|e| {
+                        ScopeError::InvalidArgument(format!("cannot build the redactor: {e}"))
+                    })?,
             )
         };
-        Ok(Redactor { automaton, replacements, patterns })
+        Ok(Redactor {
+            automaton,
+            replacements,
+            patterns,
+        })
     }
 
     /// Whether there is anything to hide.
@@ -201,19 +215,39 @@ mod tests {
     use super::*;
 
     fn r(secrets: &[(&str, &str)]) -> Redactor {
-        Redactor::new(&secrets.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>()).unwrap()
+        Redactor::new(
+            &secrets
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
     }
 
     #[test]
     fn redact_table() {
-        let red = r(&[("OPENAI_API_KEY", "sk-0123456789"), ("DB_PASSWORD", "pa\"ss\\word"), ("LONG", "sk-0123456789-long"), ("odd name", "zzzzzzzz")]);
+        let red = r(&[
+            ("OPENAI_API_KEY", "sk-0123456789"),
+            ("DB_PASSWORD", "pa\"ss\\word"),
+            ("LONG", "sk-0123456789-long"),
+            ("odd name", "zzzzzzzz"),
+        ]);
         let cases = [
             ("nothing here", None),
-            ("key=sk-0123456789\n", Some("key=[redacted: OPENAI_API_KEY]\n")),
-            ("sk-0123456789sk-0123456789", Some("[redacted: OPENAI_API_KEY][redacted: OPENAI_API_KEY]")),
+            (
+                "key=sk-0123456789\n",
+                Some("key=[redacted: OPENAI_API_KEY]\n"),
+            ),
+            (
+                "sk-0123456789sk-0123456789",
+                Some("[redacted: OPENAI_API_KEY][redacted: OPENAI_API_KEY]"),
+            ),
             ("sk-0123456789-long!", Some("[redacted: LONG]!")),
             ("raw pa\"ss\\word", Some("raw [redacted: DB_PASSWORD]")),
-            ("{\"output\":\"pa\\\"ss\\\\word\"}", Some("{\"output\":\"[redacted: DB_PASSWORD]\"}")),
+            (
+                "{\"output\":\"pa\\\"ss\\\\word\"}",
+                Some("{\"output\":\"[redacted: DB_PASSWORD]\"}"),
+            ),
             ("é zzzzzzzz é", Some("é [redacted: odd?name] é")),
             ("sk-012345678", None),
         ];
@@ -229,9 +263,18 @@ mod tests {
         let red = r(&[("KEY", "sk-0123456789")]);
         let m = crate::output::truncate::LINE_MARKER;
         let cases = [
-            (format!("a:1:xx sk-0123{m}\\nb"), Some(format!("a:1:xx [redacted: KEY]{m}\\nb"))),
-            (format!("xx{m} and sk-0123456789"), Some(format!("xx{m} and [redacted: KEY]"))),
-            (format!("xx sk-0{m}"), Some(format!("xx [redacted: KEY]{m}"))),
+            (
+                format!("a:1:xx sk-0123{m}\\nb"),
+                Some(format!("a:1:xx [redacted: KEY]{m}\\nb")),
+            ),
+            (
+                format!("xx{m} and sk-0123456789"),
+                Some(format!("xx{m} and [redacted: KEY]")),
+            ),
+            (
+                format!("xx sk-0{m}"),
+                Some(format!("xx [redacted: KEY]{m}")),
+            ),
             (format!("xx sk-{m}"), None),
             (format!("xx q{m}"), None),
         ];

@@ -71,14 +71,25 @@ pub struct Started {
 }
 
 fn c_string(what: &str, bytes: &[u8]) -> Result<CString> {
-    CString::new(bytes).map_err(|_| ScopeError::InvalidArgument(format!("{what} holds a NUL byte: {}", String::from_utf8_lossy(bytes))))
+    CString::new(bytes).map_err(|_| {
+        ScopeError::InvalidArgument(format!(
+            "{what} holds a NUL byte: {}",
+            String::from_utf8_lossy(bytes)
+        ))
+    })
 }
 
 fn spawn_error(program: &Path, what: &str, code: libc::c_int) -> ScopeError {
     let e = std::io::Error::from_raw_os_error(code).to_string();
     // "No such file or directory (os error 2)": the words only, as Emacs says them.
-    let e = e.rsplit_once(" (os error ").map_or(e.as_str(), |(words, _)| words).to_string();
-    ScopeError::Io { path: program.display().to_string(), message: format!("{what}: {e}") }
+    let e = e
+        .rsplit_once(" (os error ")
+        .map_or(e.as_str(), |(words, _)| words)
+        .to_string();
+    ScopeError::Io {
+        path: program.display().to_string(),
+        message: format!("{what}: {e}"),
+    }
 }
 
 /// The descriptor a pipe's end holds, read from its `Debug` text (`PipeWriter(FileDesc(OwnedFd
@@ -108,7 +119,12 @@ pub fn pipe_close_on_exec(fd: libc::c_int) -> bool {
 /// Starts `cmd` with its output captured (the first `head_cap` and last `tail_cap` bytes
 /// kept), and calls `on_exit` from a thread of its own when it ends. `Ok(None)` when this
 /// system cannot start it as described (the module's documentation): the caller starts it.
-pub fn spawn(cmd: &Command<'_>, head_cap: usize, tail_cap: usize, on_exit: Box<dyn FnOnce(Exit) + Send>) -> Result<Option<Started>> {
+pub fn spawn(
+    cmd: &Command<'_>,
+    head_cap: usize,
+    tail_cap: usize,
+    on_exit: Box<dyn FnOnce(Exit) + Send>,
+) -> Result<Option<Started>> {
     #[cfg(target_os = "linux")]
     {
         linux::spawn(cmd, head_cap, tail_cap, on_exit)
@@ -124,7 +140,10 @@ pub fn spawn(cmd: &Command<'_>, head_cap: usize, tail_cap: usize, on_exit: Box<d
 mod linux {
     use super::*;
 
-    type AddChdir = unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, *const libc::c_char) -> libc::c_int;
+    type AddChdir = unsafe extern "C" fn(
+        *mut libc::posix_spawn_file_actions_t,
+        *const libc::c_char,
+    ) -> libc::c_int;
 
     /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), looked up when
     /// called, so that the module still loads where it is missing.
@@ -184,15 +203,31 @@ mod linux {
         }
     }
 
-    pub(super) fn spawn(cmd: &Command<'_>, head_cap: usize, tail_cap: usize, on_exit: Box<dyn FnOnce(Exit) + Send>) -> Result<Option<Started>> {
+    pub(super) fn spawn(
+        cmd: &Command<'_>,
+        head_cap: usize,
+        tail_cap: usize,
+        on_exit: Box<dyn FnOnce(Exit) + Send>,
+    ) -> Result<Option<Started>> {
         use std::os::unix::ffi::OsStrExt;
-        let Some(addchdir) = addchdir() else { return Ok(None) };
+        let Some(addchdir) = addchdir() else {
+            return Ok(None);
+        };
         let program = cmd.program;
         let path = c_string("the program's file name", program.as_os_str().as_bytes())?;
         let dir = c_string("the directory", cmd.directory.as_os_str().as_bytes())?;
-        let argv: Vec<CString> = cmd.argv.iter().map(|a| c_string("an argument", a)).collect::<Result<_>>()?;
-        let env: Vec<CString> = cmd.env.iter().map(|e| c_string("an environment entry", e)).collect::<Result<_>>()?;
-        let mut argv_p: Vec<*mut libc::c_char> = argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
+        let argv: Vec<CString> = cmd
+            .argv
+            .iter()
+            .map(|a| c_string("an argument", a))
+            .collect::<Result<_>>()?;
+        let env: Vec<CString> = cmd
+            .env
+            .iter()
+            .map(|e| c_string("an environment entry", e))
+            .collect::<Result<_>>()?;
+        let mut argv_p: Vec<*mut libc::c_char> =
+            argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
         argv_p.push(std::ptr::null_mut());
         let mut env_p: Vec<*mut libc::c_char> = env.iter().map(|e| e.as_ptr().cast_mut()).collect();
         env_p.push(std::ptr::null_mut());
@@ -200,7 +235,9 @@ mod linux {
         let (capture, writer): (Capture, File) = Capture::with_pipe(head_cap, tail_cap)?;
         let mut s = Spawn::new(program)?;
         let w = writer.as_raw_fd();
-        let flags = libc::POSIX_SPAWN_SETSID | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short;
+        let flags = libc::POSIX_SPAWN_SETSID
+            | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short
+            | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short;
         // SAFETY: `s` holds initialised actions and attributes; every pointer passed is valid
         // for the call (the CStrings and the vectors of pointers outlive the spawn), and the
         // signal sets are initialised by sigemptyset and sigfillset.
@@ -209,18 +246,55 @@ mod linux {
             libc::sigemptyset(none.as_mut_ptr());
             let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
             libc::sigfillset(all.as_mut_ptr());
-            check(program, "cannot prepare the start", libc::posix_spawnattr_setsigmask(&mut s.attr, none.as_ptr()))?;
-            check(program, "cannot prepare the start", libc::posix_spawnattr_setsigdefault(&mut s.attr, all.as_ptr()))?;
+            check(
+                program,
+                "cannot prepare the start",
+                libc::posix_spawnattr_setsigmask(&mut s.attr, none.as_ptr()),
+            )?;
+            check(
+                program,
+                "cannot prepare the start",
+                libc::posix_spawnattr_setsigdefault(&mut s.attr, all.as_ptr()),
+            )?;
             if libc::posix_spawnattr_setflags(&mut s.attr, flags) != 0 {
                 // A C library without POSIX_SPAWN_SETSID (glibc before 2.26).
                 return Ok(None);
             }
-            check(program, "cannot prepare the start", libc::posix_spawn_file_actions_addopen(&mut s.actions, 0, c"/dev/null".as_ptr(), libc::O_RDONLY, 0))?;
-            check(program, "cannot prepare the start", libc::posix_spawn_file_actions_adddup2(&mut s.actions, w, 1))?;
-            check(program, "cannot prepare the start", libc::posix_spawn_file_actions_adddup2(&mut s.actions, w, 2))?;
-            check(program, "cannot prepare the start", addchdir(&mut s.actions, dir.as_ptr()))?;
+            check(
+                program,
+                "cannot prepare the start",
+                libc::posix_spawn_file_actions_addopen(
+                    &mut s.actions,
+                    0,
+                    c"/dev/null".as_ptr(),
+                    libc::O_RDONLY,
+                    0,
+                ),
+            )?;
+            check(
+                program,
+                "cannot prepare the start",
+                libc::posix_spawn_file_actions_adddup2(&mut s.actions, w, 1),
+            )?;
+            check(
+                program,
+                "cannot prepare the start",
+                libc::posix_spawn_file_actions_adddup2(&mut s.actions, w, 2),
+            )?;
+            check(
+                program,
+                "cannot prepare the start",
+                addchdir(&mut s.actions, dir.as_ptr()),
+            )?;
             let mut pid: libc::pid_t = 0;
-            let r = libc::posix_spawn(&mut pid, path.as_ptr(), &s.actions, &s.attr, argv_p.as_ptr(), env_p.as_ptr());
+            let r = libc::posix_spawn(
+                &mut pid,
+                path.as_ptr(),
+                &s.actions,
+                &s.attr,
+                argv_p.as_ptr(),
+                env_p.as_ptr(),
+            );
             if r != 0 {
                 let what = if r == libc::ENOENT && !cmd.directory.is_dir() {
                     format!("cannot enter {}", cmd.directory.display())
@@ -248,7 +322,10 @@ mod linux {
                 libc::kill(-pid, libc::SIGKILL);
                 libc::waitpid(pid, std::ptr::null_mut(), 0);
             }
-            return Err(ScopeError::Io { path: program.display().to_string(), message: format!("cannot start a thread to wait for it: {e}") });
+            return Err(ScopeError::Io {
+                path: program.display().to_string(),
+                message: format!("cannot start a thread to wait for it: {e}"),
+            });
         }
         Ok(Some(Started { pid, capture }))
     }
@@ -285,11 +362,27 @@ mod tests {
 
     /// Runs `program` with `argv` in `dir` with `env`; returns the exit, the output and the pid.
     fn run_argv(program: &str, argv: &[&str], dir: &Path, env: &[&str]) -> (Exit, String, i32) {
-        let bytes = |words: &[&str]| -> Vec<Vec<u8>> { words.iter().map(|w| w.as_bytes().to_vec()).collect() };
+        let bytes = |words: &[&str]| -> Vec<Vec<u8>> {
+            words.iter().map(|w| w.as_bytes().to_vec()).collect()
+        };
         let (argv, env) = (bytes(argv), bytes(env));
         let (tx, rx) = mpsc::channel();
-        let cmd = Command { program: Path::new(program), argv: &argv, env: &env, directory: dir };
-        let Started { pid, mut capture } = spawn(&cmd, 1 << 20, 1 << 20, Box::new(move |e| { let _ = tx.send(e); })).unwrap().unwrap();
+        let cmd = Command {
+            program: Path::new(program),
+            argv: &argv,
+            env: &env,
+            directory: dir,
+        };
+        let Started { pid, mut capture } = spawn(
+            &cmd,
+            1 << 20,
+            1 << 20,
+            Box::new(move |e| {
+                let _ = tx.send(e);
+            }),
+        )
+        .unwrap()
+        .unwrap();
         let exit = rx.recv_timeout(Duration::from_secs(20)).unwrap();
         let f = capture.finish(Duration::from_secs(5));
         (exit, f.buffer.result(1 << 20, None, f.ended).output, pid)
@@ -302,8 +395,16 @@ mod tests {
 
     #[test]
     fn spawned_command_gets_exactly_its_environment() {
-        let (exit, out, _) = run_argv("/usr/bin/env", &["env"], Path::new("/"), &["A=1", "B.C=2", "C-D=3", "=x", "E"]);
-        assert_eq!((exit, out.as_str()), (Exit::Code(0), "A=1\nB.C=2\nC-D=3\n=x\nE\n"));
+        let (exit, out, _) = run_argv(
+            "/usr/bin/env",
+            &["env"],
+            Path::new("/"),
+            &["A=1", "B.C=2", "C-D=3", "=x", "E"],
+        );
+        assert_eq!(
+            (exit, out.as_str()),
+            (Exit::Code(0), "A=1\nB.C=2\nC-D=3\n=x\nE\n")
+        );
     }
 
     #[test]
@@ -352,9 +453,15 @@ mod tests {
         assert_eq!(fd, Some(w.as_raw_fd()));
         // SAFETY: fcntl on an open descriptor; dup's copy has no close-on-exec flag.
         let copy = unsafe { libc::dup(w.as_raw_fd()) };
-        assert_eq!(unsafe { libc::fcntl(copy, libc::F_GETFD) } & libc::FD_CLOEXEC, 0);
+        assert_eq!(
+            unsafe { libc::fcntl(copy, libc::F_GETFD) } & libc::FD_CLOEXEC,
+            0
+        );
         assert!(pipe_close_on_exec(copy));
-        assert_eq!(unsafe { libc::fcntl(copy, libc::F_GETFD) } & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        assert_eq!(
+            unsafe { libc::fcntl(copy, libc::F_GETFD) } & libc::FD_CLOEXEC,
+            libc::FD_CLOEXEC
+        );
         unsafe { libc::close(copy) };
         let file = std::fs::File::open("/dev/null").unwrap();
         assert!(!pipe_close_on_exec(file.as_raw_fd()));
@@ -366,15 +473,39 @@ mod tests {
     fn spawn_errors_say_what_failed() {
         let argv = vec![b"x".to_vec()];
         let cases: &[(&str, &str, &str)] = &[
-            ("/nonexistent/program", "/", "/nonexistent/program: cannot start it: No such file or directory"),
-            ("/bin/sh", "/nonexistent-dir", "/bin/sh: cannot enter /nonexistent-dir: No such file or directory"),
+            (
+                "/nonexistent/program",
+                "/",
+                "/nonexistent/program: cannot start it: No such file or directory",
+            ),
+            (
+                "/bin/sh",
+                "/nonexistent-dir",
+                "/bin/sh: cannot enter /nonexistent-dir: No such file or directory",
+            ),
         ];
         for (program, dir, message) in cases {
-            let cmd = Command { program: Path::new(program), argv: &argv, env: &[], directory: Path::new(dir) };
+            let cmd = Command {
+                program: Path::new(program),
+                argv: &argv,
+                env: &[],
+                directory: Path::new(dir),
+            };
             let e = spawn(&cmd, 64, 64, Box::new(|_| {})).err().unwrap();
             assert_eq!(e.to_string(), *message);
         }
-        let cmd = Command { program: Path::new("/bin/sh"), argv: &[b"a\0b".to_vec()], env: &[], directory: Path::new("/") };
-        assert_eq!(spawn(&cmd, 64, 64, Box::new(|_| {})).err().unwrap().to_string(), "invalid argument: an argument holds a NUL byte: a\u{0}b");
+        let cmd = Command {
+            program: Path::new("/bin/sh"),
+            argv: &[b"a\0b".to_vec()],
+            env: &[],
+            directory: Path::new("/"),
+        };
+        assert_eq!(
+            spawn(&cmd, 64, 64, Box::new(|_| {}))
+                .err()
+                .unwrap()
+                .to_string(),
+            "invalid argument: an argument holds a NUL byte: a\u{0}b"
+        );
     }
 }

@@ -183,7 +183,13 @@ fn plan_chars(text: &str, max_chars: usize) -> Plan {
 /// The plan of [`plan_chars`] for a text of which `text` is the beginning (all of it when it
 /// has no more than `max_chars` characters, else at least its first `max_chars`), with the
 /// whole text's totals: what is kept depends on nothing further.
-fn plan_chars_of(text: &str, max_chars: usize, total_chars: usize, total_lines: usize, total_bytes: usize) -> Plan {
+fn plan_chars_of(
+    text: &str,
+    max_chars: usize,
+    total_chars: usize,
+    total_lines: usize,
+    total_bytes: usize,
+) -> Plan {
     if total_chars <= max_chars {
         return Plan::whole(text, total_chars, total_lines, Marker::Notice);
     }
@@ -279,7 +285,13 @@ pub fn truncate_chars_owned(text: String, max_chars: usize) -> Truncated {
 /// is its beginning, all of it when it has no more than `max_chars` characters and else at
 /// least its first `max_chars`; `total_chars`, `total_lines` (as [`count_lines`] counts) and
 /// `total_bytes` are the whole text's.
-pub fn truncate_chars_head(head: String, max_chars: usize, total_chars: usize, total_lines: usize, total_bytes: usize) -> Truncated {
+pub fn truncate_chars_head(
+    head: String,
+    max_chars: usize,
+    total_chars: usize,
+    total_lines: usize,
+    total_bytes: usize,
+) -> Truncated {
     let plan = plan_chars_of(&head, max_chars, total_chars, total_lines, total_bytes);
     let shown = cut_in_place(head, &plan);
     plan.finish(shown)

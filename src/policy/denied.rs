@@ -37,7 +37,10 @@ impl Default for Limits {
     /// mount) where even 100,000 names would take seconds. Past either the answer is "cannot
     /// tell", and the caller refuses: the user narrows the read scope or the command's roots.
     fn default() -> Limits {
-        Limits { max_entries: 100_000, max_time: Duration::from_millis(200) }
+        Limits {
+            max_entries: 100_000,
+            max_time: Duration::from_millis(200),
+        }
     }
 }
 
@@ -71,7 +74,10 @@ pub fn walked(root: &Resolved, path: &Path) -> Resolved {
         }
         _ => path.to_path_buf(),
     };
-    Resolved { literal, target: path.to_path_buf() }
+    Resolved {
+        literal,
+        target: path.to_path_buf(),
+    }
 }
 
 /// The deny pattern that covers `r` (its path as written or where it leads), if one does:
@@ -100,7 +106,9 @@ fn walk(roots: &[PathBuf], matcher: &Matcher, limits: &Limits, keep: usize) -> R
     let mut scanned = 0usize;
     for root in roots {
         if !root.is_absolute() {
-            return Reach::CannotTell { why: format!("the path {} is not absolute", root.display()) };
+            return Reach::CannotTell {
+                why: format!("the path {} is not absolute", root.display()),
+            };
         }
         let r = resolve(root);
         if deny_pattern(matcher, &r).is_some() {
@@ -110,7 +118,11 @@ fn walk(roots: &[PathBuf], matcher: &Matcher, limits: &Limits, keep: usize) -> R
         let meta = match std::fs::symlink_metadata(&r.target) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Reach::CannotTell { why: format!("{}: {e}", r.target.display()) },
+            Err(e) => {
+                return Reach::CannotTell {
+                    why: format!("{}: {e}", r.target.display()),
+                }
+            }
         };
         if !meta.is_dir() {
             scanned += 1;
@@ -130,7 +142,14 @@ fn walk(roots: &[PathBuf], matcher: &Matcher, limits: &Limits, keep: usize) -> R
 }
 
 /// Walks the directory `root` (its target), adding the denied entries to `found`.
-fn walk_dir(root: &Resolved, matcher: &Matcher, limits: &Limits, start: Instant, scanned: &mut usize, found: &mut Vec<PathBuf>) -> Result<(), String> {
+fn walk_dir(
+    root: &Resolved,
+    matcher: &Matcher,
+    limits: &Limits,
+    start: Instant,
+    scanned: &mut usize,
+    found: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     // The filter sees every entry before the walk descends into it: a denied directory is
     // recorded there and not entered.
     let hits: Arc<Mutex<Vec<PathBuf>>> = Arc::new(Mutex::new(Vec::new()));
@@ -162,7 +181,10 @@ fn walk_dir(root: &Resolved, matcher: &Matcher, limits: &Limits, start: Instant,
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                result = Err(format!("cannot read every entry under {}: {e}", root.literal.display()));
+                result = Err(format!(
+                    "cannot read every entry under {}: {e}",
+                    root.literal.display()
+                ));
                 break;
             }
         };
@@ -220,7 +242,11 @@ mod tests {
             if let Some((name, target)) = e.split_once(" -> ") {
                 let p = root.join(name);
                 std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-                let t = if target.starts_with('/') { PathBuf::from(target) } else { root.join(target) };
+                let t = if target.starts_with('/') {
+                    PathBuf::from(target)
+                } else {
+                    root.join(target)
+                };
                 symlink(t, p).unwrap();
             } else if let Some(d) = e.strip_suffix('/') {
                 std::fs::create_dir_all(root.join(d)).unwrap();
@@ -244,7 +270,15 @@ mod tests {
         match reach {
             Reach::Clean { scanned } => Got::Clean(scanned),
             Reach::Denied { found, scanned } => Got::Denied(
-                found.iter().map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned()).collect(),
+                found
+                    .iter()
+                    .map(|p| {
+                        p.strip_prefix(root)
+                            .unwrap_or(p)
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .collect(),
                 scanned,
             ),
             Reach::CannotTell { .. } => Got::CannotTell,
@@ -258,9 +292,19 @@ mod tests {
         std::fs::write(&outside_secret, "s").unwrap();
         let outside_deny = format!("{}/**", outside.path().display());
         let big = Limits::default();
-        let tiny = Limits { max_entries: 3, max_time: Duration::from_secs(60) };
+        let tiny = Limits {
+            max_entries: 3,
+            max_time: Duration::from_secs(60),
+        };
         /// Name, tree, deny patterns, the root under the tree ("" for the tree), limits, answer.
-        type Row<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a str, &'a Limits, Got);
+        type Row<'a> = (
+            &'a str,
+            &'a [&'a str],
+            &'a [&'a str],
+            &'a str,
+            &'a Limits,
+            Got,
+        );
         #[rustfmt::skip]
         let table: &[Row] = &[
             ("clean tree", &["src/a.rs", "src/b/c.rs", "README"], &["**/.env", "**/*.pem"], "", &big, Got::Clean(5)),
@@ -285,12 +329,35 @@ mod tests {
         for (name, entries, deny, sub, limits, want) in table {
             let dir = tempfile::tempdir().unwrap();
             let root = dir.path().canonicalize().unwrap();
-            let entries: Vec<String> = entries.iter().map(|e| e.replace("OUTSIDE", &outside_secret.display().to_string())).collect();
-            tree(&root, &entries.iter().map(String::as_str).collect::<Vec<_>>());
-            let deny: Vec<&str> = deny.iter().map(|d| if *d == "OUTSIDE_DENY" { outside_deny.as_str() } else { d }).collect();
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|e| e.replace("OUTSIDE", &outside_secret.display().to_string()))
+                .collect();
+            tree(
+                &root,
+                &entries.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            let deny: Vec<&str> = deny
+                .iter()
+                .map(|d| {
+                    if *d == "OUTSIDE_DENY" {
+                        outside_deny.as_str()
+                    } else {
+                        d
+                    }
+                })
+                .collect();
             let m = matcher(&root, &deny);
-            let start = if sub.is_empty() { root.clone() } else { root.join(sub) };
-            assert_eq!(&got(&root, denied_under(&[start], &m, limits)), want, "{name}");
+            let start = if sub.is_empty() {
+                root.clone()
+            } else {
+                root.join(sub)
+            };
+            assert_eq!(
+                &got(&root, denied_under(&[start], &m, limits)),
+                want,
+                "{name}"
+            );
         }
     }
 
@@ -303,8 +370,20 @@ mod tests {
         let m = matcher(&root, &["**/.env"]);
         let limits = Limits::default();
         let want: Vec<String> = (0..9).map(|i| format!("d{i}/.env")).collect();
-        assert_eq!(got(&root, denied_under(std::slice::from_ref(&root), &m, &limits)), Got::Denied(want[..EXAMPLES].to_vec(), 18));
-        assert_eq!(got(&root, all_denied_under(std::slice::from_ref(&root), &m, &limits)), Got::Denied(want, 18));
+        assert_eq!(
+            got(
+                &root,
+                denied_under(std::slice::from_ref(&root), &m, &limits)
+            ),
+            Got::Denied(want[..EXAMPLES].to_vec(), 18)
+        );
+        assert_eq!(
+            got(
+                &root,
+                all_denied_under(std::slice::from_ref(&root), &m, &limits)
+            ),
+            Got::Denied(want, 18)
+        );
     }
 
     #[test]
@@ -314,7 +393,13 @@ mod tests {
         tree(&root, &["real/conf/x", "view -> real"]);
         // The pattern names the path through the link only.
         let m = matcher(&root, &[&format!("{}/view/conf/**", root.display())]);
-        assert_eq!(got(&root, denied_under(&[root.join("view")], &m, &Limits::default())), Got::Denied(vec!["view/conf".into()], 1));
+        assert_eq!(
+            got(
+                &root,
+                denied_under(&[root.join("view")], &m, &Limits::default())
+            ),
+            Got::Denied(vec!["view/conf".into()], 1)
+        );
     }
 
     #[test]
@@ -323,14 +408,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         tree(&root, &["locked/x", "a"]);
-        std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
         let readable = std::fs::read_dir(root.join("locked")).is_ok(); // root reads everything
-        let reach = denied_under(std::slice::from_ref(&root), &matcher(&root, &["**/.env"]), &Limits::default());
-        std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let reach = denied_under(
+            std::slice::from_ref(&root),
+            &matcher(&root, &["**/.env"]),
+            &Limits::default(),
+        );
+        std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
         if readable {
             assert_eq!(got(&root, reach), Got::Clean(3));
         } else {
-            assert!(matches!(&reach, Reach::CannotTell { why } if why.contains("locked")), "{reach:?}");
+            assert!(
+                matches!(&reach, Reach::CannotTell { why } if why.contains("locked")),
+                "{reach:?}"
+            );
         }
     }
 
@@ -340,8 +434,18 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         let names: Vec<String> = (0..600).map(|i| format!("f{i}")).collect();
         tree(&root, &names.iter().map(String::as_str).collect::<Vec<_>>());
-        let limits = Limits { max_entries: 1_000_000, max_time: Duration::ZERO };
-        let reach = denied_under(std::slice::from_ref(&root), &matcher(&root, &["**/.env"]), &limits);
-        assert!(matches!(&reach, Reach::CannotTell { why } if why.contains("took longer than 0 ms")), "{reach:?}");
+        let limits = Limits {
+            max_entries: 1_000_000,
+            max_time: Duration::ZERO,
+        };
+        let reach = denied_under(
+            std::slice::from_ref(&root),
+            &matcher(&root, &["**/.env"]),
+            &limits,
+        );
+        assert!(
+            matches!(&reach, Reach::CannotTell { why } if why.contains("took longer than 0 ms")),
+            "{reach:?}"
+        );
     }
 }

@@ -31,8 +31,17 @@ use crate::resolve;
 
 /// The components that, after a `.git` component, hold configuration or state that names
 /// programs git runs (compared without case).
-pub const UNDER_GIT_DIR: &[&str] =
-    &["config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees", "rebase-merge", "sequencer"];
+pub const UNDER_GIT_DIR: &[&str] = &[
+    "config",
+    "config.worktree",
+    "hooks",
+    "info",
+    "commondir",
+    "modules",
+    "worktrees",
+    "rebase-merge",
+    "sequencer",
+];
 
 /// The components that, as the last one after a `.git` component, replace a part of the
 /// repository that holds configuration (`objects`, with `objects/info/alternates`).
@@ -64,7 +73,10 @@ pub fn by_name(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
         prefix.push(c);
         let name = c.as_os_str();
         let last = i + 1 == comps.len();
-        let named = |list: &[&str]| name.to_str().is_some_and(|s| list.iter().any(|u| s.eq_ignore_ascii_case(u)));
+        let named = |list: &[&str]| {
+            name.to_str()
+                .is_some_and(|s| list.iter().any(|u| s.eq_ignore_ascii_case(u)))
+        };
         if seen_git && (named(UNDER_GIT_DIR) || (last && named(REPLACED_UNDER_GIT_DIR))) {
             return Some(prefix);
         }
@@ -90,7 +102,9 @@ fn user_files(home: Option<&Path>) -> Vec<PathBuf> {
 /// The user's or the system's configuration file (or directory) that exists strictly under
 /// the directory `dir` (`rm -r ~` removes `~/.gitconfig`).
 pub fn user_files_below(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    user_files(home).into_iter().find(|f| f != dir && f.starts_with(dir) && resolve::exists(f))
+    user_files(home)
+        .into_iter()
+        .find(|f| f != dir && f.starts_with(dir) && resolve::exists(f))
 }
 
 /// What git's configuration names that a write must not change: its hooks directories and
@@ -106,28 +120,45 @@ pub struct Named {
 impl Named {
     /// What `p` lies in (a hooks directory or an included file), and the file naming it.
     pub fn holding(&self, p: &Path) -> Option<(&Path, &Path)> {
-        self.hooks.iter().chain(&self.included).find(|(x, _)| p.starts_with(x)).map(|(x, by)| (x.as_path(), by.as_path()))
+        self.hooks
+            .iter()
+            .chain(&self.included)
+            .find(|(x, _)| p.starts_with(x))
+            .map(|(x, by)| (x.as_path(), by.as_path()))
     }
 
     /// What `p` lies in, said for a message: the hooks directory and the file naming it, or
     /// the included file and the file including it.
     pub fn describe(&self, p: &Path) -> Option<String> {
         if let Some((x, by)) = self.hooks.iter().find(|(x, _)| p.starts_with(x)) {
-            return Some(format!("the hooks directory {} that core.hooksPath names in {}", x.display(), by.display()));
+            return Some(format!(
+                "the hooks directory {} that core.hooksPath names in {}",
+                x.display(),
+                by.display()
+            ));
         }
-        self.included.iter().find(|(x, _)| p.starts_with(x)).map(|(x, by)| format!("{}, which {} includes", x.display(), by.display()))
+        self.included
+            .iter()
+            .find(|(x, _)| p.starts_with(x))
+            .map(|(x, by)| format!("{}, which {} includes", x.display(), by.display()))
     }
 
     /// What lies strictly under the directory `dir`.
     pub fn below(&self, dir: &Path) -> Option<&Path> {
-        self.hooks.iter().chain(&self.included).map(|(x, _)| x.as_path()).find(|x| *x != dir && x.starts_with(dir))
+        self.hooks
+            .iter()
+            .chain(&self.included)
+            .map(|(x, _)| x.as_path())
+            .find(|x| *x != dir && x.starts_with(dir))
     }
 }
 
 /// The top of the work tree holding `p` (the nearest directory, `p` included, with a `.git`
 /// entry), if any.
 pub fn work_tree_top(p: &Path) -> Option<PathBuf> {
-    p.ancestors().find(|d| resolve::exists(&d.join(".git"))).map(Path::to_path_buf)
+    p.ancestors()
+        .find(|d| resolve::exists(&d.join(".git")))
+        .map(Path::to_path_buf)
 }
 
 /// The git directory and the common directory of the work tree whose top is `top` (a
@@ -137,7 +168,12 @@ pub fn git_dirs(top: &Path) -> Option<(PathBuf, PathBuf)> {
     let gitdir = match std::fs::symlink_metadata(&dotgit) {
         Ok(m) if m.is_file() => {
             let text = read_bounded(&dotgit)?;
-            let g = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|g| !g.is_empty())?;
+            let g = text
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("gitdir:"))
+                .map(str::trim)
+                .filter(|g| !g.is_empty())?;
             resolve::normalize(&top.join(g))
         }
         Ok(_) => dotgit,
@@ -193,7 +229,9 @@ pub fn named(places: &[&Path], home: Option<&Path>) -> Named {
     while k < queue.len() && read < MAX_FILES {
         let (file, bases, depth) = queue[k].clone();
         k += 1;
-        let Some(text) = read_bounded(&file) else { continue };
+        let Some(text) = read_bounded(&file) else {
+            continue;
+        };
         read += 1;
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         for (key, value) in entries(&text) {
@@ -208,7 +246,8 @@ pub fn named(places: &[&Path], home: Option<&Path>) -> Named {
                     }
                 }
                 "include.path" | "includeif.path" => {
-                    let inc = expand(&value, home).unwrap_or_else(|| resolve::normalize(&dir.join(&value)));
+                    let inc = expand(&value, home)
+                        .unwrap_or_else(|| resolve::normalize(&dir.join(&value)));
                     if !out.included.iter().any(|(x, _)| *x == inc) {
                         if depth < 4 {
                             queue.push((inc.clone(), bases.clone(), depth + 1));
@@ -234,7 +273,9 @@ fn expand(value: &str, home: Option<&Path>) -> Option<PathBuf> {
     if value.starts_with('/') {
         return Some(resolve::normalize(Path::new(value)));
     }
-    let rest = value.strip_prefix("~/").or_else(|| (value == "~").then_some(""))?;
+    let rest = value
+        .strip_prefix("~/")
+        .or_else(|| (value == "~").then_some(""))?;
     home.map(|h| resolve::normalize(&h.join(rest)))
 }
 
@@ -269,7 +310,9 @@ pub fn entries(text: &str) -> Vec<(String, String)> {
         }
         let mut rest = line.trim_start();
         if let Some(header) = rest.strip_prefix('[') {
-            let Some(end) = header.find(']') else { continue };
+            let Some(end) = header.find(']') else {
+                continue;
+            };
             let inside = header[..end].trim();
             let (name, has_sub) = match inside.split_once(|c: char| c.is_whitespace() || c == '.') {
                 Some((n, _)) => (n, true),
@@ -354,12 +397,21 @@ mod tests {
             ("/p/.git/hooks/pre-commit", Some("/p/.git/hooks")),
             ("/p/.git/hooks", Some("/p/.git/hooks")),
             ("/p/.git/info/attributes", Some("/p/.git/info")),
-            ("/p/.git/objects/info/alternates", Some("/p/.git/objects/info")),
+            (
+                "/p/.git/objects/info/alternates",
+                Some("/p/.git/objects/info"),
+            ),
             ("/p/.git/modules/sub/config", Some("/p/.git/modules")),
-            ("/p/.git/worktrees/w/config.worktree", Some("/p/.git/worktrees")),
+            (
+                "/p/.git/worktrees/w/config.worktree",
+                Some("/p/.git/worktrees"),
+            ),
             ("/p/.git/objects", Some("/p/.git/objects")),
             ("/p/.git/commondir", Some("/p/.git/commondir")),
-            ("/p/.git/rebase-merge/git-rebase-todo", Some("/p/.git/rebase-merge")),
+            (
+                "/p/.git/rebase-merge/git-rebase-todo",
+                Some("/p/.git/rebase-merge"),
+            ),
             ("/p/.git", Some("/p/.git")),
             ("/p/sub/.git", Some("/p/sub/.git")),
             ("/p/.GIT/Config", Some("/p/.GIT/Config")),
@@ -399,7 +451,10 @@ mod tests {
             ("[core]\n\thooksPath\n", &[]),
         ];
         for (text, want) in rows {
-            let want: Vec<(String, String)> = want.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
             assert_eq!(entries(text), want, "{text:?}");
         }
     }
@@ -414,21 +469,42 @@ mod tests {
         for d in [top.join(".git"), top.join("src"), home.join(".config/git")] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
-        std::fs::write(top.join(".git/config"), "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../.gitconfig.shared\n").expect("config");
-        std::fs::write(top.join(".gitconfig.shared"), "[core]\n\thooksPath = ~/shared-hooks\n").expect("shared");
-        std::fs::write(home.join(".config/git/config"), "[core]\n\thooksPath = hooks-everywhere\n").expect("user");
+        std::fs::write(
+            top.join(".git/config"),
+            "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../.gitconfig.shared\n",
+        )
+        .expect("config");
+        std::fs::write(
+            top.join(".gitconfig.shared"),
+            "[core]\n\thooksPath = ~/shared-hooks\n",
+        )
+        .expect("shared");
+        std::fs::write(
+            home.join(".config/git/config"),
+            "[core]\n\thooksPath = hooks-everywhere\n",
+        )
+        .expect("user");
         let n = named(&[&top.join("src/a.rs")], Some(&home));
         let config = top.join(".git/config");
         assert_eq!(
             n.hooks,
             vec![
                 (top.join(".githooks"), config.clone()),
-                (top.join("hooks-everywhere"), home.join(".config/git/config")),
+                (
+                    top.join("hooks-everywhere"),
+                    home.join(".config/git/config")
+                ),
                 (home.join("shared-hooks"), top.join(".gitconfig.shared")),
             ]
         );
-        assert_eq!(n.included, vec![(top.join(".gitconfig.shared"), config.clone())]);
-        assert_eq!(n.holding(&top.join(".githooks/pre-commit")), Some((top.join(".githooks").as_path(), config.as_path())));
+        assert_eq!(
+            n.included,
+            vec![(top.join(".gitconfig.shared"), config.clone())]
+        );
+        assert_eq!(
+            n.holding(&top.join(".githooks/pre-commit")),
+            Some((top.join(".githooks").as_path(), config.as_path()))
+        );
         assert_eq!(n.below(&top), Some(top.join(".githooks").as_path()));
         assert_eq!(n.below(&top.join("src")), None);
         // A linked work tree: `.git` is a file naming the git directory, whose commondir
@@ -436,9 +512,19 @@ mod tests {
         let wt = base.join("wt");
         std::fs::create_dir_all(top.join(".git/worktrees/wt")).expect("mkdir");
         std::fs::create_dir_all(&wt).expect("mkdir");
-        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", top.join(".git/worktrees/wt").display())).expect("gitfile");
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", top.join(".git/worktrees/wt").display()),
+        )
+        .expect("gitfile");
         std::fs::write(top.join(".git/worktrees/wt/commondir"), "../..\n").expect("commondir");
-        assert_eq!(repository_files(&wt), vec![top.join(".git/config"), top.join(".git/worktrees/wt/config.worktree")]);
+        assert_eq!(
+            repository_files(&wt),
+            vec![
+                top.join(".git/config"),
+                top.join(".git/worktrees/wt/config.worktree")
+            ]
+        );
         let n = named(&[&wt.join("x")], None);
         assert_eq!(n.hooks.first(), Some(&(wt.join(".githooks"), config)));
     }
@@ -450,9 +536,16 @@ mod tests {
         let top = std::fs::canonicalize(tmp.path()).expect("canonical");
         std::fs::create_dir_all(top.join(".git")).expect("mkdir");
         let pad = "#".repeat(MAX_CONFIG_BYTES as usize);
-        std::fs::write(top.join(".git/config"), format!("{pad}\n[core]\n\thooksPath = far\n")).expect("config");
+        std::fs::write(
+            top.join(".git/config"),
+            format!("{pad}\n[core]\n\thooksPath = far\n"),
+        )
+        .expect("config");
         assert_eq!(named(&[&top], None).hooks, Vec::new());
         std::fs::write(top.join(".git/config"), "[core]\n\thooksPath = near\n").expect("config");
-        assert_eq!(named(&[&top], None).hooks, vec![(top.join("near"), top.join(".git/config"))]);
+        assert_eq!(
+            named(&[&top], None).hooks,
+            vec![(top.join("near"), top.join(".git/config"))]
+        );
     }
 }

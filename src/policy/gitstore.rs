@@ -75,7 +75,11 @@ pub struct Look {
 }
 
 impl Look {
-    pub const ALL: Look = Look { index: true, head: true, history: true };
+    pub const ALL: Look = Look {
+        index: true,
+        head: true,
+        history: true,
+    };
 }
 
 /// The bounds of a look.
@@ -93,7 +97,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { index_entries: 1_000_000, commits: 20_000, output_bytes: 64 << 20, time: Duration::from_secs(3) }
+        Limits {
+            index_entries: 1_000_000,
+            commits: 20_000,
+            output_bytes: 64 << 20,
+            time: Duration::from_secs(3),
+        }
     }
 }
 
@@ -104,7 +113,11 @@ pub enum Answer {
     Clean,
     /// `path` (absolute: the work tree's top joined with the stored path), matched by the
     /// deny pattern `pattern`, is held `where_`.
-    Holds { path: PathBuf, pattern: String, where_: Where },
+    Holds {
+        path: PathBuf,
+        pattern: String,
+        where_: Where,
+    },
     /// The store could not be read completely.
     CannotTell { why: Why },
 }
@@ -144,7 +157,13 @@ pub enum Why {
 /// path the deny patterns of `matcher` match, other than those `exempt` says the command
 /// leaves out (it is given the stored path, relative to the top). The index first (no
 /// process), then HEAD, then history; the first denied path found is the answer.
-pub fn look(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) -> bool, limits: &Limits) -> Answer {
+pub fn look(
+    top: &Path,
+    matcher: &Matcher,
+    look: Look,
+    exempt: &dyn Fn(&[u8]) -> bool,
+    limits: &Limits,
+) -> Answer {
     let deadline = Instant::now() + limits.time;
     match look_inner(top, matcher, look, exempt, limits, deadline) {
         Ok(Some(h)) => h,
@@ -153,16 +172,30 @@ pub fn look(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) ->
     }
 }
 
-fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) -> bool, limits: &Limits, deadline: Instant) -> Result<Option<Answer>, Why> {
+fn look_inner(
+    top: &Path,
+    matcher: &Matcher,
+    look: Look,
+    exempt: &dyn Fn(&[u8]) -> bool,
+    limits: &Limits,
+    deadline: Instant,
+) -> Result<Option<Answer>, Why> {
     let repo = Repo::find(top, limits, deadline)?;
     let denied = |rel: &[u8], where_: Where| -> Option<Answer> {
         if exempt(rel) {
             return None;
         }
         let path = top.join(OsStr::from_bytes(rel));
-        let r = Resolved { literal: path.clone(), target: path };
+        let r = Resolved {
+            literal: path.clone(),
+            target: path,
+        };
         match matcher.check(&r, Access::Read) {
-            PathVerdict::Denied(pattern) => Some(Answer::Holds { path: r.literal, pattern, where_ }),
+            PathVerdict::Denied(pattern) => Some(Answer::Holds {
+                path: r.literal,
+                pattern,
+                where_,
+            }),
             _ => None,
         }
     };
@@ -188,8 +221,22 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
     if look.history {
         let n = format!("-n{}", limits.commits.saturating_add(1));
         let out = repo.git(&[
-            "log", "--all", "--reflog", "--diff-merges=separate", "--root", "--no-renames", "--no-relative", "--diff-filter=A",
-            "--name-only", "-z", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--no-color", "--format=%x01%H", &n,
+            "log",
+            "--all",
+            "--reflog",
+            "--diff-merges=separate",
+            "--root",
+            "--no-renames",
+            "--no-relative",
+            "--diff-filter=A",
+            "--name-only",
+            "-z",
+            "--no-show-signature",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--format=%x01%H",
+            &n,
         ])?;
         let mut commits = 0usize;
         for tok in out.split(|&b| b == 0).filter(|p| !p.is_empty()) {
@@ -201,8 +248,12 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
             let stripped = tok.strip_prefix(b"\n").unwrap_or(tok);
             for p in [stripped, tok] {
                 if denied(p, Where::History).is_some() {
-                    let in_head = look.head && head_listing(&repo)?.split(|&b| b == 0).any(|q| q == p);
-                    return Ok(denied(p, if in_head { Where::Head } else { Where::History }));
+                    let in_head =
+                        look.head && head_listing(&repo)?.split(|&b| b == 0).any(|q| q == p);
+                    return Ok(denied(
+                        p,
+                        if in_head { Where::Head } else { Where::History },
+                    ));
                 }
             }
         }
@@ -212,7 +263,10 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
         return Ok(None);
     }
     if look.head {
-        for p in head_listing(&repo)?.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        for p in head_listing(&repo)?
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+        {
             if let Some(h) = denied(p, Where::Head) {
                 return Ok(Some(h));
             }
@@ -224,7 +278,10 @@ fn look_inner(top: &Path, matcher: &Matcher, look: Look, exempt: &dyn Fn(&[u8]) 
 /// The type of the object `rev` names (`git cat-file -t`): `blob`, `tree`, `commit`, `tag`.
 pub fn object_type(top: &Path, rev: &str, limits: &Limits) -> Result<String, Why> {
     if rev.starts_with('-') || rev.is_empty() {
-        return Err(Why::GitFailed("cat-file".into(), format!("`{rev}` is not a revision")));
+        return Err(Why::GitFailed(
+            "cat-file".into(),
+            format!("`{rev}` is not a revision"),
+        ));
     }
     let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
     let out = repo.git(&["cat-file", "-t", rev])?;
@@ -237,34 +294,68 @@ pub fn object_type(top: &Path, rev: &str, limits: &Limits) -> Result<String, Why
 /// index holds, a tag a ref names. A name that is no object names nothing read: `true`.
 pub fn reachable(top: &Path, name: &str, limits: &Limits) -> Result<bool, Why> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Why::GitFailed("rev-parse".into(), format!("`{name}` is not an object name")));
+        return Err(Why::GitFailed(
+            "rev-parse".into(),
+            format!("`{name}` is not an object name"),
+        ));
     }
     let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
-    let oid = match repo.git(&["rev-parse", "--verify", "--quiet", &format!("{name}^{{object}}")]) {
+    let oid = match repo.git(&[
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("{name}^{{object}}"),
+    ]) {
         Ok(out) => String::from_utf8_lossy(&out).trim().to_string(),
         Err(Why::GitFailed(..)) => return Ok(true),
         Err(e) => return Err(e),
     };
-    let kind = String::from_utf8_lossy(&repo.git(&["cat-file", "-t", &oid])?).trim().to_string();
-    let listed = |out: &[u8]| out.split(|&b| b == b'\n' || b == 0).any(|l| l == oid.as_bytes());
+    let kind = String::from_utf8_lossy(&repo.git(&["cat-file", "-t", &oid])?)
+        .trim()
+        .to_string();
+    let listed = |out: &[u8]| {
+        out.split(|&b| b == b'\n' || b == 0)
+            .any(|l| l == oid.as_bytes())
+    };
     match kind.as_str() {
         "commit" => Ok(listed(&repo.git(&["rev-list", "--all", "--reflog"])?)),
-        "tag" => Ok(listed(&repo.git(&["for-each-ref", "--format=%(objectname)"])?)),
+        "tag" => Ok(listed(
+            &repo.git(&["for-each-ref", "--format=%(objectname)"])?,
+        )),
         _ => {
             let find = format!("--find-object={oid}");
-            if !repo.git(&["log", "--all", "--reflog", "--format=%H", "-n1", "--no-ext-diff", "--no-textconv", &find])?.is_empty() {
+            if !repo
+                .git(&[
+                    "log",
+                    "--all",
+                    "--reflog",
+                    "--format=%H",
+                    "-n1",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    &find,
+                ])?
+                .is_empty()
+            {
                 return Ok(true);
             }
             // The index: `MODE OID STAGE\tPATH`.
             let staged = repo.git(&["ls-files", "-s", "-z"])?;
-            Ok(staged.split(|&b| b == 0).any(|e| e.split(|&b| b == b' ').nth(1) == Some(oid.as_bytes())))
+            Ok(staged
+                .split(|&b| b == 0)
+                .any(|e| e.split(|&b| b == b' ').nth(1) == Some(oid.as_bytes())))
         }
     }
 }
 
 /// Which of the paths `rels` (relative to `top`) `git add` would take into the index:
 /// all with `force`, else those `git check-ignore` does not report (tracked files never are).
-pub fn would_add(top: &Path, rels: &[Vec<u8>], force: bool, limits: &Limits) -> Result<Vec<Vec<u8>>, Why> {
+pub fn would_add(
+    top: &Path,
+    rels: &[Vec<u8>],
+    force: bool,
+    limits: &Limits,
+) -> Result<Vec<Vec<u8>>, Why> {
     if force || rels.is_empty() {
         return Ok(rels.to_vec());
     }
@@ -280,14 +371,27 @@ pub fn would_add(top: &Path, rels: &[Vec<u8>], force: bool, limits: &Limits) -> 
         Err(Why::GitFailed(_, ref s)) if s == "exit status: 1" => Vec::new(),
         Err(e) => return Err(e),
     };
-    let ignored: Vec<&[u8]> = ignored.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
-    Ok(rels.iter().filter(|r| !ignored.contains(&r.as_slice())).cloned().collect())
+    let ignored: Vec<&[u8]> = ignored
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .collect();
+    Ok(rels
+        .iter()
+        .filter(|r| !ignored.contains(&r.as_slice()))
+        .cloned()
+        .collect())
 }
 
 /// Whether the work tree holds an untracked file a deny pattern matches that `git add -A`
 /// would take in (`git ls-files --others`, with git's ignore rules unless `force`), other
 /// than those `exempt` leaves out. Git's own listing: ignored directories are not entered.
-pub fn untracked(top: &Path, matcher: &Matcher, force: bool, exempt: &dyn Fn(&[u8]) -> bool, limits: &Limits) -> Answer {
+pub fn untracked(
+    top: &Path,
+    matcher: &Matcher,
+    force: bool,
+    exempt: &dyn Fn(&[u8]) -> bool,
+    limits: &Limits,
+) -> Answer {
     let run = || -> Result<Option<Answer>, Why> {
         let repo = Repo::find(top, limits, Instant::now() + limits.time)?;
         let mut args = vec!["ls-files", "-z", "--others"];
@@ -295,11 +399,21 @@ pub fn untracked(top: &Path, matcher: &Matcher, force: bool, exempt: &dyn Fn(&[u
             args.push("--exclude-standard");
         }
         let out = repo.git(&args)?;
-        for rel in out.split(|&b| b == 0).filter(|p| !p.is_empty() && !exempt(p)) {
+        for rel in out
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty() && !exempt(p))
+        {
             let path = top.join(OsStr::from_bytes(rel));
-            let r = Resolved { literal: path.clone(), target: path };
+            let r = Resolved {
+                literal: path.clone(),
+                target: path,
+            };
             if let PathVerdict::Denied(pattern) = matcher.check(&r, Access::Read) {
-                return Ok(Some(Answer::Holds { path: r.literal, pattern, where_: Where::WorkTree }));
+                return Ok(Some(Answer::Holds {
+                    path: r.literal,
+                    pattern,
+                    where_: Where::WorkTree,
+                }));
             }
         }
         Ok(None)
@@ -313,7 +427,15 @@ pub fn untracked(top: &Path, matcher: &Matcher, force: bool, exempt: &dyn Fn(&[u
 
 /// The paths of HEAD's tree, NUL-separated (none before the first commit).
 fn head_listing(repo: &Repo<'_>) -> Result<Vec<u8>, Why> {
-    match repo.git(&["ls-tree", "-r", "-z", "--full-tree", "--name-only", "HEAD", "--"]) {
+    match repo.git(&[
+        "ls-tree",
+        "-r",
+        "-z",
+        "--full-tree",
+        "--name-only",
+        "HEAD",
+        "--",
+    ]) {
         Ok(out) => Ok(out),
         Err(Why::GitFailed(..)) if repo.unborn()? => Ok(Vec::new()),
         Err(e) => Err(e),
@@ -334,32 +456,55 @@ impl<'a> Repo<'a> {
     /// linked work tree or a submodule). Refuses a partial clone; learns the hash size.
     fn find(top: &'a Path, limits: &'a Limits, deadline: Instant) -> Result<Repo<'a>, Why> {
         let dotgit = top.join(".git");
-        let meta = std::fs::symlink_metadata(&dotgit).map_err(|_| Why::NoGitDir(top.to_path_buf()))?;
+        let meta =
+            std::fs::symlink_metadata(&dotgit).map_err(|_| Why::NoGitDir(top.to_path_buf()))?;
         let gitdir = if meta.is_dir() {
             dotgit
         } else if meta.is_file() {
-            let text = crate::bounded::read(&dotgit, SMALL_FILE_BYTES).map(|(b, _)| String::from_utf8_lossy(&b).into_owned()).map_err(|e| Why::Unreadable(dotgit.clone(), e.to_string()))?;
-            let named = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|s| !s.is_empty());
-            let named = named.ok_or_else(|| Why::Unreadable(dotgit.clone(), "no `gitdir:` line".into()))?;
+            let text = crate::bounded::read(&dotgit, SMALL_FILE_BYTES)
+                .map(|(b, _)| String::from_utf8_lossy(&b).into_owned())
+                .map_err(|e| Why::Unreadable(dotgit.clone(), e.to_string()))?;
+            let named = text
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("gitdir:"))
+                .map(str::trim)
+                .filter(|s| !s.is_empty());
+            let named =
+                named.ok_or_else(|| Why::Unreadable(dotgit.clone(), "no `gitdir:` line".into()))?;
             top.join(named)
         } else {
             return Err(Why::NoGitDir(top.to_path_buf()));
         };
-        let mut repo = Repo { top, gitdir, hash_len: 20, limits, deadline };
+        let mut repo = Repo {
+            top,
+            gitdir,
+            hash_len: 20,
+            limits,
+            deadline,
+        };
         // The shared part of a linked work tree holds the objects and the configuration.
         let common = match crate::bounded::read(&repo.gitdir.join("commondir"), SMALL_FILE_BYTES) {
             Ok((c, _)) => repo.gitdir.join(String::from_utf8_lossy(&c).trim()),
             Err(_) => repo.gitdir.clone(),
         };
         if let Ok(dir) = std::fs::read_dir(common.join("objects/pack")) {
-            if dir.flatten().any(|e| e.file_name().as_bytes().ends_with(b".promisor")) {
+            if dir
+                .flatten()
+                .any(|e| e.file_name().as_bytes().ends_with(b".promisor"))
+            {
                 return Err(Why::PartialClone("a promisor pack".into()));
             }
         }
         if paths_exist(&common.join("info/grafts")) {
             return Err(Why::Moved("info/grafts rewrites parents".into()));
         }
-        let config = match repo.git(&["config", "-z", "--get-regexp", r"^(extensions\..*|remote\..*\.promisor|core\.worktree)$"]) {
+        let config = match repo.git(&[
+            "config",
+            "-z",
+            "--get-regexp",
+            r"^(extensions\..*|remote\..*\.promisor|core\.worktree)$",
+        ]) {
             Ok(out) => out,
             // Status 1: no such key.
             Err(Why::GitFailed(_, ref s)) if s == "exit status: 1" => Vec::new(),
@@ -375,14 +520,22 @@ impl<'a> Repo<'a> {
             if key == "core.worktree" {
                 return Err(Why::Moved("core.worktree names another work tree".into()));
             }
-            if key == "extensions.partialclone" || (key.ends_with(".promisor") && !matches!(value.as_str(), "false" | "no" | "off" | "0")) {
+            if key == "extensions.partialclone"
+                || (key.ends_with(".promisor")
+                    && !matches!(value.as_str(), "false" | "no" | "off" | "0"))
+            {
                 return Err(Why::PartialClone(key));
             }
             if key == "extensions.objectformat" {
                 repo.hash_len = match value.as_str() {
                     "sha1" => 20,
                     "sha256" => 32,
-                    _ => return Err(Why::GitFailed("config".into(), format!("unknown object format {value}"))),
+                    _ => {
+                        return Err(Why::GitFailed(
+                            "config".into(),
+                            format!("unknown object format {value}"),
+                        ))
+                    }
                 };
             }
         }
@@ -395,7 +548,9 @@ impl<'a> Repo<'a> {
             Ok(_) => Ok(false),
             Err(Why::GitFailed(_, ref s)) if s == "exit status: 1" => {
                 // `HEAD` must still be a symbolic ref to a branch that does not exist.
-                let head = crate::bounded::read(&self.gitdir.join("HEAD"), SMALL_FILE_BYTES).map(|(b, _)| b).unwrap_or_default();
+                let head = crate::bounded::read(&self.gitdir.join("HEAD"), SMALL_FILE_BYTES)
+                    .map(|(b, _)| b)
+                    .unwrap_or_default();
                 Ok(head.starts_with(b"ref: refs/heads/"))
             }
             Err(e) => Err(e),
@@ -412,8 +567,19 @@ impl<'a> Repo<'a> {
         let what = args.first().copied().unwrap_or_default().to_string();
         let mut cmd = Command::new("git");
         cmd.args([
-            "--no-optional-locks", "--no-pager", "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-            "-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "core.sshCommand=false",
+            "--no-optional-locks",
+            "--no-pager",
+            "--no-replace-objects",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.untrackedCache=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "protocol.allow=never",
+            "-c",
+            "core.sshCommand=false",
         ]);
         cmd.args(args);
         for (k, _) in std::env::vars_os() {
@@ -431,12 +597,18 @@ impl<'a> Repo<'a> {
             .env("GIT_ASKPASS", "false")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .current_dir(self.top)
-            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             // Its own process group: a signal to Emacs's group does not reach it.
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|e| Why::GitFailed(what.clone(), e.to_string()))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| Why::GitFailed(what.clone(), e.to_string()))?;
         if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
             // Written aside, so that a full pipe either way never blocks; closed when done.
             std::thread::spawn(move || {
@@ -512,7 +684,10 @@ fn paths_exist(p: &Path) -> bool {
 /// The paths of an index file (`hash_len`: 20 for SHA-1, 32 for SHA-256), at most `max`.
 pub fn index_paths(bytes: &[u8], hash_len: usize, max: usize) -> Result<Vec<Vec<u8>>, Why> {
     let be32 = |at: usize| -> Result<u32, Why> {
-        bytes.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])).ok_or(Why::IndexMalformed("truncated"))
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or(Why::IndexMalformed("truncated"))
     };
     if bytes.get(..4) != Some(b"DIRC") {
         return Err(Why::IndexMalformed("no DIRC signature"));
@@ -526,7 +701,11 @@ pub fn index_paths(bytes: &[u8], hash_len: usize, max: usize) -> Result<Vec<Vec<
         return Err(Why::IndexEntries(max));
     }
     // What follows the entries and extensions: the checksum.
-    let end = bytes.len().checked_sub(hash_len).filter(|&e| e >= 12).ok_or(Why::IndexMalformed("truncated"))?;
+    let end = bytes
+        .len()
+        .checked_sub(hash_len)
+        .filter(|&e| e >= 12)
+        .ok_or(Why::IndexMalformed("truncated"))?;
     let mut paths: Vec<Vec<u8>> = Vec::with_capacity(count.min(bytes.len() / 62));
     let mut at = 12usize;
     let mut prev: Vec<u8> = Vec::new();
@@ -536,7 +715,10 @@ pub fn index_paths(bytes: &[u8], hash_len: usize, max: usize) -> Result<Vec<Vec<
     for _ in 0..count {
         let mode = be32(at + 24)?;
         let flags_at = at + 40 + hash_len;
-        let flags = bytes.get(flags_at..flags_at + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or(Why::IndexMalformed("truncated"))?;
+        let flags = bytes
+            .get(flags_at..flags_at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or(Why::IndexMalformed("truncated"))?;
         let extended = flags & 0x4000 != 0;
         if extended && version < 3 {
             return Err(Why::IndexMalformed("extended flag in version 2"));
@@ -550,16 +732,25 @@ pub fn index_paths(bytes: &[u8], hash_len: usize, max: usize) -> Result<Vec<Vec<
             while c & 0x80 != 0 {
                 c = *bytes.get(name_at).ok_or(Why::IndexMalformed("truncated"))?;
                 name_at += 1;
-                n = n.checked_add(1).and_then(|v| v.checked_mul(128)).map(|v| v + usize::from(c & 0x7f)).ok_or(Why::IndexMalformed("prefix length"))?;
+                n = n
+                    .checked_add(1)
+                    .and_then(|v| v.checked_mul(128))
+                    .map(|v| v + usize::from(c & 0x7f))
+                    .ok_or(Why::IndexMalformed("prefix length"))?;
             }
-            let keep = prev.len().checked_sub(n).ok_or(Why::IndexMalformed("prefix longer than the previous name"))?;
-            let len = memchr::memchr(0, bytes.get(name_at..end).unwrap_or_default()).ok_or(Why::IndexMalformed("unterminated name"))?;
+            let keep = prev
+                .len()
+                .checked_sub(n)
+                .ok_or(Why::IndexMalformed("prefix longer than the previous name"))?;
+            let len = memchr::memchr(0, bytes.get(name_at..end).unwrap_or_default())
+                .ok_or(Why::IndexMalformed("unterminated name"))?;
             let mut p = prev[..keep].to_vec();
             p.extend_from_slice(&bytes[name_at..name_at + len]);
             at = name_at + len + 1;
             p
         } else {
-            let len = memchr::memchr(0, bytes.get(name_at..end).unwrap_or_default()).ok_or(Why::IndexMalformed("unterminated name"))?;
+            let len = memchr::memchr(0, bytes.get(name_at..end).unwrap_or_default())
+                .ok_or(Why::IndexMalformed("unterminated name"))?;
             let p = bytes[name_at..name_at + len].to_vec();
             // Padded with 1 to 8 NULs to a multiple of eight bytes.
             let size = (fixed + if extended { 2 } else { 0 } + len + 8) & !7;
@@ -579,12 +770,18 @@ pub fn index_paths(bytes: &[u8], hash_len: usize, max: usize) -> Result<Vec<Vec<
     }
     // Extensions: a split index keeps entries elsewhere.
     while at < end {
-        let sig = bytes.get(at..at + 4).ok_or(Why::IndexMalformed("truncated extension"))?;
+        let sig = bytes
+            .get(at..at + 4)
+            .ok_or(Why::IndexMalformed("truncated extension"))?;
         if sig == b"link" {
             return Err(Why::SplitIndex);
         }
-        let size = usize::try_from(be32(at + 4)?).map_err(|_| Why::IndexMalformed("extension size"))?;
-        at = at.checked_add(8).and_then(|a| a.checked_add(size)).ok_or(Why::IndexMalformed("extension size"))?;
+        let size =
+            usize::try_from(be32(at + 4)?).map_err(|_| Why::IndexMalformed("extension size"))?;
+        at = at
+            .checked_add(8)
+            .and_then(|a| a.checked_add(size))
+            .ok_or(Why::IndexMalformed("extension size"))?;
     }
     if at != end {
         return Err(Why::IndexMalformed("extensions run past the end"));
@@ -618,14 +815,25 @@ mod tests {
 
         fn git(&self, args: &[&str]) -> String {
             let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
                 .args(args)
                 .current_dir(&self.top)
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8(out.stdout).unwrap()
         }
 
@@ -640,16 +848,30 @@ mod tests {
         }
 
         fn matcher(&self) -> Matcher {
-            let paths = Paths { read: vec![format!("{}/**", self.top.display())], write: vec![], deny: vec!["**/.env".into(), "**/*.pem".into()] };
+            let paths = Paths {
+                read: vec![format!("{}/**", self.top.display())],
+                write: vec![],
+                deny: vec!["**/.env".into(), "**/*.pem".into()],
+            };
             Matcher::new(&paths, None, Some(&self.top)).unwrap()
         }
 
         fn look(&self, l: Look) -> Answer {
-            look(&self.top, &self.matcher(), l, &|_| false, &Limits::default())
+            look(
+                &self.top,
+                &self.matcher(),
+                l,
+                &|_| false,
+                &Limits::default(),
+            )
         }
 
         fn holds(&self, rel: &str, pattern: &str, where_: Where) -> Answer {
-            Answer::Holds { path: self.top.join(rel), pattern: pattern.into(), where_ }
+            Answer::Holds {
+                path: self.top.join(rel),
+                pattern: pattern.into(),
+                where_,
+            }
         }
     }
 
@@ -674,8 +896,18 @@ mod tests {
         r.commit("1");
         r.git(&["rm", "-q", ".env"]);
         r.commit("2");
-        assert_eq!(r.look(Look::ALL), r.holds(".env", "**/.env", Where::History));
-        assert_eq!(r.look(Look { index: true, head: true, history: false }), Answer::Clean);
+        assert_eq!(
+            r.look(Look::ALL),
+            r.holds(".env", "**/.env", Where::History)
+        );
+        assert_eq!(
+            r.look(Look {
+                index: true,
+                head: true,
+                history: false
+            }),
+            Answer::Clean
+        );
     }
 
     #[test]
@@ -686,8 +918,18 @@ mod tests {
         r.commit("1");
         r.write("deep/er/.env", "K=1");
         r.git(&["add", "deep/er/.env"]);
-        assert_eq!(r.look(Look::ALL), r.holds("deep/er/.env", "**/.env", Where::Index));
-        assert_eq!(r.look(Look { index: false, head: true, history: true }), Answer::Clean);
+        assert_eq!(
+            r.look(Look::ALL),
+            r.holds("deep/er/.env", "**/.env", Where::Index)
+        );
+        assert_eq!(
+            r.look(Look {
+                index: false,
+                head: true,
+                history: true
+            }),
+            Answer::Clean
+        );
     }
 
     #[test]
@@ -711,7 +953,14 @@ mod tests {
         r.commit("2");
         r.git(&["rm", "-q", ".env"]);
         r.commit("3");
-        assert_eq!(r.look(Look { index: false, head: false, history: true }), r.holds(".env", "**/.env", Where::History));
+        assert_eq!(
+            r.look(Look {
+                index: false,
+                head: false,
+                history: true
+            }),
+            r.holds(".env", "**/.env", Where::History)
+        );
 
         // Added only by a merge commit (an "evil merge"), on a branch since deleted.
         let r = Repo0::new();
@@ -733,7 +982,10 @@ mod tests {
         r.git(&["rm", "-q", "s/.env"]);
         r.commit("4");
         r.git(&["branch", "-q", "-D", "side"]);
-        assert_eq!(r.look(Look::ALL), r.holds("s/.env", "**/.env", Where::History));
+        assert_eq!(
+            r.look(Look::ALL),
+            r.holds("s/.env", "**/.env", Where::History)
+        );
     }
 
     /// A commit reachable only from the reflog (its branch reset away) and a stash.
@@ -747,7 +999,10 @@ mod tests {
         r.git(&["add", ".env"]);
         r.commit("2");
         r.git(&["reset", "-q", "--hard", "HEAD~1"]);
-        assert_eq!(r.look(Look::ALL), r.holds(".env", "**/.env", Where::History));
+        assert_eq!(
+            r.look(Look::ALL),
+            r.holds(".env", "**/.env", Where::History)
+        );
 
         let r = Repo0::new();
         r.write("a", "1");
@@ -756,7 +1011,10 @@ mod tests {
         r.write("k.pem", "K");
         r.git(&["add", "k.pem"]);
         r.git(&["stash", "-q"]);
-        assert_eq!(r.look(Look::ALL), r.holds("k.pem", "**/*.pem", Where::History));
+        assert_eq!(
+            r.look(Look::ALL),
+            r.holds("k.pem", "**/*.pem", Where::History)
+        );
     }
 
     /// The index read here lists what `git ls-files` lists, in versions 2, 3 (an
@@ -764,7 +1022,17 @@ mod tests {
     #[test]
     fn index_versions_2_3_4_read_as_git_lists_them() {
         let r = Repo0::new();
-        let names = ["a", "ab/c", "ab/cd/e", "ab/cd/ef", "abc", "b/.env", "b/x/y/z/very-long-name-", "b/x/y/z/very-long-name-2", "é/ü"];
+        let names = [
+            "a",
+            "ab/c",
+            "ab/cd/e",
+            "ab/cd/ef",
+            "abc",
+            "b/.env",
+            "b/x/y/z/very-long-name-",
+            "b/x/y/z/very-long-name-2",
+            "é/ü",
+        ];
         for n in names {
             r.write(n, n);
         }
@@ -782,12 +1050,32 @@ mod tests {
             r.git(&["update-index", "--index-version", v]);
             let bytes = std::fs::read(r.top.join(".git/index")).unwrap();
             assert_eq!(&bytes[4..8], &[0, 0, 0, v.parse::<u8>().unwrap()]);
-            let ours: Vec<String> = index_paths(&bytes, 20, 1000).unwrap().into_iter().map(|p| String::from_utf8(p).unwrap()).collect();
-            let theirs: Vec<String> = r.git(&["-c", "core.quotePath=false", "ls-files", "-z"]).split('\0').filter(|s| !s.is_empty()).map(String::from).collect();
+            let ours: Vec<String> = index_paths(&bytes, 20, 1000)
+                .unwrap()
+                .into_iter()
+                .map(|p| String::from_utf8(p).unwrap())
+                .collect();
+            let theirs: Vec<String> = r
+                .git(&["-c", "core.quotePath=false", "ls-files", "-z"])
+                .split('\0')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
             assert_eq!(ours, theirs, "version {v}");
-            assert_eq!(r.look(Look { index: true, head: false, history: false }), r.holds("b/.env", "**/.env", Where::Index), "version {v}");
+            assert_eq!(
+                r.look(Look {
+                    index: true,
+                    head: false,
+                    history: false
+                }),
+                r.holds("b/.env", "**/.env", Where::Index),
+                "version {v}"
+            );
         }
-        assert_eq!(index_paths(&std::fs::read(r.top.join(".git/index")).unwrap(), 20, 3), Err(Why::IndexEntries(3)));
+        assert_eq!(
+            index_paths(&std::fs::read(r.top.join(".git/index")).unwrap(), 20, 3),
+            Err(Why::IndexEntries(3))
+        );
     }
 
     /// A SHA-256 repository: object names of 32 bytes in the index.
@@ -799,10 +1087,20 @@ mod tests {
         r.write("a/b/k.pem", "K");
         r.write("a/c", "1");
         r.git(&["add", "-A"]);
-        assert_eq!(r.look(Look { index: true, head: false, history: false }), r.holds("a/b/k.pem", "**/*.pem", Where::Index));
+        assert_eq!(
+            r.look(Look {
+                index: true,
+                head: false,
+                history: false
+            }),
+            r.holds("a/b/k.pem", "**/*.pem", Where::Index)
+        );
         r.commit("1");
         r.git(&["rm", "-q", "--cached", "a/b/k.pem"]);
-        assert_eq!(r.look(Look::ALL), r.holds("a/b/k.pem", "**/*.pem", Where::Head));
+        assert_eq!(
+            r.look(Look::ALL),
+            r.holds("a/b/k.pem", "**/*.pem", Where::Head)
+        );
     }
 
     #[test]
@@ -818,7 +1116,10 @@ mod tests {
         type Row<'b> = (&'b [u8], Result<Vec<Vec<u8>>, Why>);
         let rows: [Row<'_>; 6] = [
             (b"", Err(Why::IndexMalformed("no DIRC signature"))),
-            (b"XXXX\0\0\0\x02\0\0\0\0", Err(Why::IndexMalformed("no DIRC signature"))),
+            (
+                b"XXXX\0\0\0\x02\0\0\0\0",
+                Err(Why::IndexMalformed("no DIRC signature")),
+            ),
             (&v5, Err(Why::IndexVersion(5))),
             (&v2_short, Err(Why::IndexMalformed("truncated"))),
             (&empty, Ok(vec![])),
@@ -834,16 +1135,32 @@ mod tests {
     fn moved_work_tree_and_grafts_cannot_tell() {
         let r = Repo0::new();
         r.git(&["config", "core.worktree", "/elsewhere"]);
-        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::Moved("core.worktree names another work tree".into()) });
+        assert_eq!(
+            r.look(Look::ALL),
+            Answer::CannotTell {
+                why: Why::Moved("core.worktree names another work tree".into())
+            }
+        );
         let r = Repo0::new();
         let inc = r.top.parent().unwrap().join("inc");
         std::fs::write(&inc, "[core]\n\tworktree = /elsewhere\n").unwrap();
         r.git(&["config", "include.path", inc.to_str().unwrap()]);
-        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::Moved("core.worktree names another work tree".into()) }, "through an include");
+        assert_eq!(
+            r.look(Look::ALL),
+            Answer::CannotTell {
+                why: Why::Moved("core.worktree names another work tree".into())
+            },
+            "through an include"
+        );
         let r = Repo0::new();
         std::fs::create_dir_all(r.top.join(".git/info")).unwrap();
         std::fs::write(r.top.join(".git/info/grafts"), "").unwrap();
-        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::Moved("info/grafts rewrites parents".into()) });
+        assert_eq!(
+            r.look(Look::ALL),
+            Answer::CannotTell {
+                why: Why::Moved("info/grafts rewrites parents".into())
+            }
+        );
     }
 
     #[test]
@@ -852,23 +1169,44 @@ mod tests {
         r.write("a", "1");
         r.git(&["add", "a"]);
         r.git(&["update-index", "--split-index"]);
-        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::SplitIndex });
+        assert_eq!(
+            r.look(Look::ALL),
+            Answer::CannotTell {
+                why: Why::SplitIndex
+            }
+        );
     }
 
     #[test]
     fn partial_clone_cannot_tell() {
         let rows = [
-            (vec!["config", "extensions.partialClone", "origin"], "extensions.partialclone"),
-            (vec!["config", "remote.origin.promisor", "true"], "remote.origin.promisor"),
+            (
+                vec!["config", "extensions.partialClone", "origin"],
+                "extensions.partialclone",
+            ),
+            (
+                vec!["config", "remote.origin.promisor", "true"],
+                "remote.origin.promisor",
+            ),
         ];
         for (set, key) in rows {
             let r = Repo0::new();
             r.git(&set);
-            assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::PartialClone(key.into()) });
+            assert_eq!(
+                r.look(Look::ALL),
+                Answer::CannotTell {
+                    why: Why::PartialClone(key.into())
+                }
+            );
         }
         let r = Repo0::new();
         std::fs::write(r.top.join(".git/objects/pack/pack-1.promisor"), "").unwrap();
-        assert_eq!(r.look(Look::ALL), Answer::CannotTell { why: Why::PartialClone("a promisor pack".into()) });
+        assert_eq!(
+            r.look(Look::ALL),
+            Answer::CannotTell {
+                why: Why::PartialClone("a promisor pack".into())
+            }
+        );
     }
 
     /// A repository's configuration names programs git would run for other commands: none
@@ -878,7 +1216,11 @@ mod tests {
         let r = Repo0::new();
         let marker = r.top.parent().unwrap().join("ran");
         let script = r.top.parent().unwrap().join("evil.sh");
-        std::fs::write(&script, format!("#!/bin/sh\necho \"$0 $*\" >> {}\n", marker.display())).unwrap();
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"$0 $*\" >> {}\n", marker.display()),
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let s = script.to_str().unwrap();
@@ -886,13 +1228,26 @@ mod tests {
         r.git(&["add", "a"]);
         r.commit("1");
         for (k, v) in [
-            ("core.fsmonitor", s), ("core.pager", s), ("diff.external", s), ("gpg.program", s), ("log.showSignature", "true"),
-            ("core.sshCommand", s), ("core.askPass", s), ("diff.renames", "true"), ("log.showRoot", "false"), ("diff.relative", "true"),
-            ("log.diffMerges", "first-parent"), ("core.hooksPath", r.top.parent().unwrap().to_str().unwrap()),
+            ("core.fsmonitor", s),
+            ("core.pager", s),
+            ("diff.external", s),
+            ("gpg.program", s),
+            ("log.showSignature", "true"),
+            ("core.sshCommand", s),
+            ("core.askPass", s),
+            ("diff.renames", "true"),
+            ("log.showRoot", "false"),
+            ("diff.relative", "true"),
+            ("log.diffMerges", "first-parent"),
+            ("core.hooksPath", r.top.parent().unwrap().to_str().unwrap()),
         ] {
             r.git(&["config", k, v]);
         }
-        for hook in ["post-index-change", "reference-transaction", "post-checkout"] {
+        for hook in [
+            "post-index-change",
+            "reference-transaction",
+            "post-checkout",
+        ] {
             std::fs::copy(&script, r.top.join(".git/hooks").join(hook)).unwrap();
             std::fs::copy(&script, r.top.parent().unwrap().join(hook)).unwrap();
         }
@@ -909,7 +1264,10 @@ mod tests {
         r2.commit("1");
         r2.git(&["rm", "-q", ".env"]);
         r2.commit("2");
-        assert_eq!(r2.look(Look::ALL), r2.holds(".env", "**/.env", Where::History));
+        assert_eq!(
+            r2.look(Look::ALL),
+            r2.holds(".env", "**/.env", Where::History)
+        );
     }
 
     #[test]
@@ -922,23 +1280,74 @@ mod tests {
         }
         let m = r.matcher();
         let rows = [
-            (Limits { commits: 2, ..Limits::default() }, Answer::CannotTell { why: Why::HistoryCap(2) }),
-            (Limits { commits: 3, ..Limits::default() }, Answer::Clean),
-            (Limits { output_bytes: 10, ..Limits::default() }, Answer::CannotTell { why: Why::OutputCap(10) }),
-            (Limits { index_entries: 2, ..Limits::default() }, Answer::CannotTell { why: Why::IndexEntries(2) }),
-            (Limits { time: Duration::ZERO, ..Limits::default() }, Answer::CannotTell { why: Why::Timeout(Duration::ZERO) }),
+            (
+                Limits {
+                    commits: 2,
+                    ..Limits::default()
+                },
+                Answer::CannotTell {
+                    why: Why::HistoryCap(2),
+                },
+            ),
+            (
+                Limits {
+                    commits: 3,
+                    ..Limits::default()
+                },
+                Answer::Clean,
+            ),
+            (
+                Limits {
+                    output_bytes: 10,
+                    ..Limits::default()
+                },
+                Answer::CannotTell {
+                    why: Why::OutputCap(10),
+                },
+            ),
+            (
+                Limits {
+                    index_entries: 2,
+                    ..Limits::default()
+                },
+                Answer::CannotTell {
+                    why: Why::IndexEntries(2),
+                },
+            ),
+            (
+                Limits {
+                    time: Duration::ZERO,
+                    ..Limits::default()
+                },
+                Answer::CannotTell {
+                    why: Why::Timeout(Duration::ZERO),
+                },
+            ),
         ];
         for (limits, want) in rows {
-            assert_eq!(look(&r.top, &m, Look::ALL, &|_| false, &limits), want, "{limits:?}");
+            assert_eq!(
+                look(&r.top, &m, Look::ALL, &|_| false, &limits),
+                want,
+                "{limits:?}"
+            );
         }
     }
 
     #[test]
     fn not_a_repository_cannot_tell() {
         let d = tempfile::tempdir().unwrap();
-        let paths = Paths { read: vec![], write: vec![], deny: vec!["**/.env".into()] };
+        let paths = Paths {
+            read: vec![],
+            write: vec![],
+            deny: vec!["**/.env".into()],
+        };
         let m = Matcher::new(&paths, None, None).unwrap();
-        assert_eq!(look(d.path(), &m, Look::ALL, &|_| false, &Limits::default()), Answer::CannotTell { why: Why::NoGitDir(d.path().to_path_buf()) });
+        assert_eq!(
+            look(d.path(), &m, Look::ALL, &|_| false, &Limits::default()),
+            Answer::CannotTell {
+                why: Why::NoGitDir(d.path().to_path_buf())
+            }
+        );
     }
 
     #[test]
@@ -950,9 +1359,15 @@ mod tests {
         r.commit("1");
         let m = r.matcher();
         let skip_env = |p: &[u8]| p == b".env";
-        assert_eq!(look(&r.top, &m, Look::ALL, &skip_env, &Limits::default()), r.holds("a/k.pem", "**/*.pem", Where::Index));
+        assert_eq!(
+            look(&r.top, &m, Look::ALL, &skip_env, &Limits::default()),
+            r.holds("a/k.pem", "**/*.pem", Where::Index)
+        );
         let skip_both = |p: &[u8]| p == b".env" || p.ends_with(b".pem");
-        assert_eq!(look(&r.top, &m, Look::ALL, &skip_both, &Limits::default()), Answer::Clean);
+        assert_eq!(
+            look(&r.top, &m, Look::ALL, &skip_both, &Limits::default()),
+            Answer::Clean
+        );
     }
 
     #[test]
@@ -964,12 +1379,25 @@ mod tests {
         r.git(&["add", ".gitignore", "x.pem"]);
         r.commit("1");
         let l = Limits::default();
-        let rows = [("HEAD", Ok("commit")), ("HEAD^{tree}", Ok("tree")), ("HEAD:x.pem", Ok("blob")), ("-p", Err(())), ("nosuch", Err(()))];
+        let rows = [
+            ("HEAD", Ok("commit")),
+            ("HEAD^{tree}", Ok("tree")),
+            ("HEAD:x.pem", Ok("blob")),
+            ("-p", Err(())),
+            ("nosuch", Err(())),
+        ];
         for (rev, want) in rows {
-            assert_eq!(object_type(&r.top, rev, &l).map_err(|_| ()), want.map(String::from), "{rev}");
+            assert_eq!(
+                object_type(&r.top, rev, &l).map_err(|_| ()),
+                want.map(String::from),
+                "{rev}"
+            );
         }
         let rels = vec![b".env".to_vec(), b"x.pem".to_vec(), b"new.pem".to_vec()];
-        assert_eq!(would_add(&r.top, &rels, false, &l), Ok(vec![b"x.pem".to_vec(), b"new.pem".to_vec()]));
+        assert_eq!(
+            would_add(&r.top, &rels, false, &l),
+            Ok(vec![b"x.pem".to_vec(), b"new.pem".to_vec()])
+        );
         assert_eq!(would_add(&r.top, &rels, true, &l), Ok(rels.clone()));
     }
 
@@ -981,9 +1409,19 @@ mod tests {
         r.write("a/k.pem", "K");
         r.write("b", "1");
         let (m, l) = (r.matcher(), Limits::default());
-        assert_eq!(untracked(&r.top, &m, false, &|_| false, &l), r.holds("a/k.pem", "**/*.pem", Where::WorkTree));
-        assert_eq!(untracked(&r.top, &m, false, &|p| p == b"a/k.pem", &l), Answer::Clean, "ignored/ is not entered");
-        assert_eq!(untracked(&r.top, &m, true, &|p| p == b"a/k.pem", &l), r.holds("ignored/.env", "**/.env", Where::WorkTree));
+        assert_eq!(
+            untracked(&r.top, &m, false, &|_| false, &l),
+            r.holds("a/k.pem", "**/*.pem", Where::WorkTree)
+        );
+        assert_eq!(
+            untracked(&r.top, &m, false, &|p| p == b"a/k.pem", &l),
+            Answer::Clean,
+            "ignored/ is not entered"
+        );
+        assert_eq!(
+            untracked(&r.top, &m, true, &|p| p == b"a/k.pem", &l),
+            r.holds("ignored/.env", "**/.env", Where::WorkTree)
+        );
     }
 
     /// A linked work tree: `.git` is a file naming the repository.
@@ -996,11 +1434,30 @@ mod tests {
         let wt = r.top.parent().unwrap().join("wt");
         r.git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
         std::fs::write(wt.join(".env"), "K=1").unwrap();
-        let out = Command::new("git").args(["add", ".env"]).current_dir(&wt).output().unwrap();
+        let out = Command::new("git")
+            .args(["add", ".env"])
+            .current_dir(&wt)
+            .output()
+            .unwrap();
         assert!(out.status.success());
-        let paths = Paths { read: vec![], write: vec![], deny: vec!["**/.env".into()] };
+        let paths = Paths {
+            read: vec![],
+            write: vec![],
+            deny: vec!["**/.env".into()],
+        };
         let m = Matcher::new(&paths, None, Some(&wt)).unwrap();
-        assert_eq!(look(&wt, &m, Look::ALL, &|_| false, &Limits::default()), Answer::Holds { path: wt.join(".env"), pattern: "**/.env".into(), where_: Where::Index });
-        assert_eq!(r.look(Look::ALL), Answer::Clean, "the main work tree's index does not hold it");
+        assert_eq!(
+            look(&wt, &m, Look::ALL, &|_| false, &Limits::default()),
+            Answer::Holds {
+                path: wt.join(".env"),
+                pattern: "**/.env".into(),
+                where_: Where::Index
+            }
+        );
+        assert_eq!(
+            r.look(Look::ALL),
+            Answer::Clean,
+            "the main work tree's index does not hold it"
+        );
     }
 }

@@ -71,7 +71,11 @@ const SECRETS: &[(&str, &str)] = &[
 
 /// The texts of `sources`, the built-in defaults first.
 pub fn documents(sources: &[Source]) -> Result<Vec<Document>> {
-    let mut docs = vec![Document { name: DEFAULTS_NAME.into(), text: config::DEFAULTS_YAML.into(), line_offset: 0 }];
+    let mut docs = vec![Document {
+        name: DEFAULTS_NAME.into(),
+        text: config::DEFAULTS_YAML.into(),
+        line_offset: 0,
+    }];
     for s in sources {
         match s {
             Source::File(p) | Source::Profile(p) => {
@@ -80,13 +84,25 @@ pub fn documents(sources: &[Source]) -> Result<Vec<Document>> {
                 let name = p.display().to_string();
                 if p.extension().is_some_and(|e| e == "md") {
                     if let Some((yaml, offset)) = config::front_matter(&text) {
-                        docs.push(Document { name, text: yaml.to_string(), line_offset: offset });
+                        docs.push(Document {
+                            name,
+                            text: yaml.to_string(),
+                            line_offset: offset,
+                        });
                         continue;
                     }
                 }
-                docs.push(Document { name, text, line_offset: 0 });
+                docs.push(Document {
+                    name,
+                    text,
+                    line_offset: 0,
+                });
             }
-            Source::Inline { name, text } => docs.push(Document { name: name.clone(), text: text.clone(), line_offset: 0 }),
+            Source::Inline { name, text } => docs.push(Document {
+                name: name.clone(),
+                text: text.clone(),
+                line_offset: 0,
+            }),
         }
     }
     Ok(docs)
@@ -94,17 +110,34 @@ pub fn documents(sources: &[Source]) -> Result<Vec<Document>> {
 
 /// Loads `sources` (merged as the engine merges them; approval is not asked, as nothing is
 /// applied) and lints the result.
-pub fn lint_sources(sources: &[Source], home: Option<&Path>, project_root: Option<&Path>) -> Result<Vec<LintWarning>> {
+pub fn lint_sources(
+    sources: &[Source],
+    home: Option<&Path>,
+    project_root: Option<&Path>,
+) -> Result<Vec<LintWarning>> {
     let loaded = config::load(sources)?;
     let docs = documents(sources)?;
-    let root = project_root.map(Path::to_path_buf).or_else(|| loaded.project_root.clone());
+    let root = project_root
+        .map(Path::to_path_buf)
+        .or_else(|| loaded.project_root.clone());
     Ok(lint(&loaded.scope, &docs, home, root.as_deref()))
 }
 
 /// The warnings on `scope`, merged from `docs` (in the order they were merged), in the
 /// order of the documents and lines they point at.
-pub fn lint(scope: &Scope, docs: &[Document], home: Option<&Path>, project_root: Option<&Path>) -> Vec<LintWarning> {
-    let l = Linter { scope, docs, home, root: project_root, matcher: matcher(&scope.paths, home, project_root) };
+pub fn lint(
+    scope: &Scope,
+    docs: &[Document],
+    home: Option<&Path>,
+    project_root: Option<&Path>,
+) -> Vec<LintWarning> {
+    let l = Linter {
+        scope,
+        docs,
+        home,
+        root: project_root,
+        matcher: matcher(&scope.paths, home, project_root),
+    };
     let mut out = Vec::new();
     l.commands(&mut out);
     l.duplicates(&mut out);
@@ -119,13 +152,36 @@ pub fn lint(scope: &Scope, docs: &[Document], home: Option<&Path>, project_root:
 
 /// A matcher of the patterns that compile (a pattern that does not is a warning of its own).
 fn matcher(p: &Paths, home: Option<&Path>, root: Option<&Path>) -> Option<Matcher> {
-    let ok = |list: &[String]| -> Vec<String> { list.iter().filter(|x| compiles(x, home, root)).cloned().collect() };
-    Matcher::new(&Paths { read: ok(&p.read), write: ok(&p.write), deny: ok(&p.deny) }, home, root).ok()
+    let ok = |list: &[String]| -> Vec<String> {
+        list.iter()
+            .filter(|x| compiles(x, home, root))
+            .cloned()
+            .collect()
+    };
+    Matcher::new(
+        &Paths {
+            read: ok(&p.read),
+            write: ok(&p.write),
+            deny: ok(&p.deny),
+        },
+        home,
+        root,
+    )
+    .ok()
 }
 
 /// The compile error of the path pattern `p`, if any.
 fn compile_error(p: &str, home: Option<&Path>, root: Option<&Path>) -> Option<String> {
-    Matcher::new(&Paths { read: vec![p.to_string()], write: Vec::new(), deny: Vec::new() }, home, root).err()
+    Matcher::new(
+        &Paths {
+            read: vec![p.to_string()],
+            write: Vec::new(),
+            deny: Vec::new(),
+        },
+        home,
+        root,
+    )
+    .err()
 }
 
 fn compiles(p: &str, home: Option<&Path>, root: Option<&Path>) -> bool {
@@ -159,9 +215,23 @@ impl Linter<'_> {
         }
     }
 
-    fn warn(&self, out: &mut Vec<LintWarning>, code: &'static str, keys: &[&str], entry: Option<&str>, message: String, suggestion: String) {
+    fn warn(
+        &self,
+        out: &mut Vec<LintWarning>,
+        code: &'static str,
+        keys: &[&str],
+        entry: Option<&str>,
+        message: String,
+        suggestion: String,
+    ) {
         let (file, line) = locate(self.docs, keys, entry);
-        out.push(LintWarning { code, file, line, message, suggestion });
+        out.push(LintWarning {
+            code,
+            file,
+            line,
+            message,
+            suggestion,
+        });
     }
 
     /// Listed interpreters and shells; listed scripts the model may rewrite.
@@ -187,7 +257,9 @@ impl Linter<'_> {
                     if !(w.contains('/') || is_script_name(w)) {
                         continue;
                     }
-                    let Some((path, pattern)) = self.writable(w) else { continue };
+                    let Some((path, pattern)) = self.writable(w) else {
+                        continue;
+                    };
                     self.warn(
                         out,
                         "script_in_write_scope",
@@ -213,7 +285,11 @@ impl Linter<'_> {
         if decide::SHELLS.contains(&base) || OTHER_SHELLS.contains(&base) {
             return rest.is_empty().then_some("a shell");
         }
-        let sem = self.scope.semantics.get(base).or_else(|| crate::scope::semantics::builtin().get(base))?;
+        let sem = self
+            .scope
+            .semantics
+            .get(base)
+            .or_else(|| crate::scope::semantics::builtin().get(base))?;
         let mut code = sem.code_options.iter().chain(&sem.code_file_options);
         let any_code = match rest {
             [] => code.next().is_some(),
@@ -255,9 +331,15 @@ impl Linter<'_> {
                         continue;
                     }
                     let (wname, why) = if *winner == "deny" {
-                        ("bash_tools.deny".to_string(), "bash_tools.deny refuses it before any category is looked at")
+                        (
+                            "bash_tools.deny".to_string(),
+                            "bash_tools.deny refuses it before any category is looked at",
+                        )
                     } else {
-                        (format!("bash_tools.categories.{winner}"), "the engine takes the more restrictive category")
+                        (
+                            format!("bash_tools.categories.{winner}"),
+                            "the engine takes the more restrictive category",
+                        )
                     };
                     self.warn(
                         out,
@@ -305,24 +387,63 @@ impl Linter<'_> {
     /// from there without a pathspec leaving it out is refused. One look per pattern found,
     /// each leaving out the patterns already reported; none when the store cannot be read.
     fn denied_in_history(&self, out: &mut Vec<LintWarning>) {
-        let (Some(root), Some(m)) = (self.root, self.matcher.as_ref()) else { return };
-        let Some(top) = gitconfig::work_tree_top(root) else { return };
-        let deny: Vec<&String> = self.scope.paths.deny.iter().filter(|p| compiles(p, self.home, self.root)).collect();
+        let (Some(root), Some(m)) = (self.root, self.matcher.as_ref()) else {
+            return;
+        };
+        let Some(top) = gitconfig::work_tree_top(root) else {
+            return;
+        };
+        let deny: Vec<&String> = self
+            .scope
+            .paths
+            .deny
+            .iter()
+            .filter(|p| compiles(p, self.home, self.root))
+            .collect();
         let mut reported: Vec<String> = Vec::new();
         for _ in 0..deny.len() {
-            let Ok(seen) = Matcher::new(&Paths { read: Vec::new(), write: Vec::new(), deny: reported.clone() }, self.home, self.root) else { return };
+            let Ok(seen) = Matcher::new(
+                &Paths {
+                    read: Vec::new(),
+                    write: Vec::new(),
+                    deny: reported.clone(),
+                },
+                self.home,
+                self.root,
+            ) else {
+                return;
+            };
             let exempt = |rel: &[u8]| {
-                let p = top.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel));
+                let p =
+                    top.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel));
                 matches!(seen.check(&plain(&p), Access::Read), PathVerdict::Denied(_))
             };
-            let Answer::Holds { path, pattern, where_ } = gitstore::look(&top, m, Look::ALL, &exempt, &gitstore::Limits::default()) else { return };
+            let Answer::Holds {
+                path,
+                pattern,
+                where_,
+            } = gitstore::look(&top, m, Look::ALL, &exempt, &gitstore::Limits::default())
+            else {
+                return;
+            };
             // The entry as written whose expansion is the pattern found.
             let Some(entry) = deny.iter().find(|d| {
-                Matcher::new(&Paths { read: Vec::new(), write: Vec::new(), deny: vec![(**d).clone()] }, self.home, self.root).is_ok_and(|one| one.deny_patterns().first() == Some(&pattern))
+                Matcher::new(
+                    &Paths {
+                        read: Vec::new(),
+                        write: Vec::new(),
+                        deny: vec![(**d).clone()],
+                    },
+                    self.home,
+                    self.root,
+                )
+                .is_ok_and(|one| one.deny_patterns().first() == Some(&pattern))
             }) else {
                 return;
             };
-            let rel = shell_words::quote(&path.strip_prefix(&top).unwrap_or(&path).to_string_lossy()).into_owned();
+            let rel =
+                shell_words::quote(&path.strip_prefix(&top).unwrap_or(&path).to_string_lossy())
+                    .into_owned();
             self.warn(
                 out,
                 "denied_in_history",
@@ -345,29 +466,53 @@ impl Linter<'_> {
     /// A read scope covering the home directory or `/` without denying where keys and
     /// credentials are kept.
     fn secrets(&self, out: &mut Vec<LintWarning>) {
-        let (Some(home), Some(m)) = (self.home, self.matcher.as_ref()) else { return };
+        let (Some(home), Some(m)) = (self.home, self.matcher.as_ref()) else {
+            return;
+        };
         let p = &self.scope.paths;
-        let covering = p.read.iter().map(|x| ("read", x)).chain(p.write.iter().map(|x| ("write", x))).find(|(_, x)| {
-            let one = Paths { read: vec![(*x).clone()], write: Vec::new(), deny: Vec::new() };
-            // The directory itself, or the files right in it (`~/*`).
-            Matcher::new(&one, Some(home), self.root).is_ok_and(|one| {
-                [home.to_path_buf(), home.join(".profile")].iter().any(|p| matches!(one.check(&plain(p), Access::Read), PathVerdict::Allowed(_)))
-            })
-        });
-        let Some((list, pattern)) = covering else { return };
+        let covering = p
+            .read
+            .iter()
+            .map(|x| ("read", x))
+            .chain(p.write.iter().map(|x| ("write", x)))
+            .find(|(_, x)| {
+                let one = Paths {
+                    read: vec![(*x).clone()],
+                    write: Vec::new(),
+                    deny: Vec::new(),
+                };
+                // The directory itself, or the files right in it (`~/*`).
+                Matcher::new(&one, Some(home), self.root).is_ok_and(|one| {
+                    [home.to_path_buf(), home.join(".profile")].iter().any(|p| {
+                        matches!(one.check(&plain(p), Access::Read), PathVerdict::Allowed(_))
+                    })
+                })
+            });
+        let Some((list, pattern)) = covering else {
+            return;
+        };
         let missing: Vec<&str> = SECRETS
             .iter()
             .filter(|(pat, probe)| {
                 // `**/.env` protects the project's own `.env` too.
-                let project = self.root.filter(|_| pat.starts_with("**/")).map(|r| r.join(probe.rsplit('/').next().unwrap_or(probe)));
-                std::iter::once(home.join(probe)).chain(project).any(|p| matches!(m.check(&plain(&p), Access::Read), PathVerdict::Allowed(_)))
+                let project = self
+                    .root
+                    .filter(|_| pat.starts_with("**/"))
+                    .map(|r| r.join(probe.rsplit('/').next().unwrap_or(probe)));
+                std::iter::once(home.join(probe))
+                    .chain(project)
+                    .any(|p| matches!(m.check(&plain(&p), Access::Read), PathVerdict::Allowed(_)))
             })
             .map(|(pat, _)| *pat)
             .collect();
         if missing.is_empty() {
             return;
         }
-        let what = if home == Path::new("/") || pattern.starts_with("/**") || pattern == "/" { "/" } else { "your home directory" };
+        let what = if home == Path::new("/") || pattern.starts_with("/**") || pattern == "/" {
+            "/"
+        } else {
+            "your home directory"
+        };
         self.warn(
             out,
             "secrets_not_denied",
@@ -385,12 +530,27 @@ impl Linter<'_> {
     /// model reads more than paths.read says.
     fn write_wider(&self, out: &mut Vec<LintWarning>) {
         let p = &self.scope.paths;
-        let Ok(read) = Matcher::new(&Paths { read: p.read.iter().filter(|x| compiles(x, self.home, self.root)).cloned().collect(), write: Vec::new(), deny: Vec::new() }, self.home, self.root) else {
+        let Ok(read) = Matcher::new(
+            &Paths {
+                read: p
+                    .read
+                    .iter()
+                    .filter(|x| compiles(x, self.home, self.root))
+                    .cloned()
+                    .collect(),
+                write: Vec::new(),
+                deny: Vec::new(),
+            },
+            self.home,
+            self.root,
+        ) else {
             return;
         };
         for w in &p.write {
             let expanded = paths::expand_pattern(w, self.home, self.root);
-            let Some(example) = instance(&expanded) else { continue };
+            let Some(example) = instance(&expanded) else {
+                continue;
+            };
             let example = if example.starts_with('/') {
                 PathBuf::from(example)
             } else if let Some(r) = self.root {
@@ -398,9 +558,20 @@ impl Linter<'_> {
             } else {
                 continue;
             };
-            let one = Paths { read: Vec::new(), write: vec![w.clone()], deny: Vec::new() };
-            let Ok(one) = Matcher::new(&one, self.home, self.root) else { continue };
-            if !one.in_write_scope(&example) || !matches!(read.check(&plain(&example), Access::Read), PathVerdict::OutOfScope) {
+            let one = Paths {
+                read: Vec::new(),
+                write: vec![w.clone()],
+                deny: Vec::new(),
+            };
+            let Ok(one) = Matcher::new(&one, self.home, self.root) else {
+                continue;
+            };
+            if !one.in_write_scope(&example)
+                || !matches!(
+                    read.check(&plain(&example), Access::Read),
+                    PathVerdict::OutOfScope
+                )
+            {
                 continue;
             }
             self.warn(
@@ -420,12 +591,19 @@ impl Linter<'_> {
 
 /// A path as written, not looked up.
 fn plain(p: &Path) -> Resolved {
-    Resolved { literal: p.to_path_buf(), target: p.to_path_buf() }
+    Resolved {
+        literal: p.to_path_buf(),
+        target: p.to_path_buf(),
+    }
 }
 
 /// Whether a command word names a script by its extension.
 fn is_script_name(w: &str) -> bool {
-    [".sh", ".bash", ".zsh", ".py", ".pl", ".rb", ".js", ".mjs", ".el"].iter().any(|x| w.len() > x.len() && w.ends_with(x))
+    [
+        ".sh", ".bash", ".zsh", ".py", ".pl", ".rb", ".js", ".mjs", ".el",
+    ]
+    .iter()
+    .any(|x| w.len() > x.len() && w.ends_with(x))
 }
 
 /// `p` with every glob metacharacter escaped.
@@ -448,7 +626,13 @@ fn unexpanded_variable(p: &str) -> Option<(String, String)> {
             return Some((var.to_string(), format!("~{rest}")));
         }
     }
-    for var in ["${PROJECT_ROOT}", "$PROJECT_ROOT", "$project_root", "${PWD}", "$PWD"] {
+    for var in [
+        "${PROJECT_ROOT}",
+        "$PROJECT_ROOT",
+        "$project_root",
+        "${PWD}",
+        "$PWD",
+    ] {
         if let Some(rest) = p.strip_prefix(var) {
             return Some((var.to_string(), format!("${{project_root}}{rest}")));
         }
@@ -514,14 +698,20 @@ fn instance(e: &str) -> Option<String> {
 pub fn locate(docs: &[Document], keys: &[&str], entry: Option<&str>) -> (String, usize) {
     for d in docs.iter().rev() {
         let lines: Vec<&str> = d.text.lines().collect();
-        let Some((key_line, indent)) = find_keys(&lines, keys) else { continue };
+        let Some((key_line, indent)) = find_keys(&lines, keys) else {
+            continue;
+        };
         let mut line = key_line;
         if let Some(entry) = entry {
             for (i, text) in lines.iter().enumerate().skip(key_line) {
                 if i > key_line && ends_block(text, indent) {
                     break;
                 }
-                let text = if i == key_line { text.split_once(':').map_or(*text, |(_, v)| v) } else { text };
+                let text = if i == key_line {
+                    text.split_once(':').map_or(*text, |(_, v)| v)
+                } else {
+                    text
+                };
                 if holds_entry(text, entry) {
                     line = i;
                     break;
@@ -545,7 +735,11 @@ fn indent_of(line: &str) -> usize {
 /// list item at the key's own indentation) at that indentation or less.
 fn ends_block(line: &str, indent: usize) -> bool {
     let t = line.trim_start();
-    !(t.is_empty() || t.starts_with('#') || indent_of(line) > indent || t.starts_with("- ") || t == "-")
+    !(t.is_empty()
+        || t.starts_with('#')
+        || indent_of(line) > indent
+        || t.starts_with("- ")
+        || t == "-")
 }
 
 /// The line index and indentation of the nested keys `keys`, each found inside the
@@ -588,7 +782,13 @@ fn find_keys(lines: &[&str], keys: &[&str]) -> Option<(usize, usize)> {
 
 /// Whether `t` starts with the key `key` (`key:`, `"key":`, `'key':`).
 fn key_at_start(t: &str, key: &str) -> bool {
-    [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")].iter().any(|k| t.starts_with(k.as_str()))
+    [
+        format!("{key}:"),
+        format!("\"{key}\":"),
+        format!("'{key}':"),
+    ]
+    .iter()
+    .any(|k| t.starts_with(k.as_str()))
 }
 
 /// Whether the flow text `t` has the key `key` (after `{` or `,`).
@@ -616,7 +816,11 @@ mod tests {
     use super::*;
 
     fn doc(text: &str) -> Vec<Document> {
-        vec![Document { name: "f".into(), text: text.into(), line_offset: 0 }]
+        vec![Document {
+            name: "f".into(),
+            text: text.into(),
+            line_offset: 0,
+        }]
     }
 
     /// Each entry is found on its own line, in block and flow style, quoted or not; a
@@ -633,15 +837,27 @@ mod tests {
             (&["bash_tools", "categories", "read_only"][..], "git log", 9),
             (&["bash_tools", "categories", "safe_write"][..], "cp", 11),
         ] {
-            assert_eq!(locate(&d, keys, Some(entry)), ("f".to_string(), line), "{entry}");
+            assert_eq!(
+                locate(&d, keys, Some(entry)),
+                ("f".to_string(), line),
+                "{entry}"
+            );
         }
         let flow = doc("paths: {read: [a], deny: [b]}\n");
-        assert_eq!(locate(&flow, &["paths", "deny"], Some("b")), ("f".to_string(), 1));
+        assert_eq!(
+            locate(&flow, &["paths", "deny"], Some("b")),
+            ("f".to_string(), 1)
+        );
     }
 
     #[test]
     fn instance_takes_the_simplest_choice() {
-        for (e, want) in [("/p/**", Some("/p/x")), ("/p/*.{log,txt}", Some("/p/x.log")), ("/p/[ab]c", Some("/p/ac")), ("/p/[!a]", None)] {
+        for (e, want) in [
+            ("/p/**", Some("/p/x")),
+            ("/p/*.{log,txt}", Some("/p/x.log")),
+            ("/p/[ab]c", Some("/p/ac")),
+            ("/p/[!a]", None),
+        ] {
             assert_eq!(instance(e).as_deref(), want, "{e}");
         }
     }

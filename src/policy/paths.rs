@@ -41,7 +41,9 @@ pub const SCOPE_FILE_NAME: &str = "scope.yml";
 /// Whether `p` is named like a scope document (`scope.yml`, in any case: a case-insensitive
 /// file system finds `SCOPE.YML` under that name).
 pub fn named_like_scope_document(p: &Path) -> bool {
-    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.eq_ignore_ascii_case(SCOPE_FILE_NAME))
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.eq_ignore_ascii_case(SCOPE_FILE_NAME))
 }
 
 #[derive(Debug, Clone)]
@@ -62,7 +64,12 @@ impl Set {
     }
 
     /// With `shortcuts` false every pattern goes to globset (the reference of the tests).
-    fn build(patterns: &[String], home: Option<&Path>, root: Option<&Path>, shortcuts: bool) -> Result<Set, String> {
+    fn build(
+        patterns: &[String],
+        home: Option<&Path>,
+        root: Option<&Path>,
+        shortcuts: bool,
+    ) -> Result<Set, String> {
         let mut expanded = Vec::with_capacity(patterns.len());
         for p in patterns {
             let mut e = expand_pattern(p, home, root);
@@ -74,7 +81,11 @@ impl Set {
             }
             expanded.push(e);
         }
-        let mut simple = if shortcuts { Simple::with_room(&expanded) } else { Simple::default() };
+        let mut simple = if shortcuts {
+            Simple::with_room(&expanded)
+        } else {
+            Simple::default()
+        };
         let mut b = GlobSetBuilder::new();
         let mut origin = Vec::new();
         for (i, (p, e)) in patterns.iter().zip(&expanded).enumerate() {
@@ -102,7 +113,12 @@ impl Set {
             }
         }
         let globs = b.build().map_err(|e| e.to_string())?;
-        Ok(Set { simple, globs, patterns: expanded, origin })
+        Ok(Set {
+            simple,
+            globs,
+            patterns: expanded,
+            origin,
+        })
     }
 
     /// The first pattern that matches `path`.
@@ -179,7 +195,12 @@ fn special(b: u8) -> bool {
 }
 
 /// Sets the slot of `key` that `pick` chooses to `i`, unless a smaller number is there.
-fn keep_min(map: &mut HashMap<Box<[u8]>, Slots>, key: &str, i: usize, pick: fn(&mut Slots) -> &mut Option<usize>) {
+fn keep_min(
+    map: &mut HashMap<Box<[u8]>, Slots>,
+    key: &str,
+    i: usize,
+    pick: fn(&mut Slots) -> &mut Option<usize>,
+) {
     keep(pick(map.entry(Box::from(key.as_bytes())).or_default()), i);
 }
 
@@ -234,7 +255,9 @@ impl<'p> Shape<'p> {
         if let Some((dir, file)) = v.rsplit_once('/') {
             // Literal text and single stars, at least one character besides the stars (what
             // `literal` says of `file` with its stars removed, without building that string).
-            let starred = !file.contains("**") && file.bytes().any(|b| b != b'*') && file.bytes().all(|b| b == b'*' || !special(b));
+            let starred = !file.contains("**")
+                && file.bytes().any(|b| b != b'*')
+                && file.bytes().all(|b| b == b'*' || !special(b));
             if !dir.is_empty() && first > dir.len() && starred {
                 return Some(Shape::InDir(dir, file));
             }
@@ -295,7 +318,10 @@ impl Simple {
                 keep_min(&mut self.names, k, i, |s| &mut s.below);
             }
             Shape::InDir(dir, file) => {
-                self.in_dir.entry(Box::from(dir.as_bytes())).or_default().push((Box::from(file.as_bytes()), i));
+                self.in_dir
+                    .entry(Box::from(dir.as_bytes()))
+                    .or_default()
+                    .push((Box::from(file.as_bytes()), i));
             }
         }
     }
@@ -345,7 +371,10 @@ impl Simple {
 /// Whether `name` matches `pattern`, literal text and single `*`s (runs of anything: `*`
 /// matches no `/`, and `name` holds none).
 fn star_match(pattern: &[u8], name: &[u8]) -> bool {
-    let (Some(star), Some(last_star)) = (pattern.iter().position(|&b| b == b'*'), pattern.iter().rposition(|&b| b == b'*')) else {
+    let (Some(star), Some(last_star)) = (
+        pattern.iter().position(|&b| b == b'*'),
+        pattern.iter().rposition(|&b| b == b'*'),
+    ) else {
         return name == pattern;
     };
     let (first, last) = (&pattern[..star], &pattern[last_star + 1..]);
@@ -369,7 +398,10 @@ fn star_match(pattern: &[u8], name: &[u8]) -> bool {
 }
 
 fn glob(p: &str) -> Result<Glob, globset::Error> {
-    GlobBuilder::new(p).literal_separator(true).backslash_escape(true).build()
+    GlobBuilder::new(p)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
 }
 
 /// What a path may be used for.
@@ -410,14 +442,24 @@ pub fn scope_document_message(what: &str, resolved: &Path, protected: &str) -> S
     protection_message(what, resolved, Path::new(protected), home.as_deref(), None)
 }
 
-fn protection_message(what: &str, resolved: &Path, protected: &Path, home: Option<&Path>, root: Option<&Path>) -> String {
+fn protection_message(
+    what: &str,
+    resolved: &Path,
+    protected: &Path,
+    home: Option<&Path>,
+    root: Option<&Path>,
+) -> String {
     if let Some(detail) = git_configuration(resolved, protected, home, root) {
         return format!(
             "{what} would write {}, which is git's configuration{detail}: git runs the programs it names (hooks, core.fsmonitor, pagers, diff and merge drivers, aliases), here and outside the sandbox the next time the user runs git in this repository. Git's configuration is never written by a tool, whatever the scope says: it is the user's to change. Do not try another route (git config, git -c, GIT_* variables, another repository or copy of it); if git needs a setting or a hook, ask the user to make the change.",
             resolved.display()
         );
     }
-    let doc = if resolved == protected { String::new() } else { format!(" (it protects {})", protected.display()) };
+    let doc = if resolved == protected {
+        String::new()
+    } else {
+        format!(" (it protects {})", protected.display())
+    };
     format!(
         "{what} would write {}, which holds the rules this session runs under{doc}. Scope documents (every scope.yml, the session's preset.md, the profiles and the trust list) are never written by a tool, whatever the scope says: the scope is the user's to change. Do not try another route; if the scope must change, call request_scope_expansion for the command or path you need, or ask the user to edit the scope.",
         resolved.display()
@@ -427,19 +469,51 @@ fn protection_message(what: &str, resolved: &Path, protected: &Path, home: Optio
 /// Whether the protected path `protected` (reached by writing `resolved`) is git's
 /// configuration, and how, for a message: `Some("")` by its name, `Some(" (...)")` when the
 /// configuration names it or the path written lies below it.
-fn git_configuration(resolved: &Path, protected: &Path, home: Option<&Path>, root: Option<&Path>) -> Option<String> {
+fn git_configuration(
+    resolved: &Path,
+    protected: &Path,
+    home: Option<&Path>,
+    root: Option<&Path>,
+) -> Option<String> {
     if gitconfig::by_name(protected, home).is_some() {
-        return Some(if resolved == protected { String::new() } else { format!(" (it protects {})", protected.display()) });
+        return Some(if resolved == protected {
+            String::new()
+        } else {
+            format!(" (it protects {})", protected.display())
+        });
     }
-    let places: Vec<&Path> = [Some(resolved), Some(protected), root].into_iter().flatten().collect();
-    gitconfig::named(&places, home).describe(protected).map(|d| format!(" ({d})"))
+    let places: Vec<&Path> = [Some(resolved), Some(protected), root]
+        .into_iter()
+        .flatten()
+        .collect();
+    gitconfig::named(&places, home)
+        .describe(protected)
+        .map(|d| format!(" ({d})"))
 }
 
 impl Matcher {
-    pub fn new(paths: &Paths, home: Option<&Path>, project_root: Option<&Path>) -> Result<Matcher, String> {
-        let (read, write) = (Set::new(&paths.read, home, project_root)?, Set::new(&paths.write, home, project_root)?);
-        let known: std::collections::HashSet<&str> = read.patterns.iter().map(String::as_str).collect();
-        let readable = read.patterns.iter().chain(write.patterns.iter().filter(|p| !known.contains(p.as_str()))).cloned().collect();
+    pub fn new(
+        paths: &Paths,
+        home: Option<&Path>,
+        project_root: Option<&Path>,
+    ) -> Result<Matcher, String> {
+        let (read, write) = (
+            Set::new(&paths.read, home, project_root)?,
+            Set::new(&paths.write, home, project_root)?,
+        );
+        let known: std::collections::HashSet<&str> =
+            read.patterns.iter().map(String::as_str).collect();
+        let readable = read
+            .patterns
+            .iter()
+            .chain(
+                write
+                    .patterns
+                    .iter()
+                    .filter(|p| !known.contains(p.as_str())),
+            )
+            .cloned()
+            .collect();
         Ok(Matcher {
             read,
             write,
@@ -497,8 +571,14 @@ impl Matcher {
                 return Some(g);
             }
         }
-        let named = gitconfig::named(&self.git_places(&[&r.literal, &r.target]), self.home.as_deref());
-        if let Some((x, _)) = [&r.literal, &r.target].into_iter().find_map(|p| named.holding(p)) {
+        let named = gitconfig::named(
+            &self.git_places(&[&r.literal, &r.target]),
+            self.home.as_deref(),
+        );
+        if let Some((x, _)) = [&r.literal, &r.target]
+            .into_iter()
+            .find_map(|p| named.holding(p))
+        {
             return Some(x.to_path_buf());
         }
         self.hard_link_of_protected(&r.target)
@@ -512,15 +592,28 @@ impl Matcher {
     /// The message of a refused write to `protected` (reached by writing `resolved`): a
     /// scope document's, or git configuration's.
     pub fn scope_document_message(&self, what: &str, resolved: &Path, protected: &str) -> String {
-        protection_message(what, resolved, Path::new(protected), self.home.as_deref(), self.root.as_deref())
+        protection_message(
+            what,
+            resolved,
+            Path::new(protected),
+            self.home.as_deref(),
+            self.root.as_deref(),
+        )
     }
 
     /// A protected file that `p` is another name of (the same inode), when `p` has more
     /// than one link.
     fn hard_link_of_protected(&self, p: &Path) -> Option<PathBuf> {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::symlink_metadata(p).ok().filter(|m| m.is_file() && m.nlink() > 1)?;
-        self.protected.iter().find(|e| std::fs::metadata(e).is_ok_and(|pm| pm.dev() == m.dev() && pm.ino() == m.ino())).cloned()
+        let m = std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| m.is_file() && m.nlink() > 1)?;
+        self.protected
+            .iter()
+            .find(|e| {
+                std::fs::metadata(e).is_ok_and(|pm| pm.dev() == m.dev() && pm.ino() == m.ino())
+            })
+            .cloned()
     }
 
     /// A protected path lying strictly under the directory `dir` (the target of a write
@@ -538,13 +631,19 @@ impl Matcher {
     /// component (git refuses one): a repository below is not reached, the scope documents,
     /// hooks directories and included configuration files there are.
     pub fn protected_below_but_repositories(&self, dir: &Path) -> Option<PathBuf> {
-        if let Some(e) = self.protected.iter().find(|e| e.as_path() != dir && e.starts_with(dir)) {
+        if let Some(e) = self
+            .protected
+            .iter()
+            .find(|e| e.as_path() != dir && e.starts_with(dir))
+        {
             return Some(e.clone());
         }
         if let Some(u) = gitconfig::user_files_below(dir, self.home.as_deref()) {
             return Some(u);
         }
-        gitconfig::named(&self.git_places(&[dir]), self.home.as_deref()).below(dir).map(Path::to_path_buf)
+        gitconfig::named(&self.git_places(&[dir]), self.home.as_deref())
+            .below(dir)
+            .map(Path::to_path_buf)
     }
 
     /// A protected path a write scope covers (a command whose paths are unseen, `xargs sed
@@ -557,7 +656,10 @@ impl Matcher {
         let root = self.root.as_deref()?;
         let top = gitconfig::work_tree_top(root)?;
         let named = gitconfig::named(&[root], self.home.as_deref());
-        gitconfig::repository_files(&top).into_iter().chain(named.hooks.into_iter().map(|(h, _)| h)).find(|p| self.in_write_scope(p))
+        gitconfig::repository_files(&top)
+            .into_iter()
+            .chain(named.hooks.into_iter().map(|(h, _)| h))
+            .find(|p| self.in_write_scope(p))
     }
 
     /// Judges a resolved path for an access: deny wins (literal or target), then the target
@@ -602,11 +704,16 @@ impl Matcher {
 pub fn is_safe_device(p: &Path, access: Access) -> bool {
     let s = p.to_string_lossy();
     match access {
-        Access::Write => matches!(&*s, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"),
-        Access::Read => matches!(&*s, "/dev/null" | "/dev/zero" | "/dev/urandom" | "/dev/random" | "/dev/stdin" | "/dev/fd/0"),
+        Access::Write => matches!(
+            &*s,
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
+        ),
+        Access::Read => matches!(
+            &*s,
+            "/dev/null" | "/dev/zero" | "/dev/urandom" | "/dev/random" | "/dev/stdin" | "/dev/fd/0"
+        ),
     }
 }
-
 
 #[cfg(test)]
 mod matcher_tests {
@@ -614,19 +721,43 @@ mod matcher_tests {
 
     fn m(read: &[&str], write: &[&str], deny: &[&str]) -> Matcher {
         let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect();
-        Matcher::new(&Paths { read: v(read), write: v(write), deny: v(deny) }, Some(Path::new("/home/u")), Some(Path::new("/p"))).unwrap()
+        Matcher::new(
+            &Paths {
+                read: v(read),
+                write: v(write),
+                deny: v(deny),
+            },
+            Some(Path::new("/home/u")),
+            Some(Path::new("/p")),
+        )
+        .unwrap()
     }
 
     fn check(m: &Matcher, p: &str, a: Access) -> PathVerdict {
-        m.check(&Resolved { literal: PathBuf::from(p), target: PathBuf::from(p) }, a)
+        m.check(
+            &Resolved {
+                literal: PathBuf::from(p),
+                target: PathBuf::from(p),
+            },
+            a,
+        )
     }
 
     #[test]
     fn b06_b07_dir_pattern_covers_the_dir_itself_and_write_implies_read() {
         let m = m(&["/p/**"], &["/p/out/**"], &[]);
-        assert_eq!(check(&m, "/p", Access::Read), PathVerdict::Allowed("/p/**".into()));
-        assert_eq!(check(&m, "/p/a/b", Access::Read), PathVerdict::Allowed("/p/**".into()));
-        assert_eq!(check(&m, "/p/out", Access::Read), PathVerdict::Allowed("/p/out/**".into()));
+        assert_eq!(
+            check(&m, "/p", Access::Read),
+            PathVerdict::Allowed("/p/**".into())
+        );
+        assert_eq!(
+            check(&m, "/p/a/b", Access::Read),
+            PathVerdict::Allowed("/p/**".into())
+        );
+        assert_eq!(
+            check(&m, "/p/out", Access::Read),
+            PathVerdict::Allowed("/p/out/**".into())
+        );
         assert_eq!(check(&m, "/p/a", Access::Write), PathVerdict::OutOfScope);
         assert_eq!(check(&m, "/pq", Access::Read), PathVerdict::OutOfScope);
     }
@@ -634,18 +765,44 @@ mod matcher_tests {
     #[test]
     fn b10_deny_wins_on_literal_or_target() {
         let m = m(&["/p/**"], &["/p/**"], &["**/.env", "~/.ssh/**"]);
-        assert_eq!(check(&m, "/p/.env", Access::Read), PathVerdict::Denied("**/.env".into()));
-        let r = Resolved { literal: PathBuf::from("/p/link"), target: PathBuf::from("/home/u/.ssh/id") };
-        assert_eq!(m.check(&r, Access::Read), PathVerdict::Denied("/home/u/.ssh/**".into()));
+        assert_eq!(
+            check(&m, "/p/.env", Access::Read),
+            PathVerdict::Denied("**/.env".into())
+        );
+        let r = Resolved {
+            literal: PathBuf::from("/p/link"),
+            target: PathBuf::from("/home/u/.ssh/id"),
+        };
+        assert_eq!(
+            m.check(&r, Access::Read),
+            PathVerdict::Denied("/home/u/.ssh/**".into())
+        );
     }
 
     #[test]
     fn patterns_expand_home_root_and_relative() {
-        let m = m(&["src/", "${project_root}/doc/*.md", "~/notes/**"], &[], &[]);
-        assert_eq!(check(&m, "/p/src/a/b", Access::Read), PathVerdict::Allowed("/p/src/**".into()));
-        assert_eq!(check(&m, "/p/doc/a.md", Access::Read), PathVerdict::Allowed("/p/doc/*.md".into()));
-        assert_eq!(check(&m, "/p/doc/x/a.md", Access::Read), PathVerdict::OutOfScope, "* stays in one directory");
-        assert_eq!(check(&m, "/home/u/notes/x", Access::Read), PathVerdict::Allowed("/home/u/notes/**".into()));
+        let m = m(
+            &["src/", "${project_root}/doc/*.md", "~/notes/**"],
+            &[],
+            &[],
+        );
+        assert_eq!(
+            check(&m, "/p/src/a/b", Access::Read),
+            PathVerdict::Allowed("/p/src/**".into())
+        );
+        assert_eq!(
+            check(&m, "/p/doc/a.md", Access::Read),
+            PathVerdict::Allowed("/p/doc/*.md".into())
+        );
+        assert_eq!(
+            check(&m, "/p/doc/x/a.md", Access::Read),
+            PathVerdict::OutOfScope,
+            "* stays in one directory"
+        );
+        assert_eq!(
+            check(&m, "/home/u/notes/x", Access::Read),
+            PathVerdict::Allowed("/home/u/notes/**".into())
+        );
     }
 
     /// The patterns matched without globset give globset's answers (the first matching
@@ -656,21 +813,41 @@ mod matcher_tests {
         let names = ["a", ".env", "x.txt", "a\nb", "é"];
         let mut pats: Vec<String> = Vec::new();
         for n in names {
-            for f in ["/{n}", "/{n}/**", "**/{n}", "**/{n}/**", "/a/{n}", "/a/{n}/**", "/a\nb/{n}/**"] {
+            for f in [
+                "/{n}",
+                "/{n}/**",
+                "**/{n}",
+                "**/{n}/**",
+                "/a/{n}",
+                "/a/{n}/**",
+                "/a\nb/{n}/**",
+            ] {
                 pats.push(f.replace("{n}", n));
             }
         }
-        for f in ["*", "*.txt", "x*", "*a*", "x*t*t", "*.e*v", "a*\nb*", "*a*a*"] {
+        for f in [
+            "*", "*.txt", "x*", "*a*", "x*t*t", "*.e*v", "a*\nb*", "*a*a*",
+        ] {
             for d in ["/a", "", "/a\nb", "/a/b"] {
                 pats.push(format!("{d}/{f}"));
             }
         }
-        pats.extend(["/a/**/b", "/[ab]/x", "**/*.txt", "/a/?", "**", "/**", "a", "x.txt/**"].map(String::from));
-        let comps = ["a", "b", ".env", "x.txt", "a\nb", "é", "xay", "", "xtt", "aa", "a.ev", "x.txtx"];
+        pats.extend(
+            [
+                "/a/**/b", "/[ab]/x", "**/*.txt", "/a/?", "**", "/**", "a", "x.txt/**",
+            ]
+            .map(String::from),
+        );
+        let comps = [
+            "a", "b", ".env", "x.txt", "a\nb", "é", "xay", "", "xtt", "aa", "a.ev", "x.txtx",
+        ];
         let mut paths = vec![String::from("/"), String::new()];
         let mut frontier = vec![String::new()];
         for _ in 0..3 {
-            frontier = frontier.iter().flat_map(|p| comps.iter().map(move |c| format!("{p}/{c}"))).collect();
+            frontier = frontier
+                .iter()
+                .flat_map(|p| comps.iter().map(move |c| format!("{p}/{c}")))
+                .collect();
             paths.extend(frontier.iter().cloned());
         }
         paths.extend(["a", "a/b", "a\nb", "x.txt"].map(String::from));
@@ -680,7 +857,11 @@ mod matcher_tests {
         for list in [&pats, &reversed] {
             let fast = Set::build(list, None, None, true).unwrap();
             let reference = Set::build(list, None, None, false).unwrap();
-            assert!(fast.globs.len() < 20, "most patterns are simple: {}", fast.globs.len());
+            assert!(
+                fast.globs.len() < 20,
+                "most patterns are simple: {}",
+                fast.globs.len()
+            );
             for p in &paths {
                 let want = reference.first_match(Path::new(p));
                 assert_eq!(fast.first_match(Path::new(p)), want, "{p:?}");
@@ -694,14 +875,27 @@ mod matcher_tests {
             let fast = Set::build(one, None, None, true).unwrap();
             let reference = Set::build(one, None, None, false).unwrap();
             for p in &paths {
-                assert_eq!(fast.first_match(Path::new(p)), reference.first_match(Path::new(p)), "{pat:?} on {p:?}");
+                assert_eq!(
+                    fast.first_match(Path::new(p)),
+                    reference.first_match(Path::new(p)),
+                    "{pat:?} on {p:?}"
+                );
             }
         }
     }
 
     #[test]
     fn bad_pattern_is_an_error() {
-        let e = Matcher::new(&Paths { read: vec!["/p/[".into()], write: vec![], deny: vec![] }, None, None).unwrap_err();
+        let e = Matcher::new(
+            &Paths {
+                read: vec!["/p/[".into()],
+                write: vec![],
+                deny: vec![],
+            },
+            None,
+            None,
+        )
+        .unwrap_err();
         assert!(e.contains("/p/["), "{e}");
     }
 

@@ -72,7 +72,8 @@ impl Pathspec {
     /// it (an element with wildcards is taken to select anything), or an exclude matches it.
     pub fn leaves_out(&self, rel: &[u8]) -> bool {
         let mut positives = self.items.iter().filter(|i| !i.exclude).peekable();
-        let selected = positives.peek().is_none() || positives.any(|i| i.wildcards() || i.matches(rel));
+        let selected =
+            positives.peek().is_none() || positives.any(|i| i.wildcards() || i.matches(rel));
         !selected || self.items.iter().any(|i| i.exclude && i.matches(rel))
     }
 
@@ -81,7 +82,9 @@ impl Pathspec {
     /// matches. A pattern that cannot match below `top` is covered.
     pub fn excludes_pattern(&self, deny: &str, top: &Path) -> bool {
         const SPECIAL: &[u8] = b"*?[]{}\\";
-        let Some(top) = top.to_str().map(|t| t.trim_end_matches('/')) else { return false };
+        let Some(top) = top.to_str().map(|t| t.trim_end_matches('/')) else {
+            return false;
+        };
         if top.bytes().any(|b| SPECIAL.contains(&b)) {
             return false;
         }
@@ -99,20 +102,30 @@ impl Pathspec {
             rest.to_string()
         } else {
             // Disjoint when neither its literal start nor the top's path is a prefix of the other.
-            let lit = &deny[..deny.bytes().position(|b| SPECIAL.contains(&b)).unwrap_or(deny.len())];
+            let lit = &deny[..deny
+                .bytes()
+                .position(|b| SPECIAL.contains(&b))
+                .unwrap_or(deny.len())];
             let below = format!("{top}/");
             return !(below.starts_with(lit) || lit.starts_with(&below) || lit == top);
         };
-        let lit_start = &rel[..rel.bytes().position(|b| SPECIAL.contains(&b)).unwrap_or(rel.len())];
+        let lit_start = &rel[..rel
+            .bytes()
+            .position(|b| SPECIAL.contains(&b))
+            .unwrap_or(rel.len())];
         self.items.iter().filter(|i| i.exclude).any(|e| {
             if e.pat.is_empty() {
                 return true;
             }
             if !e.wildcards() {
                 // Equal to it or a directory above it: covers the path, and what is below it.
-                let whole = lit_start.len() == rel.len() || rel.strip_suffix("/**").is_some_and(|d| !wild(d));
+                let whole = lit_start.len() == rel.len()
+                    || rel.strip_suffix("/**").is_some_and(|d| !wild(d));
                 let base = rel.strip_suffix("/**").unwrap_or(&rel);
-                return (whole && base == e.pat) || lit_start.strip_prefix(e.pat.as_str()).is_some_and(|r| r.starts_with('/'));
+                return (whole && base == e.pat)
+                    || lit_start
+                        .strip_prefix(e.pat.as_str())
+                        .is_some_and(|r| r.starts_with('/'));
             }
             // The same pattern under git's `glob` rules, which are the matcher's.
             e.kind == Kind::Glob && e.pat == rel && !rel.ends_with("/**")
@@ -154,7 +167,11 @@ fn parse_item(e: &str, prefix: &str) -> Option<Item> {
     if rest.starts_with('/') {
         return None;
     }
-    let joined = if top || prefix.is_empty() { rest.to_string() } else { format!("{}/{rest}", prefix.trim_end_matches('/')) };
+    let joined = if top || prefix.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{}/{rest}", prefix.trim_end_matches('/'))
+    };
     // `.` and `..` components, as git normalizes them; leaving the top is not read here.
     let mut parts: Vec<&str> = Vec::new();
     for c in joined.split('/') {
@@ -166,7 +183,11 @@ fn parse_item(e: &str, prefix: &str) -> Option<Item> {
             c => parts.push(c),
         }
     }
-    Some(Item { exclude, kind, pat: parts.join("/") })
+    Some(Item {
+        exclude,
+        kind,
+        pat: parts.join("/"),
+    })
 }
 
 /// A pattern's parts: literal bytes, `?`, `*`, and (`glob` only) `**/` and a final `/**`.
@@ -175,7 +196,9 @@ enum Tok {
     Byte(u8),
     One,
     /// Any run of bytes; `/` only when `crosses`.
-    Star { crosses: bool },
+    Star {
+        crosses: bool,
+    },
     /// Zero or more whole directories (`**/` at the start or after `/`).
     Dirs,
 }
@@ -278,8 +301,16 @@ mod tests {
             ("**", "a/b", true, true),
         ];
         for (p, t, plain, path) in rows {
-            assert_eq!(wildmatch(p.as_bytes(), t.as_bytes(), false), *plain, "{p} {t} plain");
-            assert_eq!(wildmatch(p.as_bytes(), t.as_bytes(), true), *path, "{p} {t} pathname");
+            assert_eq!(
+                wildmatch(p.as_bytes(), t.as_bytes(), false),
+                *plain,
+                "{p} {t} plain"
+            );
+            assert_eq!(
+                wildmatch(p.as_bytes(), t.as_bytes(), true),
+                *path,
+                "{p} {t} pathname"
+            );
         }
     }
 
@@ -291,8 +322,16 @@ mod tests {
             (":^.env", "sub", Some((true, Kind::Fnmatch, "sub/.env"))),
             (":/!.env", "sub", Some((true, Kind::Fnmatch, ".env"))),
             (":!/:x", "sub", Some((true, Kind::Fnmatch, "x"))),
-            (":(exclude,glob)**/.env", "sub", Some((true, Kind::Glob, "sub/**/.env"))),
-            (":(top,exclude,glob)**/.env", "sub", Some((true, Kind::Glob, "**/.env"))),
+            (
+                ":(exclude,glob)**/.env",
+                "sub",
+                Some((true, Kind::Glob, "sub/**/.env")),
+            ),
+            (
+                ":(top,exclude,glob)**/.env",
+                "sub",
+                Some((true, Kind::Glob, "**/.env")),
+            ),
             (":(literal)*", "", Some((false, Kind::Literal, "*"))),
             (".", "sub", Some((false, Kind::Fnmatch, "sub"))),
             ("../x", "sub", Some((false, Kind::Fnmatch, "x"))),
@@ -304,7 +343,11 @@ mod tests {
         ];
         for (e, prefix, want) in rows {
             let got = parse_item(e, prefix).map(|i| (i.exclude, i.kind, i.pat));
-            assert_eq!(got, want.map(|(x, k, p)| (x, k, p.to_string())), "{e} in {prefix:?}");
+            assert_eq!(
+                got,
+                want.map(|(x, k, p)| (x, k, p.to_string())),
+                "{e} in {prefix:?}"
+            );
         }
     }
 
@@ -341,10 +384,30 @@ mod tests {
     fn leaves_out_as_git_ls_files() {
         let dir = tempfile::tempdir().unwrap();
         let top = dir.path();
-        let files = [".env", "a.env", "sub/.env", "sub/a", "sub/deep/.env", "sub/deep/x.pem", "x.pem", "secrets/k", "s/t/u"];
+        let files = [
+            ".env",
+            "a.env",
+            "sub/.env",
+            "sub/a",
+            "sub/deep/.env",
+            "sub/deep/x.pem",
+            "x.pem",
+            "secrets/k",
+            "s/t/u",
+        ];
         let git = |cwd: &Path, args: &[&str]| {
-            let out = std::process::Command::new("git").args(args).current_dir(cwd).env("GIT_CONFIG_NOSYSTEM", "1").env("GIT_CONFIG_GLOBAL", "/dev/null").output().unwrap();
-            assert!(out.status.success(), "{args:?} {}", String::from_utf8_lossy(&out.stderr));
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(cwd)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8(out.stdout).unwrap()
         };
         git(top, &["init", "-q"]);
@@ -355,28 +418,55 @@ mod tests {
         }
         git(top, &["add", "-A"]);
         let specs: &[&[&str]] = &[
-            &[":!.env"], &[".", ":!.env"], &[":(exclude,glob)**/.env"], &[":(exclude)**/.env"], &[":(exclude)*.env"], &[":!*.pem"],
-            &[":(exclude,glob)*.pem"], &["sub"], &["sub", ":!sub/deep"], &[":(top,exclude,glob)**/.env", ":!secrets"], &["s*"], &[":(glob)s*"],
-            &[":(exclude,glob)s*"], &[":(exclude)s*"], &[":(literal)sub", ":^x.pem"], &[":/!.env"], &["*.pem"],
+            &[":!.env"],
+            &[".", ":!.env"],
+            &[":(exclude,glob)**/.env"],
+            &[":(exclude)**/.env"],
+            &[":(exclude)*.env"],
+            &[":!*.pem"],
+            &[":(exclude,glob)*.pem"],
+            &["sub"],
+            &["sub", ":!sub/deep"],
+            &[":(top,exclude,glob)**/.env", ":!secrets"],
+            &["s*"],
+            &[":(glob)s*"],
+            &[":(exclude,glob)s*"],
+            &[":(exclude)s*"],
+            &[":(literal)sub", ":^x.pem"],
+            &[":/!.env"],
+            &["*.pem"],
         ];
         for prefix in ["", "sub"] {
             let cwd = top.join(prefix);
             for spec in specs {
                 let mut args = vec!["ls-files", "-z", "--full-name", "--"];
                 args.extend_from_slice(spec);
-                let listed: Vec<String> = git(&cwd, &args).split('\0').filter(|s| !s.is_empty()).map(String::from).collect();
+                let listed: Vec<String> = git(&cwd, &args)
+                    .split('\0')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
                 let ps = Pathspec::parse(spec, prefix).unwrap();
                 for f in files {
                     if ps.leaves_out(f.as_bytes()) {
-                        assert!(!listed.iter().any(|l| l == f), "{spec:?} in {prefix:?}: said to leave out {f}, git lists it");
+                        assert!(
+                            !listed.iter().any(|l| l == f),
+                            "{spec:?} in {prefix:?}: said to leave out {f}, git lists it"
+                        );
                     }
                 }
                 // Exclusions are exact, from the top (in a subdirectory `ls-files` selects only
                 // what lies below it when no element selects: `log` selects the whole tree).
                 for f in files.iter().filter(|_| prefix.is_empty()) {
-                    let excluded = ps.items.iter().any(|i| i.exclude && i.matches(f.as_bytes()));
+                    let excluded = ps
+                        .items
+                        .iter()
+                        .any(|i| i.exclude && i.matches(f.as_bytes()));
                     if !listed.iter().any(|l| l == f) && ps.items.iter().all(|i| i.exclude) {
-                        assert!(excluded, "{spec:?} in {prefix:?}: git leaves out {f}, not seen as excluded");
+                        assert!(
+                            excluded,
+                            "{spec:?} in {prefix:?}: git leaves out {f}, not seen as excluded"
+                        );
                     }
                 }
             }

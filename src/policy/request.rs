@@ -10,9 +10,9 @@ use once_cell::sync::Lazy;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::scope::config::{self, LoadedScope, Source};
 use crate::policy::decide::Grant;
 use crate::policy::paths::{self, Matcher};
+use crate::scope::config::{self, LoadedScope, Source};
 use crate::scope::Platform;
 use crate::{Result, ScopeError};
 
@@ -65,7 +65,8 @@ pub struct Request {
 
 impl Request {
     pub fn parse(json: &str) -> Result<Request> {
-        serde_json::from_str(json).map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))
+        serde_json::from_str(json)
+            .map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))
     }
 
     pub(crate) fn sources(&self) -> Result<Vec<Source>> {
@@ -79,10 +80,14 @@ impl Request {
                         Value::String(t) => t.clone(),
                         other => other.to_string(),
                     };
-                    Ok(Source::Inline { name: s.name.clone().unwrap_or_else(|| "inline scope".into()), text })
+                    Ok(Source::Inline {
+                        name: s.name.clone().unwrap_or_else(|| "inline scope".into()),
+                        text,
+                    })
                 }
                 _ => Err(ScopeError::InvalidArgument(
-                    "each source must have exactly one of \"file\", \"profile\" or \"inline\"".into(),
+                    "each source must have exactly one of \"file\", \"profile\" or \"inline\""
+                        .into(),
                 )),
             })
             .collect()
@@ -92,11 +97,23 @@ impl Request {
     /// (`None`: none), when the request asks for approval to be checked (`check_trust`):
     /// what [`config::load_approved`] checks before it parses anything.
     pub fn approved(&self) -> Option<Vec<(&Path, Option<&str>)>> {
-        self.check_trust.then(|| self.sources.iter().filter_map(|s| s.file.as_deref().map(|f| (Path::new(f), s.sha256.as_deref()))).collect())
+        self.check_trust.then(|| {
+            self.sources
+                .iter()
+                .filter_map(|s| {
+                    s.file
+                        .as_deref()
+                        .map(|f| (Path::new(f), s.sha256.as_deref()))
+                })
+                .collect()
+        })
     }
 
     pub(crate) fn home(&self) -> Option<PathBuf> {
-        self.home.as_ref().map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        self.home
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
     }
 
     pub(crate) fn platform(&self) -> Result<Platform> {
@@ -104,15 +121,22 @@ impl Request {
             None => Ok(Platform::current()),
             Some("posix") => Ok(Platform::Posix),
             Some("windows") => Ok(Platform::Windows),
-            Some(other) => Err(ScopeError::InvalidArgument(format!("unknown platform `{other}` (posix or windows)"))),
+            Some(other) => Err(ScopeError::InvalidArgument(format!(
+                "unknown platform `{other}` (posix or windows)"
+            ))),
         }
     }
 
     pub(crate) fn directory(&self) -> Result<PathBuf> {
-        let d = self.directory.as_deref().ok_or_else(|| ScopeError::InvalidArgument("`directory` is required".into()))?;
+        let d = self
+            .directory
+            .as_deref()
+            .ok_or_else(|| ScopeError::InvalidArgument("`directory` is required".into()))?;
         let p = PathBuf::from(d);
         if !p.is_absolute() {
-            return Err(ScopeError::InvalidArgument(format!("the directory `{d}` must be absolute")));
+            return Err(ScopeError::InvalidArgument(format!(
+                "the directory `{d}` must be absolute"
+            )));
         }
         if !paths::is_dir(&p) {
             return Err(ScopeError::InvalidArgument(format!(
@@ -139,35 +163,62 @@ type MatcherKey = (usize, Option<PathBuf>, Option<PathBuf>, u64);
 /// protected paths it was compiled with.
 type MatcherEntry = (Arc<LoadedScope>, Arc<Matcher>, Vec<String>);
 /// Compiled matchers by scope (kept alive by the `Arc` stored beside), home and root.
-static MATCHERS: Lazy<Mutex<HashMap<MatcherKey, MatcherEntry>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+static MATCHERS: Lazy<Mutex<HashMap<MatcherKey, MatcherEntry>>> =
+    Lazy::new(|| Mutex::new(HashMap::new()));
 
 /// Loads the sources of a request and compiles the patterns (both cached).
 pub fn prepare(req: &Request) -> Result<Prepared> {
     let loaded = config::load_approved(&req.sources()?, req.approved().as_deref())?;
     let home = req.home();
-    let root = req.project_root.as_ref().map(PathBuf::from).or_else(|| loaded.project_root.clone());
+    let root = req
+        .project_root
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| loaded.project_root.clone());
     let protect_hash = {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         req.protect.hash(&mut h);
         h.finish()
     };
-    let key = (Arc::as_ptr(&loaded) as usize, home.clone(), root.clone(), protect_hash);
+    let key = (
+        Arc::as_ptr(&loaded) as usize,
+        home.clone(),
+        root.clone(),
+        protect_hash,
+    );
     if let Ok(cache) = MATCHERS.lock() {
         if let Some((_, m, protect)) = cache.get(&key) {
             if *protect == req.protect {
-                return Ok(Prepared { loaded, matcher: m.clone(), home, project_root: root });
+                return Ok(Prepared {
+                    loaded,
+                    matcher: m.clone(),
+                    home,
+                    project_root: root,
+                });
             }
         }
     }
-    let matcher = Matcher::new(&loaded.scope.paths, home.as_deref(), root.as_deref()).map_err(|e| ScopeError::InvalidConfig {
-        file: loaded.files.last().map(|f| f.display().to_string()).unwrap_or_else(|| "scope".into()),
-        line: None,
-        key: Some("paths".into()),
-        message: format!("a path pattern does not compile: {e}"),
-    })?;
+    let matcher =
+        Matcher::new(&loaded.scope.paths, home.as_deref(), root.as_deref()).map_err(|e| {
+            ScopeError::InvalidConfig {
+                file: loaded
+                    .files
+                    .last()
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_else(|| "scope".into()),
+                line: None,
+                key: Some("paths".into()),
+                message: format!("a path pattern does not compile: {e}"),
+            }
+        })?;
     // Every file the rules came from (documents and profiles) and what the request names.
-    let protected: Vec<PathBuf> = loaded.files.iter().cloned().chain(req.protect.iter().map(PathBuf::from)).collect();
+    let protected: Vec<PathBuf> = loaded
+        .files
+        .iter()
+        .cloned()
+        .chain(req.protect.iter().map(PathBuf::from))
+        .collect();
     let matcher = Arc::new(matcher.with_protected(&protected));
     if let Ok(mut cache) = MATCHERS.lock() {
         if cache.len() > 64 {
@@ -175,5 +226,10 @@ pub fn prepare(req: &Request) -> Result<Prepared> {
         }
         cache.insert(key, (loaded.clone(), matcher.clone(), req.protect.clone()));
     }
-    Ok(Prepared { loaded, matcher, home, project_root: root })
+    Ok(Prepared {
+        loaded,
+        matcher,
+        home,
+        project_root: root,
+    })
 }

@@ -41,7 +41,12 @@ fn flags_of(arg: &str, platform: Platform, allowed: &[String]) -> Vec<String> {
         let known = allowed.contains(&f);
         out.push(f);
         // `-n5`: the rest is the value of -n.
-        if known && arg[i + c.len_utf8()..].chars().next().is_some_and(|n| n.is_ascii_digit()) {
+        if known
+            && arg[i + c.len_utf8()..]
+                .chars()
+                .next()
+                .is_some_and(|n| n.is_ascii_digit())
+        {
             break;
         }
     }
@@ -58,12 +63,20 @@ fn list(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {
 }
 
 /// Checks flags and subcommands of one command against its rule (C03, C04, C07-C10).
-pub fn check_rule(rule: &CommandRule, name: &str, args: &[String], platform: Platform) -> Result<(), RuleViolation> {
+pub fn check_rule(
+    rule: &CommandRule,
+    name: &str,
+    args: &[String],
+    platform: Platform,
+) -> Result<(), RuleViolation> {
     let (rule, label, args) = if rule.has_subcommands {
         let Some(pos) = args.iter().position(|a| !is_flag(a, platform)) else {
             return Err(RuleViolation {
                 reason: "subcommand_not_allowed",
-                message: format!("`{name}` needs a subcommand; allowed: {}", list(rule.subcommands.keys())),
+                message: format!(
+                    "`{name}` needs a subcommand; allowed: {}",
+                    list(rule.subcommands.keys())
+                ),
                 rule: format!("{name}.subcommands"),
             });
         };
@@ -90,7 +103,9 @@ pub fn check_rule(rule: &CommandRule, name: &str, args: &[String], platform: Pla
     } else {
         (rule, name.to_string(), args.to_vec())
     };
-    let Some(allowed) = &rule.allowed_flags else { return Ok(()) };
+    let Some(allowed) = &rule.allowed_flags else {
+        return Ok(());
+    };
     let mut positional_only = false;
     for a in &args {
         if platform == Platform::Posix && a == "--" {
@@ -108,7 +123,10 @@ pub fn check_rule(rule: &CommandRule, name: &str, args: &[String], platform: Pla
             if !ok {
                 return Err(RuleViolation {
                     reason: "flag_not_allowed",
-                    message: format!("{label} flag '{f}' not allowed. Allowed flags: {}", list(allowed)),
+                    message: format!(
+                        "{label} flag '{f}' not allowed. Allowed flags: {}",
+                        list(allowed)
+                    ),
                     rule: format!("{label}.allowed_flags"),
                 });
             }
@@ -118,13 +136,20 @@ pub fn check_rule(rule: &CommandRule, name: &str, args: &[String], platform: Pla
 }
 
 /// The whole seeds/001 check of an argv against `tool_commands.<platform>` (C05-C10).
-pub fn check_argv(scope: &Scope, platform: Platform, command: &str, args: &[String]) -> Result<(), RuleViolation> {
+pub fn check_argv(
+    scope: &Scope,
+    platform: Platform,
+    command: &str,
+    args: &[String],
+) -> Result<(), RuleViolation> {
     let table = scope.tool_commands.for_platform(platform);
     let key = platform.as_str();
     if table.blacklist.commands.iter().any(|c| c == command) {
         return Err(RuleViolation {
             reason: "denied",
-            message: format!("Command '{command}' blacklisted: it is never allowed. Do not retry it."),
+            message: format!(
+                "Command '{command}' blacklisted: it is never allowed. Do not retry it."
+            ),
             rule: format!("tool_commands.{key}.blacklist.commands: {command}"),
         });
     }
@@ -148,7 +173,12 @@ mod tests {
     #[test]
     fn flags_of_table() {
         let allowed: Vec<String> = ["-n", "-l", "-a"].iter().map(|s| s.to_string()).collect();
-        for (arg, want) in [("-la", vec!["-l", "-a"]), ("--color=auto", vec!["--color"]), ("-n5", vec!["-n"]), ("-n", vec!["-n"])] {
+        for (arg, want) in [
+            ("-la", vec!["-l", "-a"]),
+            ("--color=auto", vec!["--color"]),
+            ("-n5", vec!["-n"]),
+            ("-n", vec!["-n"]),
+        ] {
             assert_eq!(flags_of(arg, Platform::Posix, &allowed), want, "{arg}");
         }
         assert_eq!(flags_of("/n", Platform::Windows, &allowed), vec!["/N"]);

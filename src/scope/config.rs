@@ -93,8 +93,12 @@ fn count(f: impl FnOnce(&mut CacheStats)) {
     });
 }
 
-static CACHE: Lazy<Mutex<Cache>> =
-    Lazy::new(|| Mutex::new(Cache { documents: HashMap::default(), merged: HashMap::default() }));
+static CACHE: Lazy<Mutex<Cache>> = Lazy::new(|| {
+    Mutex::new(Cache {
+        documents: HashMap::default(),
+        merged: HashMap::default(),
+    })
+});
 
 /// The cache counters of this thread so far.
 pub fn cache_stats() -> CacheStats {
@@ -113,17 +117,28 @@ fn stamp(path: &Path) -> Result<Stamp> {
     #[cfg(not(unix))]
     let (inode, changed) = (0, (0, 0));
     let racy = match modified {
-        Some(m) => SystemTime::now().duration_since(m).map_or(true, |age| age < RACY),
+        Some(m) => SystemTime::now()
+            .duration_since(m)
+            .map_or(true, |age| age < RACY),
         None => true,
     };
-    Ok(Stamp { modified, len: meta.len(), inode, changed, racy })
+    Ok(Stamp {
+        modified,
+        len: meta.len(),
+        inode,
+        changed,
+        racy,
+    })
 }
 
 fn io_error(path: &Path, e: &std::io::Error) -> ScopeError {
     if e.kind() == std::io::ErrorKind::NotFound {
         ScopeError::NoScopeConfig(format!("{} does not exist", path.display()))
     } else {
-        ScopeError::Io { path: path.display().to_string(), message: e.to_string() }
+        ScopeError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -135,7 +150,10 @@ pub fn load(sources: &[Source]) -> Result<Arc<LoadedScope>> {
 /// [`load`], applying each scope document only when its content is the one `approved`
 /// gives for it ([`crate::scope::trust::verify`]): an unapproved document is refused before its
 /// rules are even parsed.
-pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>)]>) -> Result<Arc<LoadedScope>> {
+pub fn load_approved(
+    sources: &[Source],
+    approved: Option<&[(&Path, Option<&str>)]>,
+) -> Result<Arc<LoadedScope>> {
     if sources.is_empty() {
         return Err(ScopeError::NoScopeConfig(
             "no scope document applies: create a scope.yml in the project (M-x gptel-scope-init) or give the session an inline scope".into(),
@@ -145,7 +163,13 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
     for s in sources {
         let st = match s {
             Source::File(p) | Source::Profile(p) => stamp(p)?,
-            Source::Inline { .. } => Stamp { modified: None, len: 0, inode: 0, changed: (0, 0), racy: false },
+            Source::Inline { .. } => Stamp {
+                modified: None,
+                len: 0,
+                inode: 0,
+                changed: (0, 0),
+                racy: false,
+            },
         };
         key.push((s.clone(), st));
     }
@@ -182,7 +206,10 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         };
         // A document nobody else holds (not cached: inline, or written just now) is moved
         // into the merge instead of copied string by string.
-        merge_owned(&mut merged, Arc::try_unwrap(doc).unwrap_or_else(|shared| (*shared).clone()));
+        merge_owned(
+            &mut merged,
+            Arc::try_unwrap(doc).unwrap_or_else(|shared| (*shared).clone()),
+        );
     }
     keep_builtin_denies(&mut merged);
     let scope: Scope = serde_yaml::from_value(merged).map_err(|e| ScopeError::InvalidConfig {
@@ -192,7 +219,12 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
         message: e.to_string(),
     })?;
     crate::scope::env::validate(&scope.environment)?;
-    let loaded = Arc::new(LoadedScope { scope, project_root, files, hashes });
+    let loaded = Arc::new(LoadedScope {
+        scope,
+        project_root,
+        files,
+        hashes,
+    });
     if key.iter().any(|(_, st)| st.racy) {
         return Ok(loaded);
     }
@@ -211,10 +243,20 @@ pub fn load_approved(sources: &[Source], approved: Option<&[(&Path, Option<&str>
 /// always denied; no document can lift them. A `paths` or `deny` of a wrong type is left
 /// as it is, for the type check to name.
 fn keep_builtin_denies(merged: &mut Value) {
-    let Ok(defaults) = defaults_value() else { return };
-    let Some(builtin) = defaults.get("paths").and_then(|p| p.get("deny")).and_then(Value::as_sequence) else { return };
+    let Ok(defaults) = defaults_value() else {
+        return;
+    };
+    let Some(builtin) = defaults
+        .get("paths")
+        .and_then(|p| p.get("deny"))
+        .and_then(Value::as_sequence)
+    else {
+        return;
+    };
     let Value::Mapping(top) = merged else { return };
-    let paths = top.entry(Value::from("paths")).or_insert_with(|| Value::Mapping(Mapping::new()));
+    let paths = top
+        .entry(Value::from("paths"))
+        .or_insert_with(|| Value::Mapping(Mapping::new()));
     if paths.is_null() {
         *paths = Value::Mapping(Mapping::new());
     }
@@ -232,7 +274,8 @@ fn keep_builtin_denies(merged: &mut Value) {
 }
 
 fn defaults_value() -> Result<Value> {
-    static DEFAULTS: Lazy<std::result::Result<Value, ScopeError>> = Lazy::new(|| parse_document("data/defaults.yml (built in)", DEFAULTS_YAML, 0));
+    static DEFAULTS: Lazy<std::result::Result<Value, ScopeError>> =
+        Lazy::new(|| parse_document("data/defaults.yml (built in)", DEFAULTS_YAML, 0));
     DEFAULTS.clone()
 }
 
@@ -242,7 +285,11 @@ fn defaults_value() -> Result<Value> {
 /// the bytes parsed. `check` judges the hash before anything is parsed, so an unapproved
 /// document is never parsed. A document that does not parse keeps its error in the cache
 /// until its stamp changes.
-fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Result<(Arc<Value>, Arc<str>)> {
+fn document(
+    path: &Path,
+    st: Stamp,
+    check: impl Fn(&str) -> Result<()>,
+) -> Result<(Arc<Value>, Arc<str>)> {
     if let Ok(cache) = CACHE.lock() {
         if let Some((s, h, parsed)) = cache.documents.get(path) {
             if *s == st {
@@ -261,7 +308,9 @@ fn document(path: &Path, st: Stamp, check: impl Fn(&str) -> Result<()>) -> Resul
             if cache.documents.len() > 256 {
                 cache.documents.clear();
             }
-            cache.documents.insert(path.to_path_buf(), (st, hash.clone(), parsed.clone()));
+            cache
+                .documents
+                .insert(path.to_path_buf(), (st, hash.clone(), parsed.clone()));
         }
     }
     parsed.map(|v| (v, hash))
@@ -272,7 +321,10 @@ pub use crate::bounded::MAX_SCOPE_DOCUMENT;
 
 /// The document of a file's bytes: plain YAML, or a preset's front matter.
 fn parse_file(path: &Path, bytes: Vec<u8>) -> Result<Value> {
-    let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io { path: path.display().to_string(), message: format!("the file is not valid UTF-8 ({e})") })?;
+    let text = String::from_utf8(bytes).map_err(|e| ScopeError::Io {
+        path: path.display().to_string(),
+        message: format!("the file is not valid UTF-8 ({e})"),
+    })?;
     let text = without_bom(&text);
     let name = path.display().to_string();
     if path.extension().is_some_and(|e| e == "md") {
@@ -296,7 +348,9 @@ pub fn without_bom(text: &str) -> &str {
 
 /// The front matter of a Markdown file and the number of lines before it.
 pub fn front_matter(text: &str) -> Option<(&str, usize)> {
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
         if line.trim_end() == "---" {
@@ -332,8 +386,14 @@ fn parse_document(name: &str, text: &str, line_offset: usize) -> Result<Value> {
     // Validate this document on its own, so errors point into it: from the parsed value
     // (fast), and when that fails from the text again, for the error's line.
     if let Err(strict) = <Scope as serde::Deserialize>::deserialize(&value) {
-        if let Err(e) = serde_yaml::from_str::<Scope>(if text.trim().is_empty() { "{}" } else { text }) {
-            return Err(field_placed(invalid(name, &e, line_offset), text, line_offset));
+        if let Err(e) =
+            serde_yaml::from_str::<Scope>(if text.trim().is_empty() { "{}" } else { text })
+        {
+            return Err(field_placed(
+                invalid(name, &e, line_offset),
+                text,
+                line_offset,
+            ));
         }
         // The text reads a plain `true` or `1` as a string where one is expected; the
         // parsed value does not (`read_only: [ls, true]`): the error is the value's, placed.
@@ -350,7 +410,11 @@ fn line_of_key(text: &str, keys: &[String]) -> Option<usize> {
     for k in keys {
         let mark = format!("{k}:");
         let found = text.lines().enumerate().skip(from).find(|(_, l)| {
-            l.match_indices(&mark).any(|(i, _)| i == 0 || l.as_bytes()[i - 1].is_ascii_whitespace() || matches!(l.as_bytes()[i - 1], b'{' | b',' | b'"' | b'\''))
+            l.match_indices(&mark).any(|(i, _)| {
+                i == 0
+                    || l.as_bytes()[i - 1].is_ascii_whitespace()
+                    || matches!(l.as_bytes()[i - 1], b'{' | b',' | b'"' | b'\'')
+            })
         });
         let Some((at, _)) = found else { break };
         from = at;
@@ -363,17 +427,46 @@ fn line_of_key(text: &str, keys: &[String]) -> Option<usize> {
 /// after the path of the map that holds it, and ends with the map's place): the key made
 /// whole and the line of the field itself.
 fn field_placed(e: ScopeError, text: &str, line_offset: usize) -> ScopeError {
-    let ScopeError::InvalidConfig { file, line, key, message } = e else { return e };
+    let ScopeError::InvalidConfig {
+        file,
+        line,
+        key,
+        message,
+    } = e
+    else {
+        return e;
+    };
     let parent = key.clone().unwrap_or_default();
-    let rest = if parent.is_empty() { Some(message.as_str()) } else { message.strip_prefix(&format!("{parent}: ")) };
-    let Some((field, what)) = rest.and_then(|r| r.strip_prefix('`')).and_then(|r| r.split_once("` ")) else {
-        return ScopeError::InvalidConfig { file, line, key, message };
+    let rest = if parent.is_empty() {
+        Some(message.as_str())
+    } else {
+        message.strip_prefix(&format!("{parent}: "))
+    };
+    let Some((field, what)) = rest
+        .and_then(|r| r.strip_prefix('`'))
+        .and_then(|r| r.split_once("` "))
+    else {
+        return ScopeError::InvalidConfig {
+            file,
+            line,
+            key,
+            message,
+        };
     };
     let what = what.rsplit_once(" at line ").map_or(what, |(w, _)| w);
-    let whole = if parent.is_empty() { field.to_string() } else { format!("{parent}.{field}") };
+    let whole = if parent.is_empty() {
+        field.to_string()
+    } else {
+        format!("{parent}.{field}")
+    };
     let keys: Vec<String> = whole.split('.').map(str::to_string).collect();
     let line = line_of_key(text, &keys).map(|l| l + line_offset).or(line);
-    ScopeError::InvalidConfig { file, line, message: format!("{whole}: {what}"), key: Some(whole) }
+    ScopeError::InvalidConfig {
+        file,
+        line,
+        message: format!("{whole}: {what}"),
+        key: Some(whole),
+    }
 }
 
 /// One step of the way to a value in a document: a key of a map or an index of a list.
@@ -387,7 +480,13 @@ enum Step {
 /// The error of a document whose parsed value has a wrong type that its text hides, with
 /// the way to the value (found by checking each part of the document alone: the document
 /// is at most [`MAX_NESTING`] deep) and the line of its last key.
-fn placed(name: &str, text: &str, line_offset: usize, value: &Value, strict: &serde_yaml::Error) -> ScopeError {
+fn placed(
+    name: &str,
+    text: &str,
+    line_offset: usize,
+    value: &Value,
+    strict: &serde_yaml::Error,
+) -> ScopeError {
     let fails = |way: &[Step], leaf: &Value| {
         let mut v = leaf.clone();
         for step in way.iter().rev() {
@@ -404,7 +503,11 @@ fn placed(name: &str, text: &str, line_offset: usize, value: &Value, strict: &se
     loop {
         let inner: Vec<(Step, &Value)> = match at {
             Value::Mapping(m) => m.iter().map(|(k, v)| (Step::Key(k.clone()), v)).collect(),
-            Value::Sequence(items) => items.iter().enumerate().map(|(i, v)| (Step::Index(i), v)).collect(),
+            Value::Sequence(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Step::Index(i), v))
+                .collect(),
             _ => Vec::new(),
         };
         let next = inner.into_iter().find(|(step, v)| {
@@ -420,16 +523,26 @@ fn placed(name: &str, text: &str, line_offset: usize, value: &Value, strict: &se
         way.push(step);
         at = v;
     }
-    if matches!(at, Value::Bool(_) | Value::Number(_) | Value::Null) && message.contains("expected a string") {
-        let shown = serde_yaml::to_string(at).map(|t| t.trim().to_string()).unwrap_or_default();
-        message.push_str(&format!("; write it in quotes (\"{shown}\") if it is meant as text"));
+    if matches!(at, Value::Bool(_) | Value::Number(_) | Value::Null)
+        && message.contains("expected a string")
+    {
+        let shown = serde_yaml::to_string(at)
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default();
+        message.push_str(&format!(
+            "; write it in quotes (\"{shown}\") if it is meant as text"
+        ));
     }
     let mut key = String::new();
     let mut keys = Vec::new();
     for step in &way {
         match step {
             Step::Key(k) => {
-                let k = k.as_str().map(str::to_string).unwrap_or_else(|| serde_yaml::to_string(k).map(|t| t.trim().to_string()).unwrap_or_default());
+                let k = k.as_str().map(str::to_string).unwrap_or_else(|| {
+                    serde_yaml::to_string(k)
+                        .map(|t| t.trim().to_string())
+                        .unwrap_or_default()
+                });
                 if !key.is_empty() {
                     key.push('.');
                 }
@@ -445,7 +558,12 @@ fn placed(name: &str, text: &str, line_offset: usize, value: &Value, strict: &se
         Some(k) => format!("{k}: {message}"),
         None => message,
     };
-    ScopeError::InvalidConfig { file: name.to_string(), line, key, message }
+    ScopeError::InvalidConfig {
+        file: name.to_string(),
+        line,
+        key,
+        message,
+    }
 }
 
 /// The deepest nesting a scope document may have. A real scope nests four or five levels
@@ -508,7 +626,12 @@ pub fn nesting(name: &str, text: &str, line_offset: usize) -> Result<()> {
                 Some(_) => {}
                 None => match c {
                     b'#' if matches!(prev, None | Some(b' ' | b'\t')) => break,
-                    b'"' | b'\'' | b'[' | b'{' if matches!(prev, None | Some(b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-' | b'?')) => {
+                    b'"' | b'\'' | b'[' | b'{'
+                        if matches!(
+                            prev,
+                            None | Some(b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-' | b'?')
+                        ) =>
+                    {
                         if c == b'[' || c == b'{' {
                             flow += 1;
                             deepest = deepest.max(flow);
@@ -543,14 +666,21 @@ pub fn nesting(name: &str, text: &str, line_offset: usize) -> Result<()> {
 /// Whether a line's value (without its comment) ends with a block scalar's indicator
 /// (`|`, `>-`, `|2+`, ...): the lines after it, indented more, are text.
 fn opens_block_scalar(rest: &[u8]) -> bool {
-    let code = match rest.windows(2).position(|w| w[0].is_ascii_whitespace() && w[1] == b'#') {
+    let code = match rest
+        .windows(2)
+        .position(|w| w[0].is_ascii_whitespace() && w[1] == b'#')
+    {
         Some(at) => &rest[..at],
         None => rest,
     };
     let head = code.trim_ascii_end();
-    let cut = head.iter().rposition(|c| !matches!(c, b'+' | b'-' | b'0'..=b'9')).map_or(0, |i| i + 1);
+    let cut = head
+        .iter()
+        .rposition(|c| !matches!(c, b'+' | b'-' | b'0'..=b'9'))
+        .map_or(0, |i| i + 1);
     let head = &head[..cut];
-    matches!(head.last(), Some(b'|' | b'>')) && (head.len() == 1 || head[head.len() - 2].is_ascii_whitespace())
+    matches!(head.last(), Some(b'|' | b'>'))
+        && (head.len() == 1 || head[head.len() - 2].is_ascii_whitespace())
 }
 
 fn invalid(name: &str, e: &serde_yaml::Error, line_offset: usize) -> ScopeError {
@@ -567,7 +697,12 @@ fn invalid(name: &str, e: &serde_yaml::Error, line_offset: usize) -> ScopeError 
             let path = message.split(':').next().unwrap_or("");
             (!path.contains(' ') && !path.is_empty()).then(|| path.to_string())
         });
-    ScopeError::InvalidConfig { file: name.to_string(), line: e.location().map(|l| l.line() + line_offset), key, message }
+    ScopeError::InvalidConfig {
+        file: name.to_string(),
+        line: e.location().map(|l| l.line() + line_offset),
+        key,
+        message,
+    }
 }
 
 /// Deep merge: maps merge key by key; scalars and lists replace (C02).
@@ -593,7 +728,9 @@ fn merge_owned(into: &mut Value, over: Value) {
         (Value::Mapping(a), Value::Mapping(b)) => {
             for (k, v) in b {
                 match a.get_mut(&k) {
-                    Some(existing) if existing.is_mapping() && v.is_mapping() => merge_owned(existing, v),
+                    Some(existing) if existing.is_mapping() && v.is_mapping() => {
+                        merge_owned(existing, v)
+                    }
                     _ => {
                         a.insert(k, v);
                     }
@@ -608,7 +745,10 @@ fn merge_owned(into: &mut Value, over: Value) {
 pub fn expand_pattern(pattern: &str, home: Option<&Path>, project_root: Option<&Path>) -> String {
     let mut p = pattern.to_string();
     if let Some(root) = project_root.filter(|_| p.contains("${project_root}")) {
-        p = p.replace("${project_root}", root.to_string_lossy().trim_end_matches('/'));
+        p = p.replace(
+            "${project_root}",
+            root.to_string_lossy().trim_end_matches('/'),
+        );
     }
     if let Some(h) = home.filter(|_| p.starts_with('~')) {
         let h = h.to_string_lossy();
@@ -635,7 +775,24 @@ mod tests {
         let s: Scope = serde_yaml::from_value(v).unwrap();
         assert_eq!(s.bash_tools.timeout, 30);
         assert!(s.bash_tools.categories.read_only.is_empty());
-        for key in ["paths:", "bash_tools:", "tool_commands:", "org_roam_patterns:", "fs:", "approval_policy:", "semantics:", "allow_constructs:", "path_arguments:", "environment:", "sandbox:", "network:", "inherit:", "include:", "exclude:", "set:"] {
+        for key in [
+            "paths:",
+            "bash_tools:",
+            "tool_commands:",
+            "org_roam_patterns:",
+            "fs:",
+            "approval_policy:",
+            "semantics:",
+            "allow_constructs:",
+            "path_arguments:",
+            "environment:",
+            "sandbox:",
+            "network:",
+            "inherit:",
+            "include:",
+            "exclude:",
+            "set:",
+        ] {
             assert!(DEFAULTS_YAML.contains(key), "{key}");
         }
     }
@@ -644,7 +801,14 @@ mod tests {
     fn expand_pattern_table() {
         let h = Path::new("/home/u");
         let r = Path::new("/p");
-        for (input, want) in [("~", "/home/u"), ("~/x/**", "/home/u/x/**"), ("${project_root}/src/", "/p/src/**"), ("dir/", "dir/**"), ("/a/b", "/a/b"), ("~user/x", "~user/x")] {
+        for (input, want) in [
+            ("~", "/home/u"),
+            ("~/x/**", "/home/u/x/**"),
+            ("${project_root}/src/", "/p/src/**"),
+            ("dir/", "dir/**"),
+            ("/a/b", "/a/b"),
+            ("~user/x", "~user/x"),
+        ] {
             assert_eq!(expand_pattern(input, Some(h), Some(r)), want, "{input}");
         }
     }
@@ -664,7 +828,10 @@ mod tests {
         let cases = [
             ("a: {b: 1, c: [1, 2]}\nd: x", "a: {c: [3]}\ne: y"),
             ("a: {b: 1}\nz: 2", "a: 5\nz: {q: 1}"),
-            ("a: [1]\nb: {c: {d: 1, e: 2}}", "b: {c: {e: 3, f: 4}, g: ~}\na: {x: 1}"),
+            (
+                "a: [1]\nb: {c: {d: 1, e: 2}}",
+                "b: {c: {e: 3, f: 4}, g: ~}\na: {x: 1}",
+            ),
             ("x: 1", "y: 2\nx: 3"),
             ("{}", "a: {b: {c: [1]}}"),
             ("a: 1", "~"),
@@ -675,7 +842,10 @@ mod tests {
             let (mut by_ref, mut by_value) = (base.clone(), base);
             merge(&mut by_ref, &over);
             merge_owned(&mut by_value, over);
-            assert_eq!(serde_yaml::to_string(&by_ref).unwrap(), serde_yaml::to_string(&by_value).unwrap());
+            assert_eq!(
+                serde_yaml::to_string(&by_ref).unwrap(),
+                serde_yaml::to_string(&by_value).unwrap()
+            );
         }
     }
 
@@ -692,15 +862,32 @@ mod tests {
     fn loader_checks_environment() {
         use crate::scope::env::Inherit;
         let cases: &[(&str, Option<&str>)] = &[
-            ("environment: {inherit: core, inclde: [A]}", Some("environment.inclde")),
-            ("environment: {inherit: everything}", Some("environment.inherit")),
-            ("environment: {exclude: [\"[\"]}", Some("environment.exclude")),
-            ("environment: {inherit: none, include: [PATH], set: {A: b}}", None),
+            (
+                "environment: {inherit: core, inclde: [A]}",
+                Some("environment.inclde"),
+            ),
+            (
+                "environment: {inherit: everything}",
+                Some("environment.inherit"),
+            ),
+            (
+                "environment: {exclude: [\"[\"]}",
+                Some("environment.exclude"),
+            ),
+            (
+                "environment: {inherit: none, include: [PATH], set: {A: b}}",
+                None,
+            ),
         ];
         for (text, key) in cases {
-            let r = load(&[Source::Inline { name: "t".into(), text: text.to_string() }]);
+            let r = load(&[Source::Inline {
+                name: "t".into(),
+                text: text.to_string(),
+            }]);
             match (r, key) {
-                (Err(ScopeError::InvalidConfig { key: got, .. }), Some(want)) => assert_eq!(got.as_deref(), Some(*want), "{text}"),
+                (Err(ScopeError::InvalidConfig { key: got, .. }), Some(want)) => {
+                    assert_eq!(got.as_deref(), Some(*want), "{text}")
+                }
                 (Ok(l), None) => assert_eq!(l.scope.environment.inherit, Inherit::None),
                 (other, _) => panic!("{text}: {other:?}"),
             }
@@ -715,15 +902,35 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("scope.yml");
         std::fs::write(&path, "paths: [\n").expect("write");
-        let st = Stamp { modified: None, len: 1, inode: 1, changed: (1, 1), racy: false };
+        let st = Stamp {
+            modified: None,
+            len: 1,
+            inode: 1,
+            changed: (1, 1),
+            racy: false,
+        };
         let name = path.display().to_string();
         let first = document(&path, st, |_| Ok(())).map(|_| ());
-        let Err(ScopeError::InvalidConfig { file, line, .. }) = &first else { panic!("{first:?}") };
+        let Err(ScopeError::InvalidConfig { file, line, .. }) = &first else {
+            panic!("{first:?}")
+        };
         assert_eq!((file.as_str(), *line), (name.as_str(), Some(2)));
         std::fs::write(&path, "paths: {}\n").expect("write");
         assert_eq!(document(&path, st, |_| Ok(())).map(|_| ()), first, "kept");
-        let refused = ScopeError::UntrustedScope { file: name, sha256: String::new(), approved: None };
-        assert_eq!(document(&path, st, |_| Err(refused.clone())).map(|_| ()), Err(refused), "approval first");
-        assert_eq!(document(&path, Stamp { len: 2, ..st }, |_| Ok(())).map(|_| ()), Ok(()), "read again");
+        let refused = ScopeError::UntrustedScope {
+            file: name,
+            sha256: String::new(),
+            approved: None,
+        };
+        assert_eq!(
+            document(&path, st, |_| Err(refused.clone())).map(|_| ()),
+            Err(refused),
+            "approval first"
+        );
+        assert_eq!(
+            document(&path, Stamp { len: 2, ..st }, |_| Ok(())).map(|_| ()),
+            Ok(()),
+            "read again"
+        );
     }
 }

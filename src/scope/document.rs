@@ -88,11 +88,19 @@ pub const MAX_OUTPUT_CHARS: u64 = 10_000_000;
 /// An integer of a scope document, the value of `field`, refused outside `min..=max` with a
 /// message that starts with the field in backquotes and names the range (the loader turns
 /// it into the key's whole path, with its file and line).
-fn in_range<'de, D: serde::Deserializer<'de>>(d: D, field: &str, min: u64, max: u64, unit: &str) -> Result<u64, D::Error> {
+fn in_range<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    field: &str,
+    min: u64,
+    max: u64,
+    unit: &str,
+) -> Result<u64, D::Error> {
     let n = <i128 as Deserialize>::deserialize(d)?;
     match u64::try_from(n) {
         Ok(v) if (min..=max).contains(&v) => Ok(v),
-        _ => Err(serde::de::Error::custom(format!("`{field}` {n} is out of range: give {min} to {max} {unit}"))),
+        _ => Err(serde::de::Error::custom(format!(
+            "`{field}` {n} is out of range: give {min} to {max} {unit}"
+        ))),
     }
 }
 

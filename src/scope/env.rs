@@ -63,7 +63,9 @@ pub enum Inherit {
 }
 
 /// The variables a command needs to work, passed by `inherit: core`.
-pub const CORE: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TERM", "TZ", "TMPDIR"];
+pub const CORE: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TERM", "TZ", "TMPDIR",
+];
 
 /// Names left out whatever `inherit` says, unless `include` names the variable exactly.
 /// Matched without regard to case.
@@ -121,7 +123,10 @@ pub enum Fate {
 impl Fate {
     /// Whether the command gets the variable.
     pub fn passed(self) -> bool {
-        matches!(self, Fate::Set | Fate::Core | Fate::Included | Fate::Inherited)
+        matches!(
+            self,
+            Fate::Set | Fate::Core | Fate::Included | Fate::Inherited
+        )
     }
 }
 
@@ -169,7 +174,11 @@ fn valid_name(name: &str) -> bool {
 
 /// Checks `environment:` beyond its types: patterns that are globs, names that are names.
 pub fn validate(cfg: &Environment) -> Result<()> {
-    for (key, list) in [("environment.include", &cfg.include), ("environment.exclude", &cfg.exclude), ("environment.redact", &cfg.redact)] {
+    for (key, list) in [
+        ("environment.include", &cfg.include),
+        ("environment.exclude", &cfg.exclude),
+        ("environment.redact", &cfg.redact),
+    ] {
         for p in list {
             if !valid_name(p) {
                 return Err(ScopeError::InvalidConfig {
@@ -207,12 +216,16 @@ impl Patterns {
         let mut list = Vec::new();
         for p in patterns {
             let p = p.as_ref();
-            let g = GlobBuilder::new(p).case_insensitive(true).literal_separator(false).build().map_err(|e| ScopeError::InvalidConfig {
-                file: "merged scope".into(),
-                line: None,
-                key: Some(key.into()),
-                message: format!("`{p}` is not a valid name pattern: {e}"),
-            })?;
+            let g = GlobBuilder::new(p)
+                .case_insensitive(true)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| ScopeError::InvalidConfig {
+                    file: "merged scope".into(),
+                    line: None,
+                    key: Some(key.into()),
+                    message: format!("`{p}` is not a valid name pattern: {e}"),
+                })?;
             builder.add(g);
             list.push(p.to_string());
         }
@@ -230,13 +243,18 @@ impl Patterns {
         if self.list.is_empty() {
             return None;
         }
-        self.set.matches(name).into_iter().min().map(|i| self.list[i].as_str())
+        self.set
+            .matches(name)
+            .into_iter()
+            .min()
+            .map(|i| self.list[i].as_str())
     }
 }
 
 /// The secret pattern `name` matches, if any.
 pub fn secret_pattern(name: &str) -> Option<&'static str> {
-    static SECRETS: once_cell::sync::Lazy<Option<Patterns>> = once_cell::sync::Lazy::new(|| Patterns::new(SECRET_PATTERNS, "secret").ok());
+    static SECRETS: once_cell::sync::Lazy<Option<Patterns>> =
+        once_cell::sync::Lazy::new(|| Patterns::new(SECRET_PATTERNS, "secret").ok());
     let p = SECRETS.as_ref()?.first(name)?;
     SECRET_PATTERNS.iter().find(|s| **s == p).copied()
 }
@@ -246,7 +264,8 @@ pub fn secret_pattern(name: &str) -> Option<&'static str> {
 /// scope's `redact` names it (`marked`), passed or not. Any other value is shown as it
 /// is: a variable left out for being no command's business is not a secret for that.
 fn hidden(name: &str, value: &str, fate: Fate, marked: bool) -> bool {
-    value.chars().count() >= MIN_SECRET_LEN && (marked || (!fate.passed() && secret_pattern(name).is_some()))
+    value.chars().count() >= MIN_SECRET_LEN
+        && (marked || (!fate.passed() && secret_pattern(name).is_some()))
 }
 
 /// The environment of a command under `cfg`, from `entries` (Emacs's `process-environment`:
@@ -257,8 +276,11 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
     let include = Patterns::new(&cfg.include, "environment.include")?;
     let exclude = Patterns::new(&cfg.exclude, "environment.exclude")?;
     let redact = Patterns::new(&cfg.redact, "environment.redact")?;
-    static CORE_SET: once_cell::sync::Lazy<Option<Patterns>> = once_cell::sync::Lazy::new(|| Patterns::new(CORE, "core").ok());
-    let core = CORE_SET.as_ref().ok_or_else(|| ScopeError::InvalidArgument("the core variables' patterns do not build".into()))?;
+    static CORE_SET: once_cell::sync::Lazy<Option<Patterns>> =
+        once_cell::sync::Lazy::new(|| Patterns::new(CORE, "core").ok());
+    let core = CORE_SET.as_ref().ok_or_else(|| {
+        ScopeError::InvalidArgument("the core variables' patterns do not build".into())
+    })?;
     let mut seen: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     for e in entries {
         let (name, value) = match e.split_once('=') {
@@ -270,7 +292,11 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
         }
     }
     let mut plan = Plan::default();
-    let mut names: Vec<&str> = seen.keys().copied().chain(cfg.set.keys().map(String::as_str)).collect();
+    let mut names: Vec<&str> = seen
+        .keys()
+        .copied()
+        .chain(cfg.set.keys().map(String::as_str))
+        .collect();
     names.sort_unstable();
     names.dedup();
     for name in names {
@@ -293,7 +319,9 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
                 Inherit::Core => match core.first(name) {
                     Some(p) => (Fate::Core, Some(p.to_string())),
                     // The toolchains' homes and versions (rustup, nvm, pyenv, go, ...).
-                    None if crate::scope::toolchain::VARIABLES.contains(&name) => (Fate::Core, Some(name.to_string())),
+                    None if crate::scope::toolchain::VARIABLES.contains(&name) => {
+                        (Fate::Core, Some(name.to_string()))
+                    }
                     None => (Fate::NotInherited, None),
                 },
                 Inherit::None => (Fate::NotInherited, None),
@@ -309,9 +337,17 @@ pub fn plan(cfg: &Environment, entries: &[String], api_keys: &[String]) -> Resul
                 redacted = true;
             }
         }
-        plan.variables.push(Variable { name: name.to_string(), fate, pattern, redacted });
+        plan.variables.push(Variable {
+            name: name.to_string(),
+            fate,
+            pattern,
+            redacted,
+        });
     }
-    for k in api_keys.iter().filter(|k| k.chars().count() >= MIN_SECRET_LEN) {
+    for k in api_keys
+        .iter()
+        .filter(|k| k.chars().count() >= MIN_SECRET_LEN)
+    {
         plan.secrets.push(("gptel-api-key".into(), k.to_string()));
     }
     plan.warnings = lint(cfg);
@@ -339,7 +375,9 @@ pub fn lint(cfg: &Environment) -> Vec<String> {
 
 /// The `NAME` of a resource `env:NAME` of request_scope_expansion, when it is one.
 pub fn resource_name(resource: &str) -> Option<&str> {
-    resource.strip_prefix("env:").filter(|n| valid_name(n) && !n.contains(['*', '?', '[', '{']))
+    resource
+        .strip_prefix("env:")
+        .filter(|n| valid_name(n) && !n.contains(['*', '?', '[', '{']))
 }
 
 #[cfg(test)]
@@ -374,7 +412,15 @@ mod tests {
     ];
 
     /// The secrets of [`EMACS`] by their names alone.
-    const SECRETS: &[&str] = &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "GITHUB_TOKEN", "OPENAI_API_KEY", "github_token"];
+    const SECRETS: &[&str] = &[
+        "ANTHROPIC_API_KEY",
+        "AWS_REGION",
+        "AWS_SECRET_ACCESS_KEY",
+        "DATABASE_PASSWORD",
+        "GITHUB_TOKEN",
+        "OPENAI_API_KEY",
+        "github_token",
+    ];
 
     /// Table: scope → (passed names, hidden names). Hidden are the secrets: the
     /// secret-looking names left out and what `redact` names; `COLORTERM=truecolor`,
@@ -383,27 +429,97 @@ mod tests {
     fn fates_table() {
         let cases: &[(&str, &[&str], &[&str])] = &[
             ("{}", &["HOME", "LANG", "LC_ALL", "PATH"], SECRETS),
-            ("{inherit: all}", &["COLORTERM", "EDITOR", "HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE", "PWD"], SECRETS),
-            ("{inherit: none, include: [PATH, \"PROJECT_*\"]}", &["PATH", "PROJECT_MODE"], SECRETS),
+            (
+                "{inherit: all}",
+                &[
+                    "COLORTERM",
+                    "EDITOR",
+                    "HOME",
+                    "LANG",
+                    "LC_ALL",
+                    "PATH",
+                    "PROJECT_MODE",
+                    "PWD",
+                ],
+                SECRETS,
+            ),
+            (
+                "{inherit: none, include: [PATH, \"PROJECT_*\"]}",
+                &["PATH", "PROJECT_MODE"],
+                SECRETS,
+            ),
             // A glob never passes a secret; an exact name does.
             (
                 "{include: [\"*\", GITHUB_TOKEN], exclude: [EDITOR]}",
-                &["COLORTERM", "GITHUB_TOKEN", "HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE", "PWD"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "OPENAI_API_KEY", "github_token"],
+                &[
+                    "COLORTERM",
+                    "GITHUB_TOKEN",
+                    "HOME",
+                    "LANG",
+                    "LC_ALL",
+                    "PATH",
+                    "PROJECT_MODE",
+                    "PWD",
+                ],
+                &[
+                    "ANTHROPIC_API_KEY",
+                    "AWS_REGION",
+                    "AWS_SECRET_ACCESS_KEY",
+                    "DATABASE_PASSWORD",
+                    "OPENAI_API_KEY",
+                    "github_token",
+                ],
             ),
-            ("{inherit: all, exclude: [\"LC_*\"], set: {PROJECT_MODE: test, NEW_VAR: \"1\"}}", &["COLORTERM", "EDITOR", "HOME", "LANG", "NEW_VAR", "PATH", "PROJECT_MODE", "PWD"], SECRETS),
+            (
+                "{inherit: all, exclude: [\"LC_*\"], set: {PROJECT_MODE: test, NEW_VAR: \"1\"}}",
+                &[
+                    "COLORTERM",
+                    "EDITOR",
+                    "HOME",
+                    "LANG",
+                    "NEW_VAR",
+                    "PATH",
+                    "PROJECT_MODE",
+                    "PWD",
+                ],
+                SECRETS,
+            ),
             // What the user marks is hidden, passed (PROJECT_MODE) or not (EDITOR), by name
             // or glob, without regard to case; a short value is not (LANG).
             (
                 "{include: [PROJECT_MODE], redact: [project_mode, \"EDIT*\", LANG]}",
                 &["HOME", "LANG", "LC_ALL", "PATH", "PROJECT_MODE"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "EDITOR", "GITHUB_TOKEN", "OPENAI_API_KEY", "PROJECT_MODE", "github_token"],
+                &[
+                    "ANTHROPIC_API_KEY",
+                    "AWS_REGION",
+                    "AWS_SECRET_ACCESS_KEY",
+                    "DATABASE_PASSWORD",
+                    "EDITOR",
+                    "GITHUB_TOKEN",
+                    "OPENAI_API_KEY",
+                    "PROJECT_MODE",
+                    "github_token",
+                ],
             ),
             // A secret included by its exact name is passed and shown, unless marked.
             (
                 "{include: [GITHUB_TOKEN, OPENAI_API_KEY], redact: [GITHUB_TOKEN]}",
-                &["GITHUB_TOKEN", "HOME", "LANG", "LC_ALL", "OPENAI_API_KEY", "PATH"],
-                &["ANTHROPIC_API_KEY", "AWS_REGION", "AWS_SECRET_ACCESS_KEY", "DATABASE_PASSWORD", "GITHUB_TOKEN", "github_token"],
+                &[
+                    "GITHUB_TOKEN",
+                    "HOME",
+                    "LANG",
+                    "LC_ALL",
+                    "OPENAI_API_KEY",
+                    "PATH",
+                ],
+                &[
+                    "ANTHROPIC_API_KEY",
+                    "AWS_REGION",
+                    "AWS_SECRET_ACCESS_KEY",
+                    "DATABASE_PASSWORD",
+                    "GITHUB_TOKEN",
+                    "github_token",
+                ],
             ),
         ];
         for (yaml, passed, hidden) in cases {
@@ -413,29 +529,68 @@ mod tests {
             let got: Vec<&str> = p.secrets.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(&got, hidden, "{yaml}");
             // A secret a command does not get is in no entry of its environment.
-            for (_, v) in p.secrets.iter().filter(|(n, _)| !passed.contains(&n.as_str())) {
-                assert!(p.env.iter().all(|e| !e.contains(v.as_str())), "{yaml}: {:?}", p.env);
+            for (_, v) in p
+                .secrets
+                .iter()
+                .filter(|(n, _)| !passed.contains(&n.as_str()))
+            {
+                assert!(
+                    p.env.iter().all(|e| !e.contains(v.as_str())),
+                    "{yaml}: {:?}",
+                    p.env
+                );
             }
         }
     }
 
     #[test]
     fn set_wins_and_first_entry_wins() {
-        let p = plan(&cfg("{set: {LANG: C}}"), &env(&["LANG=fr_FR.UTF-8", "LANG=de", "HOME=/h"]), &["sk-gptel-key-0123".to_string()]).unwrap();
+        let p = plan(
+            &cfg("{set: {LANG: C}}"),
+            &env(&["LANG=fr_FR.UTF-8", "LANG=de", "HOME=/h"]),
+            &["sk-gptel-key-0123".to_string()],
+        )
+        .unwrap();
         assert_eq!(p.env, vec!["HOME=/h".to_string(), "LANG=C".to_string()]);
-        assert_eq!(p.secrets, vec![("gptel-api-key".to_string(), "sk-gptel-key-0123".to_string())]);
+        assert_eq!(
+            p.secrets,
+            vec![("gptel-api-key".to_string(), "sk-gptel-key-0123".to_string())]
+        );
         let p = plan(&cfg("{}"), &env(&["HOME=/h"]), &["short".to_string()]).unwrap();
         assert!(p.secrets.is_empty());
     }
 
     #[test]
     fn evidence_names_the_pattern() {
-        let p = plan(&cfg("{exclude: [\"PROJECT_*\"], include: [PROJECT_MODE, EDITOR]}"), &env(EMACS), &[]).unwrap();
-        let fate = |n: &str| p.variables.iter().find(|v| v.name == n).map(|v| (v.fate, v.pattern.clone(), v.redacted)).unwrap();
-        assert_eq!(fate("OPENAI_API_KEY"), (Fate::Secret, Some("*KEY*".into()), true));
-        assert_eq!(fate("AWS_REGION"), (Fate::Secret, Some("AWS_*".into()), true));
-        assert_eq!(fate("PROJECT_MODE"), (Fate::Included, Some("PROJECT_MODE".into()), false));
-        assert_eq!(fate("EDITOR"), (Fate::Included, Some("EDITOR".into()), false));
+        let p = plan(
+            &cfg("{exclude: [\"PROJECT_*\"], include: [PROJECT_MODE, EDITOR]}"),
+            &env(EMACS),
+            &[],
+        )
+        .unwrap();
+        let fate = |n: &str| {
+            p.variables
+                .iter()
+                .find(|v| v.name == n)
+                .map(|v| (v.fate, v.pattern.clone(), v.redacted))
+                .unwrap()
+        };
+        assert_eq!(
+            fate("OPENAI_API_KEY"),
+            (Fate::Secret, Some("*KEY*".into()), true)
+        );
+        assert_eq!(
+            fate("AWS_REGION"),
+            (Fate::Secret, Some("AWS_*".into()), true)
+        );
+        assert_eq!(
+            fate("PROJECT_MODE"),
+            (Fate::Included, Some("PROJECT_MODE".into()), false)
+        );
+        assert_eq!(
+            fate("EDITOR"),
+            (Fate::Included, Some("EDITOR".into()), false)
+        );
         assert_eq!(fate("LC_ALL"), (Fate::Core, Some("LC_*".into()), false));
         // A variable left out that is no secret is not hidden.
         assert_eq!(fate("PWD"), (Fate::NotInherited, None, false));
@@ -445,11 +600,26 @@ mod tests {
 
     #[test]
     fn bad_environment_is_an_error() {
-        for yaml in ["{include: [\"a=b\"]}", "{exclude: [\"[\"]}", "{set: {\"A=B\": x}}", "{redact: [\"[\"]}", "{redact: [\"\"]}", "{redact: [\"A=B\"]}"] {
+        for yaml in [
+            "{include: [\"a=b\"]}",
+            "{exclude: [\"[\"]}",
+            "{set: {\"A=B\": x}}",
+            "{redact: [\"[\"]}",
+            "{redact: [\"\"]}",
+            "{redact: [\"A=B\"]}",
+        ] {
             let e = plan(&cfg(yaml), &[], &[]).unwrap_err();
-            assert!(matches!(e, ScopeError::InvalidConfig { .. }), "{yaml}: {e:?}");
+            assert!(
+                matches!(e, ScopeError::InvalidConfig { .. }),
+                "{yaml}: {e:?}"
+            );
         }
-        for yaml in ["{inherit: some}", "{includes: [A]}", "{set: [A]}", "{redact: A}"] {
+        for yaml in [
+            "{inherit: some}",
+            "{includes: [A]}",
+            "{set: [A]}",
+            "{redact: A}",
+        ] {
             assert!(serde_yaml::from_str::<Environment>(yaml).is_err(), "{yaml}");
         }
     }

@@ -2,11 +2,11 @@
 //! may override ([`semantics`]), the environment it gives commands ([`env`](mod@env)), and its loading
 //! from every source ([`config`]), checked against what the user approved ([`trust`]).
 
+pub mod config;
 pub mod document;
 pub mod env;
-pub mod config;
 pub mod semantics;
-pub mod trust;
 pub mod toolchain;
+pub mod trust;
 
 pub use document::*;

@@ -195,31 +195,95 @@ mod tests {
             assert!(t[cmd].recursive, "{cmd}");
         }
         assert!(t["git"].subcommand_semantics["grep"].recursive);
-        for (cmd, opt) in [("grep", "-r"), ("grep", "-R"), ("grep", "--recursive"), ("grep", "--directories=recurse"), ("grep", "-d=recurse"), ("egrep", "-r"), ("fgrep", "-r"), ("cp", "-r"), ("cp", "-R"), ("cp", "-a"), ("zip", "-r"), ("rsync", "-r"), ("rsync", "-a")] {
-            assert!(t[cmd].recursive_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        for (cmd, opt) in [
+            ("grep", "-r"),
+            ("grep", "-R"),
+            ("grep", "--recursive"),
+            ("grep", "--directories=recurse"),
+            ("grep", "-d=recurse"),
+            ("egrep", "-r"),
+            ("fgrep", "-r"),
+            ("cp", "-r"),
+            ("cp", "-R"),
+            ("cp", "-a"),
+            ("zip", "-r"),
+            ("rsync", "-r"),
+            ("rsync", "-a"),
+        ] {
+            assert!(
+                t[cmd].recursive_options.iter().any(|o| o == opt),
+                "{cmd} {opt}"
+            );
         }
         for cmd in ["grep", "egrep", "fgrep", "rg", "ag"] {
             assert_eq!(t[cmd].default_operand.as_deref(), Some("."), "{cmd}");
         }
-        for cmd in ["ls", "du", "tree", "stat", "find", "fd", "realpath", "readlink"] {
+        for cmd in [
+            "ls", "du", "tree", "stat", "find", "fd", "realpath", "readlink",
+        ] {
             assert!(t[cmd].names_only, "{cmd}");
         }
         assert!(t["rg"].names_only_options.iter().any(|o| o == "--files"));
         assert!(t["rg"].stdin_without_operand && !t["grep"].stdin_without_operand);
-        for (cmd, opt) in [("grep", "-R"), ("grep", "--dereference-recursive"), ("rg", "-L"), ("rg", "--follow"), ("cp", "-L"), ("tar", "-h"), ("rsync", "-L")] {
-            assert!(t[cmd].follow_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        for (cmd, opt) in [
+            ("grep", "-R"),
+            ("grep", "--dereference-recursive"),
+            ("rg", "-L"),
+            ("rg", "--follow"),
+            ("cp", "-L"),
+            ("tar", "-h"),
+            ("rsync", "-L"),
+        ] {
+            assert!(
+                t[cmd].follow_options.iter().any(|o| o == opt),
+                "{cmd} {opt}"
+            );
         }
         assert!(t["zip"].follows_links && t["zip"].no_follow_options.iter().any(|o| o == "-y"));
-        for (cmd, opt) in [("tar", "-T"), ("tar", "--files-from"), ("wc", "--files0-from"), ("sort", "--files0-from"), ("rsync", "--files-from"), ("zip", "-@"), ("file", "-f"), ("file", "--files-from"), ("du", "--files0-from"), ("md5sum", "-c"), ("sha256sum", "--check")] {
-            assert!(t[cmd].names_from_options.iter().any(|o| o == opt), "{cmd} {opt}");
+        for (cmd, opt) in [
+            ("tar", "-T"),
+            ("tar", "--files-from"),
+            ("wc", "--files0-from"),
+            ("sort", "--files0-from"),
+            ("rsync", "--files-from"),
+            ("zip", "-@"),
+            ("file", "-f"),
+            ("file", "--files-from"),
+            ("du", "--files0-from"),
+            ("md5sum", "-c"),
+            ("sha256sum", "--check"),
+        ] {
+            assert!(
+                t[cmd].names_from_options.iter().any(|o| o == opt),
+                "{cmd} {opt}"
+            );
         }
     }
 
     #[test]
     fn options_that_run_programs_are_denied() {
-        for (cmd, opt) in [("rg", "--pre"), ("git", "-c"), ("git", "--ext-diff"), ("sort", "--compress-program"), ("tar", "--checkpoint-action"), ("fd", "--exec"), ("man", "-P"), ("rsync", "-e"), ("emacs", "--user"), ("zip", "-TT")] {
-            let s = builtin().get(cmd).unwrap_or_else(|| panic!("{cmd} missing"));
-            assert!(s.deny_options.iter().chain(&s.global_deny_options).any(|o| o == opt), "{cmd} {opt}");
+        for (cmd, opt) in [
+            ("rg", "--pre"),
+            ("git", "-c"),
+            ("git", "--ext-diff"),
+            ("sort", "--compress-program"),
+            ("tar", "--checkpoint-action"),
+            ("fd", "--exec"),
+            ("man", "-P"),
+            ("rsync", "-e"),
+            ("emacs", "--user"),
+            ("zip", "-TT"),
+        ] {
+            let s = builtin()
+                .get(cmd)
+                .unwrap_or_else(|| panic!("{cmd} missing"));
+            assert!(
+                s.deny_options
+                    .iter()
+                    .chain(&s.global_deny_options)
+                    .any(|o| o == opt),
+                "{cmd} {opt}"
+            );
         }
     }
 }

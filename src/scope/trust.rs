@@ -43,10 +43,17 @@ pub fn verify(hashes: &[(PathBuf, Arc<str>)], approved: &[(&Path, Option<&str>)]
 
 /// Checks one document, `file` whose bytes hash to `hash`, against `approved`.
 pub fn verify_one(file: &Path, hash: &str, approved: &[(&Path, Option<&str>)]) -> Result<()> {
-    let want = approved.iter().find(|(f, _)| *f == file).and_then(|(_, h)| *h);
+    let want = approved
+        .iter()
+        .find(|(f, _)| *f == file)
+        .and_then(|(_, h)| *h);
     match want {
         Some(w) if w.eq_ignore_ascii_case(hash) => Ok(()),
-        _ => Err(ScopeError::UntrustedScope { file: file.display().to_string(), sha256: hash.to_string(), approved: want.map(str::to_string) }),
+        _ => Err(ScopeError::UntrustedScope {
+            file: file.display().to_string(),
+            sha256: hash.to_string(),
+            approved: want.map(str::to_string),
+        }),
     }
 }
 
@@ -57,8 +64,14 @@ mod tests {
     #[test]
     fn sha256_of_known_texts() {
         for (text, want) in [
-            ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-            ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (
+                "",
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            ),
+            (
+                "abc",
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            ),
         ] {
             assert_eq!(sha256_hex(text.as_bytes()), want, "{text:?}");
         }

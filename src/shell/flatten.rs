@@ -29,16 +29,29 @@ fn flatten_program(command: &str, cwd: &Path, home: Option<&Path>, bind: bool) -
     // be one inside that text and not the command's.
     let hint = backquote_hint(command);
     if !hint.is_empty() {
-        if let Some(Problem::Parse(m)) = f.out.problems.iter_mut().find(|p| matches!(p, Problem::Parse(_))) {
+        if let Some(Problem::Parse(m)) = f
+            .out
+            .problems
+            .iter_mut()
+            .find(|p| matches!(p, Problem::Parse(_)))
+        {
             *m = format!("the command does not parse as bash.{hint}");
         }
     }
-    let bound = Bound { names: f.bound_names, elsewhere: f.assigned_elsewhere };
+    let bound = Bound {
+        names: f.bound_names,
+        elsewhere: f.assigned_elsewhere,
+    };
     (f.out, bound)
 }
 
 /// Flattens a script found inside another command (`sh -c SCRIPT`), running in `cwds`.
-pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize) -> Flat {
+pub fn flatten_script(
+    script: &str,
+    cwds: Option<&[PathBuf]>,
+    home: Option<&Path>,
+    depth: usize,
+) -> Flat {
     let (flat, bound) = flatten_script_with(script, cwds, home, depth, true);
     if loop_values_hold(&flat, &bound) {
         return flat;
@@ -46,11 +59,24 @@ pub fn flatten_script(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path
     flatten_script_with(script, cwds, home, depth, false).0
 }
 
-fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Path>, depth: usize, bind: bool) -> (Flat, Bound) {
-    let mut f = Flattener::new(home, depth, cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(), bind);
+fn flatten_script_with(
+    script: &str,
+    cwds: Option<&[PathBuf]>,
+    home: Option<&Path>,
+    depth: usize,
+    bind: bool,
+) -> (Flat, Bound) {
+    let mut f = Flattener::new(
+        home,
+        depth,
+        cwds.map(<[PathBuf]>::to_vec).unwrap_or_default(),
+        bind,
+    );
     let cwds: Cwds = cwds.map(Rc::from);
     if depth > MAX_DEPTH {
-        f.out.problems.push(Problem::Unsupported("scripts are nested too deeply".into()));
+        f.out
+            .problems
+            .push(Problem::Unsupported("scripts are nested too deeply".into()));
         return (f.out, Bound::default());
     }
     match parse_program(script) {
@@ -59,7 +85,10 @@ fn flatten_script_with(script: &str, cwds: Option<&[PathBuf]>, home: Option<&Pat
         }
         Err(p) => f.out.problems.push(p),
     }
-    let bound = Bound { names: f.bound_names, elsewhere: f.assigned_elsewhere };
+    let bound = Bound {
+        names: f.bound_names,
+        elsewhere: f.assigned_elsewhere,
+    };
     (f.out, bound)
 }
 
@@ -81,12 +110,31 @@ const MAX_LOOP_WALKS: usize = 4 * MAX_LOOP_VALUES;
 /// Builtins that can set a variable by a name the engine does not see, or run text that
 /// does (`read d`, `declare -n r=d`, `eval`, `source`, a trap run between commands).
 const SETS_VARIABLES: &[&str] = &[
-    "read", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local", "export", "readonly", "let",
-    "unset", "eval", "source", ".", "trap", "enable", "printf", "compgen",
+    "read",
+    "mapfile",
+    "readarray",
+    "getopts",
+    "wait",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "let",
+    "unset",
+    "eval",
+    "source",
+    ".",
+    "trap",
+    "enable",
+    "printf",
+    "compgen",
 ];
 
 /// Variables bash changes by itself between the commands of a loop body.
-const CHANGED_BY_BASH: &[&str] = &["_", "LINES", "COLUMNS", "REPLY", "OPTARG", "OPTIND", "MAPFILE", "PWD", "OLDPWD"];
+const CHANGED_BY_BASH: &[&str] = &[
+    "_", "LINES", "COLUMNS", "REPLY", "OPTARG", "OPTIND", "MAPFILE", "PWD", "OLDPWD",
+];
 
 /// Whether the values a loop bound its variables to (`names`) hold in every command: no
 /// command line that binds a loop variable also sets it another way (an assignment, an
@@ -97,7 +145,12 @@ fn loop_values_hold(flat: &Flat, bound: &Bound) -> bool {
     if bound.names.is_empty() {
         return true;
     }
-    let named = |n: &str| bound.names.iter().any(|b| b == n.split('[').next().unwrap_or(n));
+    let named = |n: &str| {
+        bound
+            .names
+            .iter()
+            .any(|b| b == n.split('[').next().unwrap_or(n))
+    };
     flat.commands.iter().all(|c| {
         let words = c.words.iter().map(|w| w.value.as_deref());
         let mut sets = false;
@@ -224,11 +277,17 @@ impl Flattener {
             post = match next {
                 ast::AndOr::And(p) => {
                     let b = self.pipeline(p, post.ok.clone(), ctx);
-                    Post { ok: b.ok, fail: union(&post.fail, &b.fail) }
+                    Post {
+                        ok: b.ok,
+                        fail: union(&post.fail, &b.fail),
+                    }
                 }
                 ast::AndOr::Or(p) => {
                     let b = self.pipeline(p, post.fail.clone(), ctx);
-                    Post { ok: union(&post.ok, &b.ok), fail: b.fail }
+                    Post {
+                        ok: union(&post.ok, &b.ok),
+                        fail: b.fail,
+                    }
                 }
             };
         }
@@ -239,7 +298,14 @@ impl Flattener {
         if p.seq.len() == 1 {
             if let Some(cmd) = p.seq.first() {
                 let post = self.command(cmd, cwds, ctx);
-                return if p.bang { Post { ok: post.fail, fail: post.ok } } else { post };
+                return if p.bang {
+                    Post {
+                        ok: post.fail,
+                        fail: post.ok,
+                    }
+                } else {
+                    post
+                };
             }
         }
         // Every stage of a multi-stage pipeline runs in a subshell, all at once. A simple stage
@@ -252,9 +318,16 @@ impl Flattener {
             self.last_simple = None;
             self.command(cmd, cwds.clone(), ctx);
             self.pipe_in = None;
-            prev = if simple { self.last_simple.take() } else { None };
+            prev = if simple {
+                self.last_simple.take()
+            } else {
+                None
+            };
         }
-        Post { ok: cwds.clone(), fail: cwds }
+        Post {
+            ok: cwds.clone(),
+            fail: cwds,
+        }
     }
 
     fn command(&mut self, c: &ast::Command, cwds: Cwds, ctx: Context) -> Post {
@@ -274,7 +347,10 @@ impl Flattener {
                 )));
                 // Judge the body too, so the evidence shows what it would run.
                 self.compound(&def.body.0, cwds.clone(), ctx);
-                Post { ok: cwds.clone(), fail: cwds }
+                Post {
+                    ok: cwds.clone(),
+                    fail: cwds,
+                }
             }
             ast::Command::ExtendedTest(t, redirects) => {
                 if let Some(r) = redirects {
@@ -282,14 +358,24 @@ impl Flattener {
                     self.push_redirect_only(redirs, cwds.clone(), ctx);
                 }
                 self.extended_test(&t.expr, &cwds, ctx);
-                Post { ok: cwds.clone(), fail: cwds }
+                Post {
+                    ok: cwds.clone(),
+                    fail: cwds,
+                }
             }
         }
     }
 
     fn push_redirect_only(&mut self, redirects: Vec<Redirect>, cwds: Cwds, ctx: Context) {
         if !redirects.is_empty() {
-            self.out.commands.push(SimpleCmd { words: vec![], assignments: vec![], redirects, cwds, context: ctx, stdin_from: None });
+            self.out.commands.push(SimpleCmd {
+                words: vec![],
+                assignments: vec![],
+                redirects,
+                cwds,
+                context: ctx,
+                stdin_from: None,
+            });
         }
     }
 
@@ -310,7 +396,15 @@ impl Flattener {
             }
             ast::ExtendedTestExpr::BinaryTest(op, a, b) => {
                 use ast::BinaryPredicate::*;
-                if matches!(op, ArithmeticEqualTo | ArithmeticNotEqualTo | ArithmeticLessThan | ArithmeticLessThanOrEqualTo | ArithmeticGreaterThan | ArithmeticGreaterThanOrEqualTo) {
+                if matches!(
+                    op,
+                    ArithmeticEqualTo
+                        | ArithmeticNotEqualTo
+                        | ArithmeticLessThan
+                        | ArithmeticLessThanOrEqualTo
+                        | ArithmeticGreaterThan
+                        | ArithmeticGreaterThanOrEqualTo
+                ) {
                     let shown = format!("[[ {} {op} {} ]]", a.value, b.value);
                     self.evaluates(&a.value, &shown);
                     self.evaluates(&b.value, &shown);
@@ -342,15 +436,26 @@ impl Flattener {
     }
 
     fn compound(&mut self, c: &ast::CompoundCommand, cwds: Cwds, ctx: Context) -> Post {
-        let same = |c: &Cwds| Post { ok: c.clone(), fail: c.clone() };
+        let same = |c: &Cwds| Post {
+            ok: c.clone(),
+            fail: c.clone(),
+        };
         match c {
             ast::CompoundCommand::Arithmetic(a) => {
-                self.arithmetic(&a.expr.value, &format!("(( {} ))", a.expr.value.trim()), &cwds, ctx);
+                self.arithmetic(
+                    &a.expr.value,
+                    &format!("(( {} ))", a.expr.value.trim()),
+                    &cwds,
+                    ctx,
+                );
                 same(&cwds)
             }
             ast::CompoundCommand::ArithmeticForClause(f) => {
                 let parts = [&f.initializer, &f.condition, &f.updater];
-                let text: Vec<&str> = parts.iter().map(|e| e.as_ref().map_or("", |e| e.value.trim())).collect();
+                let text: Vec<&str> = parts
+                    .iter()
+                    .map(|e| e.as_ref().map_or("", |e| e.value.trim()))
+                    .collect();
                 let shown = format!("for (( {} ))", text.join("; "));
                 for e in parts.into_iter().flatten() {
                     self.arithmetic(&e.value, &shown, &cwds, ctx);
@@ -375,7 +480,13 @@ impl Flattener {
                 }
                 let name = &f.variable_name;
                 let values = match &f.values {
-                    Some(_) if self.bind && self.loop_walks < MAX_LOOP_WALKS && !CHANGED_BY_BASH.contains(&name.as_str()) => self.loop_values(&words, &cwds),
+                    Some(_)
+                        if self.bind
+                            && self.loop_walks < MAX_LOOP_WALKS
+                            && !CHANGED_BY_BASH.contains(&name.as_str()) =>
+                    {
+                        self.loop_values(&words, &cwds)
+                    }
                     _ => None,
                 };
                 let Some(values) = values else {
@@ -417,7 +528,8 @@ impl Flattener {
                             return same(&None);
                         }
                         self.bindings.push((name.clone(), Some(v.clone())));
-                        let post = self.quiet(|fl| fl.compound_list(&f.body.list, entry.clone(), ctx));
+                        let post =
+                            self.quiet(|fl| fl.compound_list(&f.body.list, entry.clone(), ctx));
                         self.bindings.pop();
                         after = union(&after, &post);
                     }
@@ -468,7 +580,9 @@ impl Flattener {
                 same(&union(&body, &again))
             }
             ast::CompoundCommand::Coprocess(_) => {
-                self.problem(Problem::Unsupported("coprocesses (`coproc`) are not allowed".into()));
+                self.problem(Problem::Unsupported(
+                    "coprocesses (`coproc`) are not allowed".into(),
+                ));
                 same(&cwds)
             }
         }
@@ -506,7 +620,9 @@ impl Flattener {
         let mut redirect_items = Vec::new();
         let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
         let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
-        let mut handle = |f: &mut Self, item: &'a ast::CommandPrefixOrSuffixItem, words: &mut Vec<WordInfo>| match item {
+        let mut handle = |f: &mut Self,
+                          item: &'a ast::CommandPrefixOrSuffixItem,
+                          words: &mut Vec<WordInfo>| match item {
             ast::CommandPrefixOrSuffixItem::Word(w) => f.word_into(&w.value, &cwds, ctx, words),
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, raw) => {
                 if let Some(assignment) = f.assignment(a, &raw.value, &cwds, ctx) {
@@ -516,7 +632,11 @@ impl Flattener {
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect_items.push(r),
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                 f.process_substitution(sub, &cwds);
-                words.push(WordInfo { raw: "<(...)".into(), value: None, glob: false });
+                words.push(WordInfo {
+                    raw: "<(...)".into(),
+                    value: None,
+                    glob: false,
+                });
             }
         };
         for item in prefix {
@@ -529,7 +649,9 @@ impl Flattener {
             // After the name, `NAME=value` is an ordinary argument (`dd if=x`, `env A=b`,
             // `export A=b`); the commands that give it meaning judge it.
             match item {
-                ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) if s.word_or_name.is_some() => {
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw)
+                    if s.word_or_name.is_some() =>
+                {
                     self.word_into(&raw.value, &cwds, ctx, &mut words);
                 }
                 other => handle(self, other, &mut words),
@@ -537,7 +659,14 @@ impl Flattener {
         }
         let redirects = self.redirects(redirect_items, &cwds, ctx);
         let post = self.directory_change(&words, &cwds);
-        let cmd = SimpleCmd { words, assignments, redirects, cwds, context: ctx, stdin_from };
+        let cmd = SimpleCmd {
+            words,
+            assignments,
+            redirects,
+            cwds,
+            context: ctx,
+            stdin_from,
+        };
         self.last_simple = Some(Rc::new(cmd.clone()));
         self.out.commands.push(cmd);
         post
@@ -545,7 +674,10 @@ impl Flattener {
 
     /// `cd`, `pushd`, `popd` change the directory of what follows.
     fn directory_change(&mut self, words: &[WordInfo], cwds: &Cwds) -> Post {
-        let unchanged = Post { ok: cwds.clone(), fail: cwds.clone() };
+        let unchanged = Post {
+            ok: cwds.clone(),
+            fail: cwds.clone(),
+        };
         let Some(name) = words.first().and_then(WordInfo::exact) else {
             return unchanged;
         };
@@ -559,11 +691,17 @@ impl Flattener {
         if operands.first().and_then(|w| w.exact()) == Some("-") {
             // `cd -` goes to $OLDPWD, which may come from the caller's environment (or from
             // before a `cd` in a subshell): unknown.
-            return Post { ok: None, fail: cwds.clone() };
+            return Post {
+                ok: None,
+                fail: cwds.clone(),
+            };
         }
         if name == "popd" {
             let all = union(cwds, &Some(Rc::from(self.seen_dirs.as_slice())));
-            return Post { ok: all, fail: cwds.clone() };
+            return Post {
+                ok: all,
+                fail: cwds.clone(),
+            };
         }
         let target = match operands.first() {
             None => self.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
@@ -587,10 +725,19 @@ impl Flattener {
             }
             _ => None,
         };
-        Post { ok, fail: cwds.clone() }
+        Post {
+            ok,
+            fail: cwds.clone(),
+        }
     }
 
-    fn assignment(&mut self, a: &ast::Assignment, _raw: &str, cwds: &Cwds, ctx: Context) -> Option<(String, WordInfo)> {
+    fn assignment(
+        &mut self,
+        a: &ast::Assignment,
+        _raw: &str,
+        cwds: &Cwds,
+        ctx: Context,
+    ) -> Option<(String, WordInfo)> {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
             ast::AssignmentName::ArrayElementName(n, idx) => {
@@ -615,7 +762,14 @@ impl Flattener {
                     let sources = self.sources(&info);
                     self.sets(&name, sources);
                 }
-                Some((name, WordInfo { raw: "(...)".into(), value: None, glob: false }))
+                Some((
+                    name,
+                    WordInfo {
+                        raw: "(...)".into(),
+                        value: None,
+                        glob: false,
+                    },
+                ))
             }
         }
     }
@@ -628,7 +782,9 @@ impl Flattener {
         let literal = match &info.value {
             Some(v) => Some(v.clone()),
             // (A word refused for its subscripts is not parsed again.)
-            None if tame_subscripts(raw).is_ok() => brush_parser::word::parse(raw, &options()).ok().map(|p| literal_text(&p)),
+            None if tame_subscripts(raw).is_ok() => brush_parser::word::parse(raw, &options())
+                .ok()
+                .map(|p| literal_text(&p)),
             None => None,
         };
         if let Some(v) = &literal {
@@ -647,39 +803,60 @@ impl Flattener {
         self.compound_list(&sub.list, cwds.clone(), Context::ProcessSubstitution);
     }
 
-    fn redirects<'a>(&mut self, items: impl IntoIterator<Item = &'a ast::IoRedirect>, cwds: &Cwds, ctx: Context) -> Vec<Redirect> {
+    fn redirects<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = &'a ast::IoRedirect>,
+        cwds: &Cwds,
+        ctx: Context,
+    ) -> Vec<Redirect> {
         let mut out = Vec::new();
         for r in items {
             match r {
                 ast::IoRedirect::File(_, kind, target) => {
                     let k = match kind {
                         ast::IoFileRedirectKind::Read => RedirKind::Read,
-                        ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => RedirKind::Write,
+                        ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => {
+                            RedirKind::Write
+                        }
                         ast::IoFileRedirectKind::Append => RedirKind::Append,
                         ast::IoFileRedirectKind::ReadAndWrite => RedirKind::ReadWrite,
-                        ast::IoFileRedirectKind::DuplicateInput | ast::IoFileRedirectKind::DuplicateOutput => {
-                            RedirKind::Dup
-                        }
+                        ast::IoFileRedirectKind::DuplicateInput
+                        | ast::IoFileRedirectKind::DuplicateOutput => RedirKind::Dup,
                     };
                     match target {
                         ast::IoFileRedirectTarget::Filename(w) => {
                             let info = self.single_word(&w.value, cwds, ctx);
-                            out.push(Redirect { kind: k, target: Some(info) });
+                            out.push(Redirect {
+                                kind: k,
+                                target: Some(info),
+                            });
                         }
-                        ast::IoFileRedirectTarget::Fd(_) => out.push(Redirect { kind: RedirKind::Dup, target: None }),
+                        ast::IoFileRedirectTarget::Fd(_) => out.push(Redirect {
+                            kind: RedirKind::Dup,
+                            target: None,
+                        }),
                         ast::IoFileRedirectTarget::Duplicate(w) => {
                             // `>&WORD`: a number or `-` duplicates; anything else is a file.
                             let info = self.single_word(&w.value, cwds, ctx);
                             let is_fd = matches!(info.exact(), Some(v) if v == "-" || v.trim_end_matches('-').chars().all(|c| c.is_ascii_digit()) && !v.is_empty());
                             if is_fd {
-                                out.push(Redirect { kind: RedirKind::Dup, target: None });
+                                out.push(Redirect {
+                                    kind: RedirKind::Dup,
+                                    target: None,
+                                });
                             } else {
-                                out.push(Redirect { kind: RedirKind::Write, target: Some(info) });
+                                out.push(Redirect {
+                                    kind: RedirKind::Write,
+                                    target: Some(info),
+                                });
                             }
                         }
                         ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
                             self.process_substitution(sub, cwds);
-                            out.push(Redirect { kind: RedirKind::Dup, target: None });
+                            out.push(Redirect {
+                                kind: RedirKind::Dup,
+                                target: None,
+                            });
                         }
                     }
                 }
@@ -690,16 +867,29 @@ impl Flattener {
                         }
                         self.heredoc(&doc.doc.value, cwds, ctx);
                     }
-                    out.push(Redirect { kind: RedirKind::Data, target: None });
+                    out.push(Redirect {
+                        kind: RedirKind::Data,
+                        target: None,
+                    });
                 }
                 ast::IoRedirect::HereString(_, w) => {
                     self.single_word(&w.value, cwds, ctx);
-                    out.push(Redirect { kind: RedirKind::Data, target: None });
+                    out.push(Redirect {
+                        kind: RedirKind::Data,
+                        target: None,
+                    });
                 }
                 ast::IoRedirect::OutputAndError(w, append) => {
                     let info = self.single_word(&w.value, cwds, ctx);
-                    let kind = if *append { RedirKind::Append } else { RedirKind::Write };
-                    out.push(Redirect { kind, target: Some(info) });
+                    let kind = if *append {
+                        RedirKind::Append
+                    } else {
+                        RedirKind::Write
+                    };
+                    out.push(Redirect {
+                        kind,
+                        target: Some(info),
+                    });
                 }
             }
         }
@@ -716,7 +906,9 @@ impl Flattener {
                 let mut acc = Acc::default();
                 self.pieces(body, &pieces, false, cwds, ctx, &mut acc);
             }
-            Err(e) => self.problem(Problem::Parse(format!("a here-document does not parse: {e}"))),
+            Err(e) => self.problem(Problem::Parse(format!(
+                "a here-document does not parse: {e}"
+            ))),
         }
     }
 
@@ -737,7 +929,9 @@ impl Flattener {
     fn evaluates(&mut self, text: &str, shown: &str) {
         for n in arithmetic_names(text) {
             if self.evaluated_names.insert(n.to_string()) {
-                self.out.evaluated.push((n.to_string(), shown.chars().take(80).collect()));
+                self.out
+                    .evaluated
+                    .push((n.to_string(), shown.chars().take(80).collect()));
             }
         }
     }
@@ -777,16 +971,25 @@ impl Flattener {
     /// a value is literal text); `None` when it holds something known only at run time (a
     /// command substitution, an indirect expansion) or does not parse.
     fn value_sources(&self, raw: &str) -> Option<Vec<String>> {
-        fn walk(f: &Flattener, raw: &str, pieces: &[WordPieceWithSource], out: &mut Vec<String>) -> bool {
+        fn walk(
+            f: &Flattener,
+            raw: &str,
+            pieces: &[WordPieceWithSource],
+            out: &mut Vec<String>,
+        ) -> bool {
             pieces.iter().all(|p| match &p.piece {
-                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, raw, inner, out),
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, raw, inner, out),
                 WordPiece::ParameterExpansion(expr) if f.bound_value(expr).is_some() => true,
                 WordPiece::ParameterExpansion(_) => {
-                    let names = arithmetic_names(raw.get(p.start_index..p.end_index).unwrap_or("!"));
+                    let names =
+                        arithmetic_names(raw.get(p.start_index..p.end_index).unwrap_or("!"));
                     out.extend(names.iter().map(|n| n.to_string()));
                     !names.contains(&"!")
                 }
-                WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => false,
+                WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+                    false
+                }
                 _ => true,
             })
         }
@@ -831,9 +1034,16 @@ impl Flattener {
                     }
                 }
             }
-            let prefix: PathBuf = Path::new(v).components().take_while(|c| !has_glob(&c.as_os_str().to_string_lossy())).collect();
+            let prefix: PathBuf = Path::new(v)
+                .components()
+                .take_while(|c| !has_glob(&c.as_os_str().to_string_lossy()))
+                .collect();
             let bases = cwds.as_deref()?.iter().map(|d| d.join(&prefix)).collect();
-            self.out.loop_globs.push(LoopGlob { raw: w.raw.clone(), after: self.out.commands.len(), bases });
+            self.out.loop_globs.push(LoopGlob {
+                raw: w.raw.clone(),
+                after: self.out.commands.len(),
+                bases,
+            });
             for h in &found {
                 self.loop_value_text(&w.raw, h);
             }
@@ -880,10 +1090,16 @@ impl Flattener {
         fn walk(f: &Flattener, pieces: &[WordPieceWithSource], quoted: bool) -> bool {
             pieces.iter().any(|p| match &p.piece {
                 WordPiece::Text(t) => quoted && special(t),
-                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) | WordPiece::EscapeSequence(t) => special(t),
-                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, inner, true),
+                WordPiece::SingleQuotedText(t)
+                | WordPiece::AnsiCQuotedText(t)
+                | WordPiece::EscapeSequence(t) => special(t),
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => walk(f, inner, true),
                 WordPiece::ParameterExpansion(expr) => f.bound_value(expr).is_none_or(special),
-                WordPiece::TildeExpansion(_) => f.home.as_ref().is_none_or(|h| special(&h.to_string_lossy())),
+                WordPiece::TildeExpansion(_) => f
+                    .home
+                    .as_ref()
+                    .is_none_or(|h| special(&h.to_string_lossy())),
                 _ => true,
             })
         }
@@ -895,10 +1111,18 @@ impl Flattener {
 
     /// The value a loop gave the variable that `expr` names plainly (`$d`, `${d}`).
     fn bound_value(&self, expr: &brush_parser::word::ParameterExpr) -> Option<&str> {
-        let brush_parser::word::ParameterExpr::Parameter { parameter: brush_parser::word::Parameter::Named(n), indirect: false } = expr else {
+        let brush_parser::word::ParameterExpr::Parameter {
+            parameter: brush_parser::word::Parameter::Named(n),
+            indirect: false,
+        } = expr
+        else {
             return None;
         };
-        self.bindings.iter().rev().find(|(b, _)| b == n).and_then(|(_, v)| v.as_deref())
+        self.bindings
+            .iter()
+            .rev()
+            .find(|(b, _)| b == n)
+            .and_then(|(_, v)| v.as_deref())
     }
 
     /// Arithmetic text (`shown` as written around it): what it assigns, what it evaluates.
@@ -954,7 +1178,8 @@ impl Flattener {
                 vec![raw.to_string()]
             }
         };
-        let braced = alternatives.len() != 1 || alternatives.first().map(String::as_str) != Some(raw);
+        let braced =
+            alternatives.len() != 1 || alternatives.first().map(String::as_str) != Some(raw);
         for alt in alternatives {
             let mut info = self.expand_one(&alt, cwds, ctx);
             if braced {
@@ -988,16 +1213,32 @@ impl Flattener {
             match substitution_extent(&raw, start) {
                 Some((end, program)) => {
                     self.substitution_program(&program, cwds);
-                    raw = format!("{}${{gptel_scope_substituted}}{}", &raw[..start], &raw[end + 1..]);
+                    raw = format!(
+                        "{}${{gptel_scope_substituted}}{}",
+                        &raw[..start],
+                        &raw[end + 1..]
+                    );
                 }
                 None => {
-                    self.problem(Problem::Parse(format!("a command substitution in `{raw}` does not parse")));
-                    return WordInfo { raw: written.to_string(), value: None, glob: false };
+                    self.problem(Problem::Parse(format!(
+                        "a command substitution in `{raw}` does not parse"
+                    )));
+                    return WordInfo {
+                        raw: written.to_string(),
+                        value: None,
+                        glob: false,
+                    };
                 }
             }
         }
-        self.problem(Problem::Unsupported("too many command substitutions in one word".into()));
-        WordInfo { raw: written.to_string(), value: None, glob: false }
+        self.problem(Problem::Unsupported(
+            "too many command substitutions in one word".into(),
+        ));
+        WordInfo {
+            raw: written.to_string(),
+            value: None,
+            glob: false,
+        }
     }
 
     /// Analyzes a word; also returns where a `$(` sits whose body did not parse as cut.
@@ -1006,34 +1247,67 @@ impl Flattener {
             Ok(()) => brush_parser::word::parse(raw, &options()),
             Err(p) => {
                 self.problem(p);
-                return (WordInfo { raw: raw.to_string(), value: None, glob: false }, None);
+                return (
+                    WordInfo {
+                        raw: raw.to_string(),
+                        value: None,
+                        glob: false,
+                    },
+                    None,
+                );
             }
         };
         match pieces {
             Ok(pieces) => {
                 let mut acc = Acc::default();
                 self.pieces(raw, &pieces, false, cwds, ctx, &mut acc);
-                let info = WordInfo { raw: raw.to_string(), value: if acc.dynamic { None } else { Some(acc.text) }, glob: acc.glob };
+                let info = WordInfo {
+                    raw: raw.to_string(),
+                    value: if acc.dynamic { None } else { Some(acc.text) },
+                    glob: acc.glob,
+                };
                 (info, acc.bad_substitution)
             }
             Err(e) => {
-                self.problem(Problem::Parse(format!("the word `{raw}` does not parse: {e}")));
-                (WordInfo { raw: raw.to_string(), value: None, glob: false }, None)
+                self.problem(Problem::Parse(format!(
+                    "the word `{raw}` does not parse: {e}"
+                )));
+                (
+                    WordInfo {
+                        raw: raw.to_string(),
+                        value: None,
+                        glob: false,
+                    },
+                    None,
+                )
             }
         }
     }
 
-    fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource], quoted: bool, cwds: &Cwds, ctx: Context, acc: &mut Acc) {
+    fn pieces(
+        &mut self,
+        raw: &str,
+        pieces: &[WordPieceWithSource],
+        quoted: bool,
+        cwds: &Cwds,
+        ctx: Context,
+        acc: &mut Acc,
+    ) {
         for p in pieces {
             let source = raw.get(p.start_index..p.end_index).unwrap_or("");
             match &p.piece {
                 WordPiece::Text(t) => {
-                    if t.ends_with('$') && raw.get(p.end_index..p.end_index + 1) == Some("(") && acc.bad_substitution.is_none() {
+                    if t.ends_with('$')
+                        && raw.get(p.end_index..p.end_index + 1) == Some("(")
+                        && acc.bad_substitution.is_none()
+                    {
                         acc.bad_substitution = Some(p.end_index - 1);
                     }
                     if !quoted {
                         if t.contains("$[") {
-                            self.problem(Problem::Unsupported("`$[ ]` arithmetic is not allowed".into()));
+                            self.problem(Problem::Unsupported(
+                                "`$[ ]` arithmetic is not allowed".into(),
+                            ));
                         }
                         if makes_glob(t, raw) {
                             acc.glob = true;
@@ -1051,7 +1325,8 @@ impl Flattener {
                     Some(v) => acc.text.push_str(&v),
                     None => acc.dynamic = true,
                 },
-                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(raw, inner, true, cwds, ctx, acc)
                 }
                 WordPiece::TildeExpansion(t) => match (t, &self.home) {
@@ -1062,7 +1337,8 @@ impl Flattener {
                     // A loop variable bound to a value: inside double quotes, that value;
                     // unquoted, only a value that splitting and globbing leave as it is.
                     if let Some(v) = self.bound_value(expr) {
-                        if quoted || !(v.is_empty() || v.contains([' ', '\t', '\n']) || has_glob(v)) {
+                        if quoted || !(v.is_empty() || v.contains([' ', '\t', '\n']) || has_glob(v))
+                        {
                             acc.text.push_str(v);
                             continue;
                         }
@@ -1077,17 +1353,30 @@ impl Flattener {
                     } = expr
                     {
                         self.assigned(n);
-                        let sources = arithmetic_names(source).into_iter().filter(|s| s != n).map(|s| (s != "!").then(|| s.to_string())).collect();
+                        let sources = arithmetic_names(source)
+                            .into_iter()
+                            .filter(|s| s != n)
+                            .map(|s| (s != "!").then(|| s.to_string()))
+                            .collect();
                         self.sets(n, sources);
                     }
                     // A substring's offset and length, and an index, are arithmetic: what
                     // they assign counts.
                     let mut arithmetic: Vec<&str> = Vec::new();
-                    if let brush_parser::word::ParameterExpr::Substring { offset, length, .. } = expr {
+                    if let brush_parser::word::ParameterExpr::Substring { offset, length, .. } =
+                        expr
+                    {
                         arithmetic.push(&offset.value);
                         arithmetic.extend(length.as_ref().map(|l| l.value.as_str()));
                     }
-                    let index = source.strip_prefix("${").and_then(|t| t.split_once('[')).filter(|(n, _)| n.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'!' | b'#')));
+                    let index = source
+                        .strip_prefix("${")
+                        .and_then(|t| t.split_once('['))
+                        .filter(|(n, _)| {
+                            n.bytes().all(|c| {
+                                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'!' | b'#')
+                            })
+                        });
                     if let Some((_, rest)) = index {
                         arithmetic.push(rest.rsplit_once(']').map_or(rest, |(i, _)| i));
                     }
@@ -1106,10 +1395,16 @@ impl Flattener {
                         }
                     ) {
                         self.problem(Problem::Unsupported(
-                            "`${var@P}` prompt expansion can run commands; it is not allowed".into(),
+                            "`${var@P}` prompt expansion can run commands; it is not allowed"
+                                .into(),
                         ));
                     }
-                    if source.contains("$(") || source.contains('`') || source.contains("<(") || source.contains(">(") || source.contains("$[") {
+                    if source.contains("$(")
+                        || source.contains('`')
+                        || source.contains("<(")
+                        || source.contains(">(")
+                        || source.contains("$[")
+                    {
                         self.problem(Problem::Unsupported(format!(
                             "command substitution inside a parameter expansion (`{source}`) is not allowed; run the command separately"
                         )));
@@ -1119,7 +1414,9 @@ impl Flattener {
                     acc.dynamic = true;
                     match parse_program(body) {
                         Ok(program) => self.substitution_program(&program, cwds),
-                        Err(_) if acc.bad_substitution.is_none() => acc.bad_substitution = Some(p.start_index),
+                        Err(_) if acc.bad_substitution.is_none() => {
+                            acc.bad_substitution = Some(p.start_index)
+                        }
                         Err(e) => self.problem(e),
                     }
                 }
@@ -1150,7 +1447,9 @@ impl Flattener {
 
     fn substitution_program(&mut self, program: &ast::Program, cwds: &Cwds) {
         if self.depth >= MAX_DEPTH {
-            self.problem(Problem::Unsupported("command substitutions are nested too deeply".into()));
+            self.problem(Problem::Unsupported(
+                "command substitutions are nested too deeply".into(),
+            ));
             return;
         }
         self.depth += 1;
@@ -1172,10 +1471,16 @@ pub(super) fn substitution_extent(raw: &str, start: usize) -> Option<(usize, ast
     }
     const END: &str = "__gptel_scope_end__";
     let body_start = start + 2;
-    let closes: Vec<usize> = raw.get(body_start..)?.match_indices(')').map(|(off, _)| body_start + off).collect();
+    let closes: Vec<usize> = raw
+        .get(body_start..)?
+        .match_indices(')')
+        .map(|(off, _)| body_start + off)
+        .collect();
     for &last in closes.iter().rev() {
         let text = &raw[body_start..last];
-        let Ok(tokens) = brush_parser::tokenize_str(&format!("{text}\n{END}")) else { continue };
+        let Ok(tokens) = brush_parser::tokenize_str(&format!("{text}\n{END}")) else {
+            continue;
+        };
         if !matches!(tokens.last(), Some(brush_parser::Token::Word(w, _)) if w == END) {
             continue;
         }
@@ -1191,7 +1496,10 @@ pub(super) fn substitution_extent(raw: &str, start: usize) -> Option<(usize, ast
             brush_parser::Token::Operator(op, span) if op == ")" => byte_at(span.start.index),
             _ => None,
         });
-        for end in operators.map(|off| body_start + off).chain(std::iter::once(last)) {
+        for end in operators
+            .map(|off| body_start + off)
+            .chain(std::iter::once(last))
+        {
             if raw.as_bytes().get(end) != Some(&b')') {
                 continue;
             }
@@ -1215,7 +1523,11 @@ pub(super) struct Acc {
 
 /// The variables a literal value names, which arithmetic evaluating it evaluates in turn.
 pub(super) fn literal_names(value: &str) -> Vec<String> {
-    arithmetic_names(value).into_iter().filter(|n| *n != "!").map(str::to_string).collect()
+    arithmetic_names(value)
+        .into_iter()
+        .filter(|n| *n != "!")
+        .map(str::to_string)
+        .collect()
 }
 
 /// The literal (quoted or plain) text of a word's pieces, without its expansions.
@@ -1223,11 +1535,12 @@ pub(super) fn literal_text(pieces: &[WordPieceWithSource]) -> String {
     let mut out = String::new();
     for p in pieces {
         match &p.piece {
-            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => out.push_str(t),
-            WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
-            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                out.push_str(&literal_text(inner))
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
+                out.push_str(t)
             }
+            WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => out.push_str(&literal_text(inner)),
             _ => {}
         }
     }

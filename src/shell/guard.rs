@@ -26,7 +26,11 @@ pub(super) fn has_zero(v: u64) -> bool {
 
 /// The index of the first byte of `bytes` that `wanted` accepts, eight bytes at a time: a
 /// word for which `maybe` is false holds none and is skipped whole.
-pub(super) fn first_byte(bytes: &[u8], maybe: impl Fn(u64) -> bool, wanted: impl Fn(u8) -> bool) -> Option<usize> {
+pub(super) fn first_byte(
+    bytes: &[u8],
+    maybe: impl Fn(u64) -> bool,
+    wanted: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut base = 0;
     for chunk in &mut chunks {
@@ -39,13 +43,19 @@ pub(super) fn first_byte(bytes: &[u8], maybe: impl Fn(u64) -> bool, wanted: impl
         }
         base += 8;
     }
-    chunks.remainder().iter().position(|&b| wanted(b)).map(|i| base + i)
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| wanted(b))
+        .map(|i| base + i)
 }
 
 /// The index of the first [`SUSPECT`] byte: a word with no byte below 0x20 and none at or
 /// above 0x7F is skipped whole.
 pub(super) fn first_suspect(bytes: &[u8]) -> Option<usize> {
-    let maybe = |x: u64| x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0 || x & HIGH != 0 || has_zero(x ^ (ONES * 0x7f));
+    let maybe = |x: u64| {
+        x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0 || x & HIGH != 0 || has_zero(x ^ (ONES * 0x7f))
+    };
     first_byte(bytes, maybe, |b| SUSPECT[b as usize])
 }
 
@@ -55,7 +65,8 @@ pub(super) fn first_digit_or_paren(bytes: &[u8]) -> Option<usize> {
     // A byte of `x` in 0x30..=0x39 (bytes at or above 0x80 are never counted), or a `(`.
     let maybe = |x: u64| {
         let low = x & LOW7;
-        (ONES * (127 + 0x3a)).wrapping_sub(low) & !x & low.wrapping_add(ONES * (127 - 0x2f)) & HIGH != 0
+        (ONES * (127 + 0x3a)).wrapping_sub(low) & !x & low.wrapping_add(ONES * (127 - 0x2f)) & HIGH
+            != 0
             || has_zero(x ^ (ONES * u64::from(b'(')))
     };
     first_byte(bytes, maybe, |c| c.is_ascii_digit() || c == b'(')
@@ -82,7 +93,9 @@ pub(super) fn precheck(command: &str) -> Result<(), Problem> {
     let mut prev_wide: Option<(usize, char)> = None;
     while let Some(off) = first_suspect(&bytes[at..]) {
         let i = at + off;
-        let Some(c) = command.get(i..).and_then(|t| t.chars().next()) else { break };
+        let Some(c) = command.get(i..).and_then(|t| t.chars().next()) else {
+            break;
+        };
         at = i + c.len_utf8();
         // A variation selector after a non-ASCII character picks an emoji's presentation
         // (`⚠️` in a commit message); after ASCII it only hides itself.
@@ -94,7 +107,9 @@ pub(super) fn precheck(command: &str) -> Result<(), Problem> {
             '\r' => Some("a carriage return"),
             '\t' | '\n' => None,
             c if (c as u32) < 0x20 || c == '\u{7f}' => Some("a control character"),
-            c if invisible(c) && !emoji_variation => Some("an invisible or bidirectional formatting character"),
+            c if invisible(c) && !emoji_variation => {
+                Some("an invisible or bidirectional formatting character")
+            }
             '\u{2028}' | '\u{2029}' => Some("a Unicode line or paragraph separator"),
             _ => None,
         };
@@ -141,7 +156,12 @@ pub(super) fn heredoc_tags(command: &str) -> Result<(), Problem> {
         while matches!(b.get(j), Some(b' ' | b'\t')) {
             j += 1;
         }
-        let ends_word = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'<' | b'>' | b'|' | b'&' | b';' | b'(' | b')');
+        let ends_word = |c: &u8| {
+            matches!(
+                c,
+                b' ' | b'\t' | b'\n' | b'<' | b'>' | b'|' | b'&' | b';' | b'(' | b')'
+            )
+        };
         if b.get(j).is_none_or(ends_word) {
             return Err(Problem::Parse(format!(
                 "the here-document operator at byte {} has no delimiter word after it; write `<<'EOF'`, the lines, then `EOF` on a line of its own",
@@ -185,7 +205,10 @@ pub(super) fn unclosed_groups(command: &str) -> Result<(), Problem> {
                 continue;
             }
             b'\'' if !in_double => {
-                i += b[i..].iter().position(|&q| q == b'\'').map_or(b.len() - i, |p| p + 1);
+                i += b[i..]
+                    .iter()
+                    .position(|&q| q == b'\'')
+                    .map_or(b.len() - i, |p| p + 1);
                 prev = b'x';
                 continue;
             }
@@ -289,8 +312,12 @@ pub(super) fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Proble
     // Without a `[` or `$((`, only the nesting is counted, and only when it could be deep.
     if memchr::memchr(b'[', b).is_none()
         && memchr::memmem::find(b, b"$((").is_none()
-        && memchr::memchr_iter(b'$', b).nth(MAX_EXPANSION_NESTING - 1).is_none()
-        && memchr::memchr2_iter(b'(', b'{', b).nth(MAX_OPEN_BRACKETS).is_none()
+        && memchr::memchr_iter(b'$', b)
+            .nth(MAX_EXPANSION_NESTING - 1)
+            .is_none()
+        && memchr::memchr2_iter(b'(', b'{', b)
+            .nth(MAX_OPEN_BRACKETS)
+            .is_none()
     {
         return Ok(());
     }
@@ -304,7 +331,9 @@ pub(super) fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Proble
     let (mut brackets, mut nested, mut subscripts) = (0usize, 0usize, 0usize);
     let unbounded = |what: String, instead: &str| {
         let shown: String = text.chars().take(80).collect();
-        Problem::Unsupported(format!("`{shown}` has {what}; it cannot be judged in bounded time. {instead}"))
+        Problem::Unsupported(format!(
+            "`{shown}` has {what}; it cannot be judged in bounded time. {instead}"
+        ))
     };
     let subscript = |what: &str| {
         unbounded(
@@ -320,11 +349,16 @@ pub(super) fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Proble
                 if brackets > 0 {
                     nested += 1;
                     if nested > MAX_SUBSCRIPT_EXPANSIONS {
-                        return Err(subscript("expansions nested in more than one array subscript"));
+                        return Err(subscript(
+                            "expansions nested in more than one array subscript",
+                        ));
                     }
                 }
                 if open.len() >= MAX_EXPANSION_NESTING {
-                    return Err(unbounded(format!("expansions nested more than {MAX_EXPANSION_NESTING} deep"), INNER_FIRST));
+                    return Err(unbounded(
+                        format!("expansions nested more than {MAX_EXPANSION_NESTING} deep"),
+                        INNER_FIRST,
+                    ));
                 }
                 // `$((` opens two parentheses, and `))` closes them.
                 let (kind, inside, len) = match (b[i + 1], b.get(i + 2)) {
@@ -384,7 +418,9 @@ pub(super) fn tame_subscripts_in(text: &str, command: bool) -> Result<(), Proble
                     }
                 }
             },
-            b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'(' | b')' | b'<' | b'>' if command && open.is_empty() => {
+            b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'(' | b')' | b'<' | b'>'
+                if command && open.is_empty() =>
+            {
                 (brackets, nested, subscripts) = (0, 0, 0);
             }
             _ => {}
@@ -521,7 +557,10 @@ pub(super) fn heredoc_continuation(body: &str) -> Result<(), Problem> {
 /// its raw text; quotes are dropped loosely, which errs towards refusing.
 pub fn glob_reaches_parent(text: &str) -> bool {
     text.split('/').any(|part| {
-        let c: String = part.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+        let c: String = part
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
         if !c.starts_with('.') || !has_glob(&c) {
             return false;
         }
@@ -612,7 +651,8 @@ pub fn arithmetic_assignments(text: &str) -> Result<Vec<&str>, Problem> {
 pub fn name_subscript(text: &str) -> Option<&str> {
     let (name, rest) = text.split_once('[')?;
     let first = name.bytes().next()?;
-    let ok = !first.is_ascii_digit() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    let ok =
+        !first.is_ascii_digit() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
     let inner = match rest.find("]=").or_else(|| rest.find("]+=")) {
         Some(k) => &rest[..k],
         None => rest.strip_suffix(']')?,
@@ -663,7 +703,10 @@ pub fn arithmetic_names(text: &str) -> Vec<&str> {
             names.push(&text[start..i]);
         } else if c.is_ascii_digit() {
             // A number, with its base (`16#ff`, `0x1f`).
-            while b.get(i).is_some_and(|&c| ident(c) || c == b'#' || c == b'@') {
+            while b
+                .get(i)
+                .is_some_and(|&c| ident(c) || c == b'#' || c == b'@')
+            {
                 i += 1;
             }
         } else if ident(c) {

@@ -22,8 +22,10 @@ mod words;
 pub use flatten::{flatten, flatten_script};
 use guard::*;
 pub use guard::{arithmetic_assignments, arithmetic_names, glob_reaches_parent, name_subscript};
-pub use words::{brace_expand, holds_substitution_text, resolve_dir, wildcard_match, ComponentGlob};
 use words::*;
+pub use words::{
+    brace_expand, holds_substitution_text, resolve_dir, wildcard_match, ComponentGlob,
+};
 
 /// Lexical normalization of a path is the file-system layer's ([`crate::resolve`]).
 pub use crate::resolve::normalize;
@@ -88,7 +90,11 @@ pub struct WordInfo {
 impl WordInfo {
     /// A literal word (from an `sh -c` split or a test).
     pub fn literal(s: &str) -> Self {
-        WordInfo { raw: s.to_string(), value: Some(s.to_string()), glob: false }
+        WordInfo {
+            raw: s.to_string(),
+            value: Some(s.to_string()),
+            glob: false,
+        }
     }
 
     /// The static value, or `None` when it is dynamic or a glob.
@@ -219,16 +225,21 @@ pub fn parse_program(command: &str) -> Result<ast::Program, Problem> {
     // [`heredoc_tokens`]), and parsed from them.
     tame_subscripts_in_command(command)?;
     unclosed_groups(command)?;
-    let has_heredoc = command.match_indices("<<").any(|(i, _)| command.as_bytes().get(i + 2) != Some(&b'<'));
+    let has_heredoc = command
+        .match_indices("<<")
+        .any(|(i, _)| command.as_bytes().get(i + 2) != Some(&b'<'));
     let tokens = has_heredoc
-        .then(|| brush_parser::tokenize_str_with_options(command, &options().tokenizer_options()).ok())
+        .then(|| {
+            brush_parser::tokenize_str_with_options(command, &options().tokenizer_options()).ok()
+        })
         .flatten();
     let parsed = match tokens {
         Some(tokens) => {
             heredoc_tokens(command, &tokens)?;
             brush_parser::parse_tokens(&tokens, &options())
         }
-        None => brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options()).parse_program(),
+        None => brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options())
+            .parse_program(),
     };
     parsed.map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}.")))
 }
@@ -273,13 +284,13 @@ pub(super) fn backquote_hint(command: &str) -> &'static str {
 /// reference the decision's speed is measured against. Returns the number of complete
 /// commands.
 pub fn bare_parse(command: &str) -> Result<usize, Problem> {
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
+    let mut parser =
+        brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options());
     parser
         .parse_program()
         .map(|p| p.complete_commands.len())
         .map_err(|e| Problem::Parse(format!("the command does not parse as bash: {e}")))
 }
-
 
 /// Possible working directories: `None` is "unknown".
 pub type Cwds = Option<Rc<[PathBuf]>>;

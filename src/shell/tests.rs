@@ -6,12 +6,18 @@ use super::*;
 fn names(cmd: &str) -> Vec<String> {
     let f = flatten(cmd, Path::new("/tmp"), Some(Path::new("/home/u")));
     assert!(f.problems.is_empty(), "{cmd}: {:?}", f.problems);
-    f.commands.iter().map(|c| c.words.first().map(WordInfo::display).unwrap_or_default()).collect()
+    f.commands
+        .iter()
+        .map(|c| c.words.first().map(WordInfo::display).unwrap_or_default())
+        .collect()
 }
 
 fn problem(cmd: &str) -> String {
     let f = flatten(cmd, Path::new("/tmp"), None);
-    f.problems.first().map(|p| p.reason().to_string()).unwrap_or_default()
+    f.problems
+        .first()
+        .map(|p| p.reason().to_string())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -32,18 +38,41 @@ fn lists_pipelines_and_operators() {
 #[test]
 fn pipeline_stages_know_the_simple_stage_before_them() {
     for (cmd, want) in [
-        ("find . -name x | xargs cat", vec![("find", None), ("xargs", Some("find"))]),
-        ("a | b | c", vec![("a", None), ("b", Some("a")), ("c", Some("b"))]),
+        (
+            "find . -name x | xargs cat",
+            vec![("find", None), ("xargs", Some("find"))],
+        ),
+        (
+            "a | b | c",
+            vec![("a", None), ("b", Some("a")), ("c", Some("b"))],
+        ),
         ("a; b", vec![("a", None), ("b", None)]),
         ("{ a; b; } | c", vec![("a", None), ("b", None), ("c", None)]),
         ("a | { b; c; }", vec![("a", None), ("b", None), ("c", None)]),
-        ("a | b $(c) | d", vec![("a", None), ("c", None), ("b", Some("a")), ("d", Some("b"))]),
-        ("a $(b | c) | d", vec![("b", None), ("c", Some("b")), ("a", None), ("d", Some("a"))]),
+        (
+            "a | b $(c) | d",
+            vec![("a", None), ("c", None), ("b", Some("a")), ("d", Some("b"))],
+        ),
+        (
+            "a $(b | c) | d",
+            vec![("b", None), ("c", Some("b")), ("a", None), ("d", Some("a"))],
+        ),
     ] {
         let flat = flatten(cmd, Path::new("/tmp"), None);
-        let got: Vec<(String, Option<String>)> =
-            flat.commands.iter().map(|c| (c.words[0].display(), c.stdin_from.as_ref().map(|p| p.words[0].display()))).collect();
-        let want: Vec<(String, Option<String>)> = want.into_iter().map(|(a, b)| (a.to_string(), b.map(str::to_string))).collect();
+        let got: Vec<(String, Option<String>)> = flat
+            .commands
+            .iter()
+            .map(|c| {
+                (
+                    c.words[0].display(),
+                    c.stdin_from.as_ref().map(|p| p.words[0].display()),
+                )
+            })
+            .collect();
+        let want: Vec<(String, Option<String>)> = want
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.map(str::to_string)))
+            .collect();
         assert_eq!(got, want, "{cmd}");
     }
 }
@@ -53,7 +82,10 @@ fn compound_commands() {
     for (cmd, want) in [
         ("(a; b)", vec!["a", "b"]),
         ("{ a; b; }", vec!["a", "b"]),
-        ("if a; then b; elif c; then d; else e; fi", vec!["a", "b", "c", "d", "e"]),
+        (
+            "if a; then b; elif c; then d; else e; fi",
+            vec!["a", "b", "c", "d", "e"],
+        ),
         ("for x in 1 2; do a; done", vec!["a"]),
         ("for ((i=0;i<2;i++)); do a; done", vec!["a"]),
         ("while a; do b; done", vec!["a", "b"]),
@@ -92,13 +124,33 @@ fn quoted_here_document_is_data() {
 
 #[test]
 fn quote_removal_and_static_names() {
-    for (cmd, want) in [("r''m", "rm"), ("'r'\"m\"", "rm"), ("r\\m", "rm"), ("\\rm", "rm"), ("r\\\nm", "rm"), ("$'rm'", "rm"), ("$'\\x72m'", "rm")] {
+    for (cmd, want) in [
+        ("r''m", "rm"),
+        ("'r'\"m\"", "rm"),
+        ("r\\m", "rm"),
+        ("\\rm", "rm"),
+        ("r\\\nm", "rm"),
+        ("$'rm'", "rm"),
+        ("$'\\x72m'", "rm"),
+    ] {
         let f = flatten(cmd, Path::new("/tmp"), None);
         assert_eq!(f.commands[0].words[0].exact(), Some(want), "{cmd}");
     }
-    for cmd in ["$x", "${x:-rm}", "$'\\u0072m'", "/???/r?", "/bin/r[m]", "$(echo rm)", "~root/bin/x"] {
+    for cmd in [
+        "$x",
+        "${x:-rm}",
+        "$'\\u0072m'",
+        "/???/r?",
+        "/bin/r[m]",
+        "$(echo rm)",
+        "~root/bin/x",
+    ] {
         let f = flatten(cmd, Path::new("/tmp"), None);
-        assert_eq!(f.commands.last().and_then(|c| c.words[0].exact()), None, "{cmd}");
+        assert_eq!(
+            f.commands.last().and_then(|c| c.words[0].exact()),
+            None,
+            "{cmd}"
+        );
     }
 }
 
@@ -121,29 +173,64 @@ fn brace_expansion_makes_words() {
     let long = "x".repeat(80 - 5);
     let err = brace_expand(&format!("{long}{{1..3}}{{1..3}}{{1..3}}{{1..3}}{{1..3}}")).unwrap_err();
     assert_eq!(err, "a brace expansion makes 243 words of 19440 bytes in all (the limit is 16384); list the arguments explicitly or use shorter words");
-    assert_eq!(brace_expand(&format!("{}{{1..3}}{{1..3}}{{1..3}}{{1..3}}{{1..3}}", &long[..55])).unwrap().len(), 243);
+    assert_eq!(
+        brace_expand(&format!(
+            "{}{{1..3}}{{1..3}}{{1..3}}{{1..3}}{{1..3}}",
+            &long[..55]
+        ))
+        .unwrap()
+        .len(),
+        243
+    );
     let f = flatten("ls {.,~}", Path::new("/tmp"), Some(Path::new("/home/u")));
-    let args: Vec<_> = f.commands[0].words[1..].iter().map(|w| w.exact().map(str::to_string)).collect();
-    assert_eq!(args, vec![Some(".".to_string()), Some("/home/u".to_string())]);
+    let args: Vec<_> = f.commands[0].words[1..]
+        .iter()
+        .map(|w| w.exact().map(str::to_string))
+        .collect();
+    assert_eq!(
+        args,
+        vec![Some(".".to_string()), Some("/home/u".to_string())]
+    );
 }
 
 #[test]
 fn redirect_kinds() {
     let f = flatten("a < i > o >> p 2>&1 &> q <> r", Path::new("/tmp"), None);
     let kinds: Vec<RedirKind> = f.commands[0].redirects.iter().map(|r| r.kind).collect();
-    assert_eq!(kinds, vec![RedirKind::Read, RedirKind::Write, RedirKind::Append, RedirKind::Dup, RedirKind::Write, RedirKind::ReadWrite]);
+    assert_eq!(
+        kinds,
+        vec![
+            RedirKind::Read,
+            RedirKind::Write,
+            RedirKind::Append,
+            RedirKind::Dup,
+            RedirKind::Write,
+            RedirKind::ReadWrite
+        ]
+    );
 }
 
 #[test]
 fn unsupported_constructs_are_problems() {
-    for cmd in ["f() { a; }", "coproc a", "echo ${v@P}", "echo $(( a[1] ))", "echo $[ a[$(b)] ]", "x='$(a)' b", "echo ${x[$(a)]}"] {
+    for cmd in [
+        "f() { a; }",
+        "coproc a",
+        "echo ${v@P}",
+        "echo $(( a[1] ))",
+        "echo $[ a[$(b)] ]",
+        "x='$(a)' b",
+        "echo ${x[$(a)]}",
+    ] {
         assert_eq!(problem(cmd), "unsupported_construct", "{cmd}");
     }
 }
 
 #[test]
 fn suspect_bytes_are_found_wherever_they_are() {
-    for bad in [0u8, 1, 8, 0x0b, 0x0d, 0x1f, 0x7f, 0x80, 0xc2, 0xcd, 0xd8, 0xe1, 0xe2, 0xe3, 0xef, 0xf3, 0xff] {
+    for bad in [
+        0u8, 1, 8, 0x0b, 0x0d, 0x1f, 0x7f, 0x80, 0xc2, 0xcd, 0xd8, 0xe1, 0xe2, 0xe3, 0xef, 0xf3,
+        0xff,
+    ] {
         for len in 0..20 {
             for at in 0..len {
                 let mut v = vec![b'a'; len];
@@ -161,17 +248,31 @@ fn suspect_bytes_are_found_wherever_they_are() {
         let len = (seed >> 59) as usize + 1;
         let text: Vec<u8> = (0..len)
             .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (seed >> 56) as u8
             })
             .collect();
-        assert_eq!(first_suspect(&text), text.iter().position(|&b| SUSPECT[b as usize]), "{text:?}");
+        assert_eq!(
+            first_suspect(&text),
+            text.iter().position(|&b| SUSPECT[b as usize]),
+            "{text:?}"
+        );
     }
 }
 
 #[test]
 fn parse_errors_fail_closed() {
-    for cmd in ["ls 'x", "ls )", "a\0", "a\rb", "a\u{200b}", "a\u{202e}", "a\u{7}"] {
+    for cmd in [
+        "ls 'x",
+        "ls )",
+        "a\0",
+        "a\rb",
+        "a\u{200b}",
+        "a\u{202e}",
+        "a\u{7}",
+    ] {
         assert_eq!(problem(cmd), "parse_error", "{cmd:?}");
     }
     let long = "a".repeat(MAX_COMMAND_LEN + 1);
@@ -181,13 +282,25 @@ fn parse_errors_fail_closed() {
 #[test]
 fn cd_sets_the_directories_of_later_commands() {
     let f = flatten("cd /a && x; y", Path::new("/s"), None);
-    let cwds: Vec<Vec<PathBuf>> = f.commands.iter().map(|c| c.cwds.as_deref().map(<[PathBuf]>::to_vec).unwrap_or_default()).collect();
+    let cwds: Vec<Vec<PathBuf>> = f
+        .commands
+        .iter()
+        .map(|c| {
+            c.cwds
+                .as_deref()
+                .map(<[PathBuf]>::to_vec)
+                .unwrap_or_default()
+        })
+        .collect();
     assert_eq!(cwds[1], vec![PathBuf::from("/a")]);
     assert_eq!(cwds[2], vec![PathBuf::from("/a"), PathBuf::from("/s")]);
     let f = flatten("cd $D && x", Path::new("/s"), None);
     assert_eq!(f.commands[1].cwds, None);
     let f = flatten("(cd /a) && x", Path::new("/s"), None);
-    assert_eq!(f.commands[1].cwds.as_deref(), Some(&[PathBuf::from("/s")][..]));
+    assert_eq!(
+        f.commands[1].cwds.as_deref(),
+        Some(&[PathBuf::from("/s")][..])
+    );
 }
 
 #[test]
@@ -197,7 +310,14 @@ fn assignments_after_the_name_are_arguments() {
     assert_eq!(argv, vec!["dd", "if=a", "of=b"]);
     assert!(f.commands[0].assignments.is_empty());
     let f = flatten("A=1 B=$(x) cmd", Path::new("/tmp"), None);
-    let names: Vec<&str> = f.commands.last().unwrap().assignments.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = f
+        .commands
+        .last()
+        .unwrap()
+        .assignments
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     assert_eq!(names, vec!["A", "B"]);
 }
 
@@ -209,27 +329,51 @@ fn here_documents_substitutions_and_common_shapes() {
     let cases: &[(&str, Result<&[&str], &str>)] = &[
         ("ls -la", Ok(&["ls"])),
         ("a | b && c || d; e\nf", Ok(&["a", "b", "c", "d", "e", "f"])),
-        ("a=1 b+=2 cmd x=3 2>&1 >f <g 3>>h &>o &>>p >&2 <&0 1>&- >|q <>r", Ok(&["cmd"])),
+        (
+            "a=1 b+=2 cmd x=3 2>&1 >f <g 3>>h &>o &>>p >&2 <&0 1>&- >|q <>r",
+            Ok(&["cmd"]),
+        ),
         ("a &&\n# comment\nb", Ok(&["a", "b"])),
-        ("echo \"$(git rev-parse HEAD)\" '$(not)' `date` ${HOME} $'a\\'b'", Ok(&["git", "date", "echo"])),
+        (
+            "echo \"$(git rev-parse HEAD)\" '$(not)' `date` ${HOME} $'a\\'b'",
+            Ok(&["git", "date", "echo"]),
+        ),
         ("echo $(echo ')' \"(\")", Ok(&["echo", "echo"])),
         ("echo if then", Ok(&["echo"])),
-        ("cat <<'EOF' > f\na 'b' (c)\nEOF\necho done", Ok(&["cat", "echo"])),
+        (
+            "cat <<'EOF' > f\na 'b' (c)\nEOF\necho done",
+            Ok(&["cat", "echo"]),
+        ),
         ("a <<A <<B && c\n1\nA\n2\nB\nd", Ok(&["a", "c", "d"])),
         // The commit-message idiom: the body of the here-document is data.
-        ("git commit -m \"$(cat <<'EOF'\nmsg it's (x)\nEOF\n)\" && git log", Ok(&["cat", "git", "git"])),
-        ("git commit -m \"$(cat <<'EOF'\n1) a (b\nEOF\n)\"", Ok(&["cat", "git"])),
+        (
+            "git commit -m \"$(cat <<'EOF'\nmsg it's (x)\nEOF\n)\" && git log",
+            Ok(&["cat", "git", "git"]),
+        ),
+        (
+            "git commit -m \"$(cat <<'EOF'\n1) a (b\nEOF\n)\"",
+            Ok(&["cat", "git"]),
+        ),
         // A lone `)` line inside the document: brush-parser does not parse it; refused.
-        ("git commit -m \"$(cat <<'EOF'\n)\nEOF\n)\"", Err("parse_error")),
+        (
+            "git commit -m \"$(cat <<'EOF'\n)\nEOF\n)\"",
+            Err("parse_error"),
+        ),
         // An unquoted here-document's substitutions run.
-        ("echo \"$(cat <<EOF\n$(date)\nEOF\n)\"", Ok(&["date", "cat", "echo"])),
+        (
+            "echo \"$(cat <<EOF\n$(date)\nEOF\n)\"",
+            Ok(&["date", "cat", "echo"]),
+        ),
         ("cat <<EOF | x\n$(y)\nEOF", Ok(&["y", "cat", "x"])),
         // (A loop over a glob is walked once per file it matches: see tests/loops_and_sources.rs.)
         ("for f in \"$@\"; do echo $f; done", Ok(&["echo"])),
         ("diff <(a) b", Ok(&["a", "diff"])),
         // brush-parser's tokenizer drops a substitution on the line of a pending
         // here-document: refused rather than judged without it. A backquoted one is kept.
-        ("cat <<A $(echo src; rm x)\nbody\nA", Err("unsupported_construct")),
+        (
+            "cat <<A $(echo src; rm x)\nbody\nA",
+            Err("unsupported_construct"),
+        ),
         ("cat <<A `b`\nbody\nA", Ok(&["b", "cat"])),
         ("cat <<EOF\nunterminated", Err("parse_error")),
         ("echo \"unterminated", Err("parse_error")),
@@ -240,7 +384,11 @@ fn here_documents_substitutions_and_common_shapes() {
         let f = flatten(cmd, Path::new("/tmp"), Some(Path::new("/home/u")));
         let got: Result<Vec<String>, String> = match f.problems.first() {
             Some(p) => Err(p.reason().to_string()),
-            None => Ok(f.commands.iter().map(|c| c.words.first().map(WordInfo::display).unwrap_or_default()).collect()),
+            None => Ok(f
+                .commands
+                .iter()
+                .map(|c| c.words.first().map(WordInfo::display).unwrap_or_default())
+                .collect()),
         };
         let want: Result<Vec<String>, String> = match want {
             Ok(names) => Ok(names.iter().map(|s| s.to_string()).collect()),
@@ -260,7 +408,10 @@ fn brace_shortcut_matches_the_brace_parser() {
     let mut words: Vec<String> = vec![String::new()];
     let mut frontier = words.clone();
     for _ in 0..6 {
-        frontier = frontier.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+        frontier = frontier
+            .iter()
+            .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+            .collect();
         words.extend(frontier.iter().cloned());
     }
     let mut skipped = 0;
@@ -335,9 +486,14 @@ fn nested_subscript_expansions_fail_closed_fast() {
         let start = std::time::Instant::now();
         let f = flatten(cmd, Path::new("/tmp"), None);
         let took = start.elapsed();
-        assert!(took < std::time::Duration::from_millis(500), "{took:?}: {cmd}");
         assert!(
-            f.problems.iter().any(|p| p.reason() == "unsupported_construct" && p.message().contains(why)),
+            took < std::time::Duration::from_millis(500),
+            "{took:?}: {cmd}"
+        );
+        assert!(
+            f.problems
+                .iter()
+                .any(|p| p.reason() == "unsupported_construct" && p.message().contains(why)),
             "{cmd}: {:?}",
             f.problems
         );
@@ -384,7 +540,8 @@ fn nested_subscript_expansions_fail_closed_fast() {
     // Arithmetic expansions nested in one another: each level doubles the work when a
     // deep one fails (eighteen `$(( &` took 0.37 s). And any expansions nested deeper
     // than six.
-    let nested = |open: &str, close: &str, n: usize| format!("{}x{}", open.repeat(n), close.repeat(n));
+    let nested =
+        |open: &str, close: &str, n: usize| format!("{}x{}", open.repeat(n), close.repeat(n));
     for cmd in [
         format!("echo {}", nested("$(( &", " ) )", 24)),
         format!("echo \"{}\"", nested("$(( &", " ) )", 24)),
@@ -402,24 +559,59 @@ fn nested_subscript_expansions_fail_closed_fast() {
     let start = std::time::Instant::now();
     let f = flatten(open_brackets, Path::new("/tmp"), None);
     assert!(start.elapsed() < std::time::Duration::from_millis(500));
-    assert!(f.problems.iter().any(|p| p.message().contains("parentheses open where commands start")), "{:?}", f.problems);
+    assert!(
+        f.problems.iter().any(|p| p
+            .message()
+            .contains("parentheses open where commands start")),
+        "{:?}",
+        f.problems
+    );
     assert!(tame_subscripts(&format!("${{x{}", "(".repeat(13))).is_err());
     assert!(tame_subscripts(&format!("${{x{}", "(".repeat(12))).is_ok());
-    for cmd in ["echo $(( $(( 1 )) + $(( $((2)) )) ))", "echo $(dirname $(dirname $(pwd)))", "x=${a:-${b:-${c}}}"] {
+    for cmd in [
+        "echo $(( $(( 1 )) + $(( $((2)) )) ))",
+        "echo $(dirname $(dirname $(pwd)))",
+        "x=${a:-${b:-${c}}}",
+    ] {
         assert!(tame_subscripts_in_command(cmd).is_ok(), "{cmd}");
-        assert!(flatten(cmd, Path::new("/tmp"), None).problems.iter().all(|p| !p.message().contains("nested more than")), "{cmd}");
+        assert!(
+            flatten(cmd, Path::new("/tmp"), None)
+                .problems
+                .iter()
+                .all(|p| !p.message().contains("nested more than")),
+            "{cmd}"
+        );
     }
     // What the command-wide count lets through: one subscript per word, words apart.
-    for cmd in ["a[$i]=1; echo ${a[$i]} ${b[$j]}", "echo '${a[1]} ${b[2]}' | grep x", "s[${i}]=2 && echo ${s[0]}"] {
+    for cmd in [
+        "a[$i]=1; echo ${a[$i]} ${b[$j]}",
+        "echo '${a[1]} ${b[2]}' | grep x",
+        "s[${i}]=2 && echo ${s[0]}",
+    ] {
         assert!(tame_subscripts_in_command(cmd).is_ok(), "{cmd}");
     }
     // The second fuzz find: eight subscripts, none nested (over 30 s in the word parser).
-    for cmd in [format!("echo {}", "${a[4(/H mm ~:mm}".repeat(8)), format!("ls {}", "${a[4(/Hu}".repeat(3))] {
+    for cmd in [
+        format!("echo {}", "${a[4(/H mm ~:mm}".repeat(8)),
+        format!("ls {}", "${a[4(/Hu}".repeat(3)),
+    ] {
         refused_fast(&cmd, "array subscript");
     }
-    for ok in ["echo ${a[${i}]}", "echo ${a[$((i+1))]}", "echo \"${a[$i]}\" \"${b[$j]}\"", "echo ${x[1]} ${y[2]} ${z[3]}", "echo ${a[4(/H mm ~:mm}"] {
+    for ok in [
+        "echo ${a[${i}]}",
+        "echo ${a[$((i+1))]}",
+        "echo \"${a[$i]}\" \"${b[$j]}\"",
+        "echo ${x[1]} ${y[2]} ${z[3]}",
+        "echo ${a[4(/H mm ~:mm}",
+    ] {
         let f = flatten(ok, Path::new("/tmp"), None);
-        assert!(!f.problems.iter().any(|p| p.message().contains("array subscript")), "{ok}: {:?}", f.problems);
+        assert!(
+            !f.problems
+                .iter()
+                .any(|p| p.message().contains("array subscript")),
+            "{ok}: {:?}",
+            f.problems
+        );
     }
 }
 
@@ -442,7 +634,9 @@ fn digit_and_paren_scan_finds_the_first_one() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let len = (seed % 40) as usize;
-        let text: Vec<u8> = (0..len).map(|k| alphabet[((seed >> (k % 50)) as usize + k * 7) % alphabet.len()]).collect();
+        let text: Vec<u8> = (0..len)
+            .map(|k| alphabet[((seed >> (k % 50)) as usize + k * 7) % alphabet.len()])
+            .collect();
         let want = text.iter().position(|&c| c.is_ascii_digit() || c == b'(');
         assert_eq!(first_digit_or_paren(&text), want, "{text:?}");
     }
@@ -465,7 +659,10 @@ fn long_numbers_and_brace_heavy_words_fail_closed() {
     assert!(brace_expand(&"{".repeat(40)).is_err());
     assert!(brace_expand("a{b").is_err());
     assert!(brace_expand("{{{{{a}}}}}").is_err());
-    assert_eq!(brace_expand("'{{{{{'{x,y}").unwrap(), vec!["'{{{{{'x", "'{{{{{'y"]);
+    assert_eq!(
+        brace_expand("'{{{{{'{x,y}").unwrap(),
+        vec!["'{{{{{'x", "'{{{{{'y"]
+    );
     assert_eq!(brace_expand("{}").unwrap(), vec!["{}"]);
     assert!(precheck("(((((((((x)))))))))").is_err());
     assert!(precheck("echo $(( (1+2) * (3) ))").is_ok());
@@ -495,14 +692,23 @@ fn backquotes_inside_double_quotes_explain_a_parse_error() {
         message_of("bd create --description \"Fix:\n```rust\nfn x() {}\n```\n\""),
         format!("the command does not parse as bash. {hint}")
     );
-    assert_eq!(message_of("echo \"a `(` b\""), format!("the command does not parse as bash. {hint}"));
+    assert_eq!(
+        message_of("echo \"a `(` b\""),
+        format!("the command does not parse as bash. {hint}")
+    );
     // Without backquotes in double quotes, the parse error alone.
-    assert_eq!(message_of("echo 'a `(` b' ("), "the command does not parse as bash: syntax error at end of input.");
+    assert_eq!(
+        message_of("echo 'a `(` b' ("),
+        "the command does not parse as bash: syntax error at end of input."
+    );
 }
 
 fn message_of(cmd: &str) -> String {
     let f = flatten(cmd, Path::new("/tmp"), None);
-    f.problems.first().map(|p| p.message().to_string()).unwrap_or_default()
+    f.problems
+        .first()
+        .map(|p| p.message().to_string())
+        .unwrap_or_default()
 }
 
 /// A loop's glob expands to what bash gives the loop variable, in a real tree: directories
@@ -517,14 +723,38 @@ fn loop_globs_expand_as_bash_does() {
     for d in ["a", "b", ".hidden", "a/sub"] {
         std::fs::create_dir_all(root.join(d)).unwrap();
     }
-    for f in ["a/x.org", "a/y.txt", "b/z.org", ".hidden/h.org", "-rf", "c.org", "B.org"] {
+    for f in [
+        "a/x.org",
+        "a/y.txt",
+        "b/z.org",
+        ".hidden/h.org",
+        "-rf",
+        "c.org",
+        "B.org",
+    ] {
         std::fs::write(root.join(f), "").unwrap();
     }
     std::os::unix::fs::symlink("a", root.join("link")).unwrap();
-    let patterns = ["*", "*/", ".h*/", "*/*.org", "[ab]*/", "?", "nothing/*", "a/*", "link/*.org", "[!a-c]*", "*.org"];
+    let patterns = [
+        "*",
+        "*/",
+        ".h*/",
+        "*/*.org",
+        "[ab]*/",
+        "?",
+        "nothing/*",
+        "a/*",
+        "link/*.org",
+        "[!a-c]*",
+        "*.org",
+    ];
     let ours = |p: &str| -> Vec<String> {
         let v = words::loop_glob(&root, p).unwrap();
-        if v.is_empty() { vec![p.to_string()] } else { v }
+        if v.is_empty() {
+            vec![p.to_string()]
+        } else {
+            v
+        }
     };
     let want: &[(&str, &[&str])] = &[
         ("*", &["-rf", "B.org", "a", "b", "c.org", "link"]),
@@ -540,17 +770,29 @@ fn loop_globs_expand_as_bash_does() {
         ("*.org", &["B.org", "c.org"]),
     ];
     for (p, w) in want {
-        assert_eq!(ours(p), w.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{p}");
+        assert_eq!(
+            ours(p),
+            w.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "{p}"
+        );
     }
     if Path::new("/bin/bash").exists() {
         for p in patterns {
             let out = std::process::Command::new("/bin/bash")
-                .args(["--noprofile", "--norc", "-c", &format!("for v in {p}; do printf '%s\\n' \"$v\"; done")])
+                .args([
+                    "--noprofile",
+                    "--norc",
+                    "-c",
+                    &format!("for v in {p}; do printf '%s\\n' \"$v\"; done"),
+                ])
                 .current_dir(&root)
                 .env("LC_ALL", "C")
                 .output()
                 .unwrap();
-            let theirs: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+            let theirs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect();
             assert_eq!(ours(p), theirs, "bash disagrees on {p}");
         }
     }
@@ -564,22 +806,53 @@ fn loop_globs_expand_as_bash_does() {
 fn loop_variables_bind_only_while_nothing_else_sets_them() {
     let shown = |cmd: &str| -> Vec<String> {
         let f = flatten(cmd, Path::new("/"), None);
-        f.commands.iter().filter(|c| c.words.first().and_then(WordInfo::exact) == Some("cat")).map(|c| c.words.iter().map(|w| w.value.clone().unwrap_or_else(|| format!("<{}>", w.raw))).collect::<Vec<_>>().join(" ")).collect()
+        f.commands
+            .iter()
+            .filter(|c| c.words.first().and_then(WordInfo::exact) == Some("cat"))
+            .map(|c| {
+                c.words
+                    .iter()
+                    .map(|w| w.value.clone().unwrap_or_else(|| format!("<{}>", w.raw)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
     };
     let cases: &[(&str, &[&str])] = &[
         ("for f in a b; do cat \"$f\"; done", &["cat a", "cat b"]),
         ("for f in a b; do cat ${f}/x; done", &["cat a/x", "cat b/x"]),
         ("for f in 'a b'; do cat \"$f\" $f; done", &["cat a b <$f>"]),
         ("for f in 'a*'; do cat $f; done", &["cat <$f>"]),
-        ("for f in a; do for g in b c; do cat \"$f$g\"; done; done", &["cat ab", "cat ac"]),
+        (
+            "for f in a; do for g in b c; do cat \"$f$g\"; done; done",
+            &["cat ab", "cat ac"],
+        ),
         ("for f in a; do cat \"${f%x}\"; done", &["cat <\"${f%x}\">"]),
-        ("for f in a; do cat \"$f\"; done; cat \"$f\"", &["cat a", "cat <\"$f\">"]),
+        (
+            "for f in a; do cat \"$f\"; done; cat \"$f\"",
+            &["cat a", "cat <\"$f\">"],
+        ),
         ("for f in a; do f=b; cat \"$f\"; done", &["cat <\"$f\">"]),
-        ("for f in a; do : $((f += 1)); cat \"$f\"; done", &["cat <\"$f\">"]),
-        ("for f in a; do declare -n r=f; cat \"$f\"; done", &["cat <\"$f\">"]),
-        ("for f in a; do eval 'f=b'; cat \"$f\"; done", &["cat <\"$f\">"]),
-        ("for f in a; do builtin read f; cat \"$f\"; done", &["cat <\"$f\">"]),
-        ("for f in a; do for f in $x; do :; done; cat \"$f\"; done", &["cat <\"$f\">"]),
+        (
+            "for f in a; do : $((f += 1)); cat \"$f\"; done",
+            &["cat <\"$f\">"],
+        ),
+        (
+            "for f in a; do declare -n r=f; cat \"$f\"; done",
+            &["cat <\"$f\">"],
+        ),
+        (
+            "for f in a; do eval 'f=b'; cat \"$f\"; done",
+            &["cat <\"$f\">"],
+        ),
+        (
+            "for f in a; do builtin read f; cat \"$f\"; done",
+            &["cat <\"$f\">"],
+        ),
+        (
+            "for f in a; do for f in $x; do :; done; cat \"$f\"; done",
+            &["cat <\"$f\">"],
+        ),
         ("for _ in a; do cat \"$_\"; done", &["cat <\"$_\">"]),
         ("for f in $x; do cat \"$f\"; done", &["cat <\"$f\">"]),
     ];
@@ -597,28 +870,94 @@ fn loop_variables_bind_only_while_nothing_else_sets_them() {
 /// sets from something known only at run time, and those it sets from others.
 #[test]
 fn arithmetic_evaluations_and_run_time_values_are_recorded() {
-    type Row = (&'static str, Vec<(&'static str, &'static str)>, Vec<&'static str>, Vec<(&'static str, &'static str)>);
+    type Row = (
+        &'static str,
+        Vec<(&'static str, &'static str)>,
+        Vec<&'static str>,
+        Vec<(&'static str, &'static str)>,
+    );
     let rows: Vec<Row> = vec![
-        ("x=$(cat f); echo $((x + 1))", vec![("x", "$((x + 1))")], vec!["x"], vec![]),
-        ("x=`cat f`; y=${x%.*}; (( y ))", vec![("y", "(( y ))")], vec!["x"], vec![("y", "x")]),
+        (
+            "x=$(cat f); echo $((x + 1))",
+            vec![("x", "$((x + 1))")],
+            vec!["x"],
+            vec![],
+        ),
+        (
+            "x=`cat f`; y=${x%.*}; (( y ))",
+            vec![("y", "(( y ))")],
+            vec!["x"],
+            vec![("y", "x")],
+        ),
         ("n=5; echo $((n))", vec![("n", "$((n))")], vec![], vec![]),
-        ("y=x; z=\"$y\"", vec![], vec![], vec![("y", "x"), ("z", "y")]),
+        (
+            "y=x; z=\"$y\"",
+            vec![],
+            vec![],
+            vec![("y", "x"), ("z", "y")],
+        ),
         ("i=$((j + 1))", vec![("j", "$((j + 1))")], vec![], vec![]),
-        ("for n in $(cat f) *.md; do :; done", vec![], vec!["n"], vec![]),
-        ("for n in 1 2; do echo $((n)); done", vec![("n", "$((n))")], vec![], vec![]),
+        (
+            "for n in $(cat f) *.md; do :; done",
+            vec![],
+            vec!["n"],
+            vec![],
+        ),
+        (
+            "for n in 1 2; do echo $((n)); done",
+            vec![("n", "$((n))")],
+            vec![],
+            vec![],
+        ),
         ("for n; do :; done", vec![], vec![], vec![("n", "@")]),
         ("x=${!y}", vec![], vec!["x"], vec![]),
         (": ${x:=$y}", vec![], vec![], vec![("x", "y")]),
-        ("[[ $a -lt b && $c == d ]]", vec![("a", "[[ $a -lt b ]]"), ("b", "[[ $a -lt b ]]")], vec![], vec![]),
-        ("[[ -v a[i] ]]", vec![("i", "[[ -v a[i] ]]")], vec![], vec![]),
-        ("s=abc; echo \"${s:o:l}\" \"${a[k]}\"", vec![("o", "${s:o:l}"), ("l", "${s:o:l}"), ("k", "${a[k]}")], vec![], vec![("s", "abc")]),
-        ("a[i]=1; b=([k]=2)", vec![("i", "a[i]="), ("k", "b=([k]=...)")], vec![], vec![]),
-        ("for (( i = 0; i < n; i++ )); do :; done", vec![("i", "for (( i = 0; i < n; i++ ))"), ("n", "for (( i = 0; i < n; i++ ))")], vec![], vec![]),
+        (
+            "[[ $a -lt b && $c == d ]]",
+            vec![("a", "[[ $a -lt b ]]"), ("b", "[[ $a -lt b ]]")],
+            vec![],
+            vec![],
+        ),
+        (
+            "[[ -v a[i] ]]",
+            vec![("i", "[[ -v a[i] ]]")],
+            vec![],
+            vec![],
+        ),
+        (
+            "s=abc; echo \"${s:o:l}\" \"${a[k]}\"",
+            vec![("o", "${s:o:l}"), ("l", "${s:o:l}"), ("k", "${a[k]}")],
+            vec![],
+            vec![("s", "abc")],
+        ),
+        (
+            "a[i]=1; b=([k]=2)",
+            vec![("i", "a[i]="), ("k", "b=([k]=...)")],
+            vec![],
+            vec![],
+        ),
+        (
+            "for (( i = 0; i < n; i++ )); do :; done",
+            vec![
+                ("i", "for (( i = 0; i < n; i++ ))"),
+                ("n", "for (( i = 0; i < n; i++ ))"),
+            ],
+            vec![],
+            vec![],
+        ),
     ];
     for (cmd, evaluated, run_time, copies) in rows {
         let f = flatten(cmd, Path::new("/nonexistent"), None);
-        let pairs = |v: &[(String, String)]| v.iter().map(|(a, b)| (a.clone(), b.clone())).collect::<Vec<_>>();
-        let owned = |v: Vec<(&str, &str)>| v.into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+        let pairs = |v: &[(String, String)]| {
+            v.iter()
+                .map(|(a, b)| (a.clone(), b.clone()))
+                .collect::<Vec<_>>()
+        };
+        let owned = |v: Vec<(&str, &str)>| {
+            v.into_iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(pairs(&f.evaluated), owned(evaluated), "{cmd}: evaluated");
         assert_eq!(f.run_time, run_time, "{cmd}: run_time");
         assert_eq!(pairs(&f.copies), owned(copies), "{cmd}: copies");
@@ -689,7 +1028,10 @@ fn parentheses_left_open_where_commands_start_fail_closed() {
         (format!("echo {}", "& ( ( a[ ".repeat(3)), false),
         (format!("echo {}", "|(( a ".repeat(2)), true),
         ("(cd a && make) && (cd b && make)".to_string(), true),
-        ("for ((i = 0; i < 3; i++)); do echo $i; done".to_string(), true),
+        (
+            "for ((i = 0; i < 3; i++)); do echo $i; done".to_string(),
+            true,
+        ),
         ("grep -E '((((a|b)' notes.txt".to_string(), true),
         ("echo \"((((((\"".to_string(), true),
         ("case $x in a) echo a;; b) echo b;; esac".to_string(), true),

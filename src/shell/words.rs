@@ -67,12 +67,14 @@ pub(super) fn ansi_c_decode(t: &str) -> Option<String> {
 
 /// A word with nothing for the shell to expand or remove: its value is its text.
 pub(super) fn is_plain(raw: &str) -> bool {
-    !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
+    !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
 }
 
 pub(super) fn has_glob(t: &str) -> bool {
-    t.contains(['*', '?', '['])
-        || ["@(", "!(", "+("].iter().any(|p| t.contains(p))
+    t.contains(['*', '?', '[']) || ["@(", "!(", "+("].iter().any(|p| t.contains(p))
 }
 
 /// Whether the unquoted text `t` of the word `raw` makes it a glob: [`has_glob`], except that
@@ -107,7 +109,10 @@ pub fn brace_expand(raw: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-pub(super) fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> Result<(), String> {
+pub(super) fn expand_parts(
+    parts: &[BraceExpressionOrText],
+    out: &mut Vec<String>,
+) -> Result<(), String> {
     for part in parts {
         match part {
             BraceExpressionOrText::Text(t) => {
@@ -125,23 +130,37 @@ pub(super) fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String
                             expand_parts(children, &mut sub)?;
                             alternatives.extend(sub);
                         }
-                        BraceExpressionMember::NumberSequence { start, end, increment } => {
+                        BraceExpressionMember::NumberSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
                             let step = increment.unsigned_abs().max(1) as usize;
                             let (lo, hi) = (*start.min(end), *start.max(end));
                             let count = ((hi - lo) as usize) / step + 1;
                             if count > MAX_BRACE_WORDS {
                                 return Err(too_many());
                             }
-                            let mut v: Vec<String> = (0..count).map(|i| (lo + (i * step) as i64).to_string()).collect();
+                            let mut v: Vec<String> = (0..count)
+                                .map(|i| (lo + (i * step) as i64).to_string())
+                                .collect();
                             if start > end {
                                 v.reverse();
                             }
                             alternatives.extend(v);
                         }
-                        BraceExpressionMember::CharSequence { start, end, increment } => {
+                        BraceExpressionMember::CharSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
                             let step = increment.unsigned_abs().max(1) as usize;
                             let (lo, hi) = ((*start.min(end)) as u32, (*start.max(end)) as u32);
-                            let mut v: Vec<String> = (lo..=hi).step_by(step).filter_map(char::from_u32).map(String::from).collect();
+                            let mut v: Vec<String> = (lo..=hi)
+                                .step_by(step)
+                                .filter_map(char::from_u32)
+                                .map(String::from)
+                                .collect();
                             if start > end {
                                 v.reverse();
                             }
@@ -170,7 +189,9 @@ pub(super) fn expand_parts(parts: &[BraceExpressionOrText], out: &mut Vec<String
 }
 
 pub(super) fn too_many() -> String {
-    format!("a brace expansion makes more than {MAX_BRACE_WORDS} words; list the arguments explicitly")
+    format!(
+        "a brace expansion makes more than {MAX_BRACE_WORDS} words; list the arguments explicitly"
+    )
 }
 
 /// Refuses a brace expansion whose words come to more than [`MAX_BRACE_BYTES`]: each word
@@ -208,7 +229,10 @@ pub enum ComponentGlob {
 impl ComponentGlob {
     pub fn new(part: &str) -> Option<ComponentGlob> {
         if part.contains(['[', ']', '\\', '{', '}']) || part.contains("**") {
-            let g = globset::GlobBuilder::new(part).literal_separator(true).build().ok()?;
+            let g = globset::GlobBuilder::new(part)
+                .literal_separator(true)
+                .build()
+                .ok()?;
             return Some(ComponentGlob::Globset(g.compile_matcher()));
         }
         Some(ComponentGlob::Simple(part.as_bytes().to_vec()))
@@ -288,7 +312,11 @@ pub(super) fn loop_glob(cwd: &Path, pattern: &str) -> Result<Vec<String>, GlobRe
         None => (rest, false),
     };
     // (the word so far, the path it names)
-    let mut current: Vec<(String, PathBuf)> = vec![if absolute { ("/".to_string(), PathBuf::from("/")) } else { (String::new(), cwd.to_path_buf()) }];
+    let mut current: Vec<(String, PathBuf)> = vec![if absolute {
+        ("/".to_string(), PathBuf::from("/"))
+    } else {
+        (String::new(), cwd.to_path_buf())
+    }];
     for (k, part) in rest.split('/').enumerate() {
         if part.is_empty() || part.contains("[:") || part.contains("[=") || part.contains("[.") {
             return Err(GlobRefusal::Unknown);
@@ -302,9 +330,14 @@ pub(super) fn loop_glob(cwd: &Path, pattern: &str) -> Result<Vec<String>, GlobRe
         } else {
             let g = ComponentGlob::new(part).ok_or(GlobRefusal::Unknown)?;
             for (w, p) in &current {
-                let Ok(rd) = std::fs::read_dir(p) else { continue };
+                let Ok(rd) = std::fs::read_dir(p) else {
+                    continue;
+                };
                 for e in rd.flatten() {
-                    let name = e.file_name().into_string().map_err(|_| GlobRefusal::Unknown)?;
+                    let name = e
+                        .file_name()
+                        .into_string()
+                        .map_err(|_| GlobRefusal::Unknown)?;
                     if name.starts_with('.') && !part.starts_with('.') {
                         continue;
                     }
@@ -321,7 +354,13 @@ pub(super) fn loop_glob(cwd: &Path, pattern: &str) -> Result<Vec<String>, GlobRe
     }
     let mut out: Vec<String> = current
         .into_iter()
-        .filter(|(_, p)| if dirs_only { std::fs::metadata(p).is_ok_and(|m| m.is_dir()) } else { std::fs::symlink_metadata(p).is_ok() })
+        .filter(|(_, p)| {
+            if dirs_only {
+                std::fs::metadata(p).is_ok_and(|m| m.is_dir())
+            } else {
+                std::fs::symlink_metadata(p).is_ok()
+            }
+        })
         .map(|(w, _)| if dirs_only { format!("{w}/") } else { w })
         .collect();
     out.sort();

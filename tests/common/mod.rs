@@ -19,7 +19,11 @@ impl TempDir {
     pub fn new(tag: &str) -> TempDir {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!("gptel-scope-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        let p = std::env::temp_dir().join(format!(
+            "gptel-scope-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         TempDir(std::fs::canonicalize(&p).unwrap())
@@ -37,19 +41,48 @@ impl Drop for TempDir {
 
 /// Loads a scope document from YAML text over the built-in defaults (the real loader).
 pub fn scope(yaml: &str) -> Scope {
-    let loaded = gptel_scope::scope::config::load(&[gptel_scope::scope::config::Source::Inline { name: "test scope".into(), text: yaml.into() }]).unwrap();
+    let loaded = gptel_scope::scope::config::load(&[gptel_scope::scope::config::Source::Inline {
+        name: "test scope".into(),
+        text: yaml.into(),
+    }])
+    .unwrap();
     loaded.scope.clone()
 }
 
 /// Decides `command` in `dir` under `scope`.
-pub fn decide_in(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: Option<&Path>, grants: &[Grant], command: &str) -> Decision {
+pub fn decide_in(
+    scope: &Scope,
+    dir: &Path,
+    home: Option<&Path>,
+    project_root: Option<&Path>,
+    grants: &[Grant],
+    command: &str,
+) -> Decision {
     decide_protected(scope, dir, home, project_root, grants, &[], command)
 }
 
 /// [`decide_in`] with `protected` paths (scope documents, the trust list): never written.
-pub fn decide_protected(scope: &Scope, dir: &Path, home: Option<&Path>, project_root: Option<&Path>, grants: &[Grant], protected: &[PathBuf], command: &str) -> Decision {
-    let matcher = Matcher::new(&scope.paths, home, project_root).unwrap().with_protected(protected);
-    let ctx = Ctx { scope, matcher: &matcher, home, grants, tool: "run_bash_command", project_root, masked: false };
+pub fn decide_protected(
+    scope: &Scope,
+    dir: &Path,
+    home: Option<&Path>,
+    project_root: Option<&Path>,
+    grants: &[Grant],
+    protected: &[PathBuf],
+    command: &str,
+) -> Decision {
+    let matcher = Matcher::new(&scope.paths, home, project_root)
+        .unwrap()
+        .with_protected(protected);
+    let ctx = Ctx {
+        scope,
+        matcher: &matcher,
+        home,
+        grants,
+        tool: "run_bash_command",
+        project_root,
+        masked: false,
+    };
     decide::decide(&ctx, command, dir)
 }
 
@@ -62,10 +95,29 @@ impl AttackFixture {
     pub fn new() -> AttackFixture {
         let tmp = TempDir::new("attacks");
         let r = tmp.path();
-        for d in ["repo/src", "repo/docs", "repo/scripts", "repo/bin", "home/.ssh", "repo-secrets"] {
+        for d in [
+            "repo/src",
+            "repo/docs",
+            "repo/scripts",
+            "repo/bin",
+            "home/.ssh",
+            "repo-secrets",
+        ] {
             std::fs::create_dir_all(r.join(d)).unwrap();
         }
-        for f in ["repo/README.md", "repo/notes.txt", "repo/list.txt", "repo/files.txt", "repo/.env", "repo/src/main.c", "repo/docs/CHANGELOG.md", "repo/bin/tool", "home/.ssh/id_rsa", "home/.bashrc", "repo-secrets/creds.txt"] {
+        for f in [
+            "repo/README.md",
+            "repo/notes.txt",
+            "repo/list.txt",
+            "repo/files.txt",
+            "repo/.env",
+            "repo/src/main.c",
+            "repo/docs/CHANGELOG.md",
+            "repo/bin/tool",
+            "home/.ssh/id_rsa",
+            "home/.bashrc",
+            "repo-secrets/creds.txt",
+        ] {
             std::fs::write(r.join(f), "x\n").unwrap();
         }
         std::os::unix::fs::symlink(r.join("home"), r.join("repo/link_to_home")).unwrap();
@@ -105,7 +157,10 @@ impl AttackFixture {
         let text = std::fs::read_to_string(corpus_dir().join("attacks-scope.yml")).unwrap();
         let mut text = text.replace("@ROOT@", &self.root().to_string_lossy());
         if write {
-            text = text.replace("write: []", &format!("write: [\"{}/repo/**\"]", self.root().display()));
+            text = text.replace(
+                "write: []",
+                &format!("write: [\"{}/repo/**\"]", self.root().display()),
+            );
         }
         text
     }
@@ -169,7 +224,11 @@ pub fn attack_cases_from(path: &Path) -> Vec<AttackCase> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            AttackCase { id: f[0].to_string(), command: unescape(f[1]), expected: f[3].to_string() }
+            AttackCase {
+                id: f[0].to_string(),
+                command: unescape(f[1]),
+                expected: f[3].to_string(),
+            }
         })
         .collect()
 }
@@ -198,31 +257,71 @@ pub fn attack_misses(cases: &[AttackCase], prefix: &str) -> (usize, Vec<String>)
                 }
                 // Every command listed and the whole project writable: only the scope
                 // document refuses it, and no grant may lift that.
-                let w = decide_protected(&all, &fx.repo(), Some(&home), None, &[], &protected, &text);
+                let w =
+                    decide_protected(&all, &fx.repo(), Some(&home), None, &[], &protected, &text);
                 if w.allowed || w.reason != Some("scope_document") {
-                    misses.push(format!("{} with every write allowed: allowed={} reason={:?} {}", c.id, w.allowed, w.reason, w.message));
+                    misses.push(format!(
+                        "{} with every write allowed: allowed={} reason={:?} {}",
+                        c.id, w.allowed, w.reason, w.message
+                    ));
                 }
-                if w.violations.iter().any(|v| v.reason == "scope_document" && v.grantable) {
+                if w.violations
+                    .iter()
+                    .any(|v| v.reason == "scope_document" && v.grantable)
+                {
                     misses.push(format!("{}: a scope_document refusal is grantable", c.id));
                 }
-                let grants: Vec<Grant> = w.violations.iter().map(|v| Grant { tool: "run_bash_command".into(), resource: v.resource.clone() }).collect();
-                let g = decide_protected(&all, &fx.repo(), Some(&home), None, &grants, &protected, &text);
+                let grants: Vec<Grant> = w
+                    .violations
+                    .iter()
+                    .map(|v| Grant {
+                        tool: "run_bash_command".into(),
+                        resource: v.resource.clone(),
+                    })
+                    .collect();
+                let g = decide_protected(
+                    &all,
+                    &fx.repo(),
+                    Some(&home),
+                    None,
+                    &grants,
+                    &protected,
+                    &text,
+                );
                 if g.allowed {
                     misses.push(format!("{}: allowed by a grant of its own resources", c.id));
                 }
             }
-            "allow" if !d.allowed => misses.push(format!("{} over-blocked: {:?} {}", c.id, d.reason, d.message)),
+            "allow" if !d.allowed => misses.push(format!(
+                "{} over-blocked: {:?} {}",
+                c.id, d.reason, d.message
+            )),
             "deny" if d.allowed => misses.push(format!("{} allowed: {:?}", c.id, text)),
             "needs_write" => {
-                if d.allowed || !matches!(d.reason, Some("directory_not_in_scope") | Some("path_not_in_scope")) {
-                    misses.push(format!("{} read-only: allowed={} reason={:?} {}", c.id, d.allowed, d.reason, d.message));
+                if d.allowed
+                    || !matches!(
+                        d.reason,
+                        Some("directory_not_in_scope") | Some("path_not_in_scope")
+                    )
+                {
+                    misses.push(format!(
+                        "{} read-only: allowed={} reason={:?} {}",
+                        c.id, d.allowed, d.reason, d.message
+                    ));
                 }
-                let w = decide_protected(&rw, &fx.repo(), Some(&home), None, &[], &protected, &text);
+                let w =
+                    decide_protected(&rw, &fx.repo(), Some(&home), None, &[], &protected, &text);
                 if !w.allowed {
-                    misses.push(format!("{} with write scope: {:?} {}", c.id, w.reason, w.message));
+                    misses.push(format!(
+                        "{} with write scope: {:?} {}",
+                        c.id, w.reason, w.message
+                    ));
                 }
             }
-            "gap" if !d.allowed => misses.push(format!("{} is a documented gap but is now denied ({:?}): mark it deny", c.id, d.reason)),
+            "gap" if !d.allowed => misses.push(format!(
+                "{} is a documented gap but is now denied ({:?}): mark it deny",
+                c.id, d.reason
+            )),
             "allow" | "deny" | "gap" => {}
             other => misses.push(format!("{}: unknown expectation {other}", c.id)),
         }

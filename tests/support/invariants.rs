@@ -18,11 +18,13 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use brush_parser::ast;
-use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    BraceExpressionMember, BraceExpressionOrText, WordPiece, WordPieceWithSource,
+};
 
-use gptel_scope::scope::config::{self, Source};
 use gptel_scope::policy::decide::{self, Ctx, Decision};
 use gptel_scope::policy::paths::Matcher;
+use gptel_scope::scope::config::{self, Source};
 use gptel_scope::scope::Scope;
 
 /// The longest one decision may take: 100 ms in optimized builds (the fuzzer), looser in
@@ -31,7 +33,11 @@ use gptel_scope::scope::Scope;
 pub fn time_limit() -> Duration {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     // GPTEL_SCOPE_TIME_LIMIT_MS overrides (CI smoke runs on slow shared machines).
-    if let Some(ms) = *LIMIT.get_or_init(|| std::env::var("GPTEL_SCOPE_TIME_LIMIT_MS").ok().and_then(|v| v.parse().ok())) {
+    if let Some(ms) = *LIMIT.get_or_init(|| {
+        std::env::var("GPTEL_SCOPE_TIME_LIMIT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    }) {
         return Duration::from_millis(ms);
     }
     // cargo-fuzz builds optimized, with debug assertions and `--cfg fuzzing`.
@@ -54,12 +60,30 @@ impl Fixture {
     pub fn get() -> &'static Fixture {
         static F: OnceLock<Fixture> = OnceLock::new();
         F.get_or_init(|| {
-            let base = std::env::temp_dir().join(format!("gptel-scope-invariants-{}", std::process::id()));
+            let base =
+                std::env::temp_dir().join(format!("gptel-scope-invariants-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&base);
-            for d in ["repo/src", "repo/docs", "repo/bin", "home/.ssh", "repo-secrets"] {
+            for d in [
+                "repo/src",
+                "repo/docs",
+                "repo/bin",
+                "home/.ssh",
+                "repo-secrets",
+            ] {
                 let _ = std::fs::create_dir_all(base.join(d));
             }
-            for f in ["repo/README.md", "repo/notes.txt", "repo/list.txt", "repo/.env", "repo/src/main.c", "repo/docs/CHANGELOG.md", "repo/bin/tool", "home/.ssh/id_rsa", "home/.bashrc", "repo-secrets/creds.txt"] {
+            for f in [
+                "repo/README.md",
+                "repo/notes.txt",
+                "repo/list.txt",
+                "repo/.env",
+                "repo/src/main.c",
+                "repo/docs/CHANGELOG.md",
+                "repo/bin/tool",
+                "home/.ssh/id_rsa",
+                "home/.bashrc",
+                "repo-secrets/creds.txt",
+            ] {
                 let _ = std::fs::write(base.join(f), "x\n");
             }
             #[cfg(unix)]
@@ -96,7 +120,12 @@ bash_tools:
 pub fn load_scope(yaml: &str) -> Option<Scope> {
     let fx = Fixture::get();
     let text = yaml.replace("@ROOT@", &fx.root.to_string_lossy());
-    config::load(&[Source::Inline { name: "invariants".into(), text }]).ok().map(|l| l.scope.clone())
+    config::load(&[Source::Inline {
+        name: "invariants".into(),
+        text,
+    }])
+    .ok()
+    .map(|l| l.scope.clone())
 }
 
 /// Decides `command` under `scope` in the fixture's repo; returns the decision and its time.
@@ -104,7 +133,15 @@ pub fn decide_timed(scope: &Scope, command: &str) -> Option<(Decision, Duration)
     let fx = Fixture::get();
     let home = fx.home();
     let matcher = Matcher::new(&scope.paths, Some(&home), None).ok()?;
-    let ctx = Ctx { scope, matcher: &matcher, home: Some(&home), grants: &[], tool: "run_bash_command", project_root: None, masked: false };
+    let ctx = Ctx {
+        scope,
+        matcher: &matcher,
+        home: Some(&home),
+        grants: &[],
+        tool: "run_bash_command",
+        project_root: None,
+        masked: false,
+    };
     let t = Instant::now();
     let d = decide::decide(&ctx, command, &fx.repo());
     Some((d, t.elapsed()))
@@ -113,9 +150,14 @@ pub fn decide_timed(scope: &Scope, command: &str) -> Option<(Decision, Duration)
 /// Checks every invariant for one input; returns the broken ones (empty: all hold).
 pub fn check(scope: &Scope, command: &str) -> Vec<String> {
     let mut broken = Vec::new();
-    let Some((d, took)) = decide_timed(scope, command) else { return broken };
+    let Some((d, took)) = decide_timed(scope, command) else {
+        return broken;
+    };
     if took > time_limit() {
-        broken.push(format!("(c) the decision took {took:?} (limit {:?}) for {command:?}", time_limit()));
+        broken.push(format!(
+            "(c) the decision took {took:?} (limit {:?}) for {command:?}",
+            time_limit()
+        ));
     }
     if d.allowed && scope.bash_tools.allow_constructs.is_empty() {
         for p in unlisted_commands(scope, command) {
@@ -129,12 +171,22 @@ pub fn check(scope: &Scope, command: &str) -> Vec<String> {
 /// scope. Inputs that are not UTF-8 are decided as lossy text.
 pub fn check_bytes(data: &[u8]) -> Vec<String> {
     let (scope_text, cmd) = match data.iter().position(|b| *b == 0) {
-        Some(i) => (String::from_utf8_lossy(&data[..i]).into_owned(), String::from_utf8_lossy(&data[i + 1..]).into_owned()),
-        None => (DEFAULT_SCOPE.to_string(), String::from_utf8_lossy(data).into_owned()),
+        Some(i) => (
+            String::from_utf8_lossy(&data[..i]).into_owned(),
+            String::from_utf8_lossy(&data[i + 1..]).into_owned(),
+        ),
+        None => (
+            DEFAULT_SCOPE.to_string(),
+            String::from_utf8_lossy(data).into_owned(),
+        ),
     };
     static DEFAULT: OnceLock<Option<Scope>> = OnceLock::new();
     let default = || DEFAULT.get_or_init(|| load_scope(DEFAULT_SCOPE)).clone();
-    let scope = if scope_text == DEFAULT_SCOPE { default() } else { load_scope(&scope_text).or_else(default) };
+    let scope = if scope_text == DEFAULT_SCOPE {
+        default()
+    } else {
+        load_scope(&scope_text).or_else(default)
+    };
     match scope {
         Some(s) => check(&s, &cmd),
         None => vec!["the default scope does not load".into()],
@@ -169,7 +221,10 @@ fn parse(text: &str) -> Result<ast::Program, String> {
 
 impl Walker {
     fn opaque(&mut self, why: String) {
-        self.found.push(Found { words: vec![None], opaque: Some(why) });
+        self.found.push(Found {
+            words: vec![None],
+            opaque: Some(why),
+        });
     }
 
     fn program(&mut self, text: &str) {
@@ -230,7 +285,9 @@ impl Walker {
                 self.test_expr(a);
                 self.test_expr(b);
             }
-            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => self.test_expr(a),
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.test_expr(a)
+            }
             ast::ExtendedTestExpr::UnaryTest(_, w) => {
                 self.word(&w.value);
             }
@@ -252,7 +309,10 @@ impl Walker {
         match c {
             ast::CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value),
             ast::CompoundCommand::ArithmeticForClause(f) => {
-                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.arithmetic(&e.value);
                 }
                 self.list(&f.body.list);
@@ -303,7 +363,8 @@ impl Walker {
         for r in items {
             match r {
                 ast::IoRedirect::File(_, _, target) => match target {
-                    ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => {
+                    ast::IoFileRedirectTarget::Filename(w)
+                    | ast::IoFileRedirectTarget::Duplicate(w) => {
                         self.word(&w.value);
                     }
                     ast::IoFileRedirectTarget::Fd(_) => {}
@@ -335,13 +396,23 @@ impl Walker {
             self.item(it, &mut words, false);
         }
         if !words.is_empty() {
-            self.found.push(Found { words, opaque: None });
+            self.found.push(Found {
+                words,
+                opaque: None,
+            });
         }
     }
 
-    fn item(&mut self, it: &ast::CommandPrefixOrSuffixItem, words: &mut Vec<Option<String>>, prefix: bool) {
+    fn item(
+        &mut self,
+        it: &ast::CommandPrefixOrSuffixItem,
+        words: &mut Vec<Option<String>>,
+        prefix: bool,
+    ) {
         match it {
-            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirects(std::slice::from_ref(r)),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                self.redirects(std::slice::from_ref(r))
+            }
             ast::CommandPrefixOrSuffixItem::Word(w) => words.extend(self.expanded_word(&w.value)),
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                 if let ast::AssignmentName::ArrayElementName(_, idx) = &a.name {
@@ -403,14 +474,21 @@ impl Walker {
         }
     }
 
-    fn pieces(&mut self, pieces: &[WordPieceWithSource], raw: &str, quoted: bool, out: &mut Option<String>) {
+    fn pieces(
+        &mut self,
+        pieces: &[WordPieceWithSource],
+        raw: &str,
+        quoted: bool,
+        out: &mut Option<String>,
+    ) {
         for p in pieces {
             let source = raw.get(p.start_index..p.end_index).unwrap_or("");
             match &p.piece {
                 WordPiece::Text(t) => {
                     // A `[` opens a bracket expression only when a `]` follows it in the word
                     // (bash matches a lone `[` as itself: the test builtin).
-                    let bracket = t.contains('[') && raw.find('[').is_some_and(|at| raw[at..].contains(']'));
+                    let bracket =
+                        t.contains('[') && raw.find('[').is_some_and(|at| raw[at..].contains(']'));
                     if !quoted && (t.contains(['*', '?']) || bracket || t.contains('(')) {
                         *out = None;
                     }
@@ -421,7 +499,8 @@ impl Walker {
                     Some(v) => push(out, &v),
                     None => *out = None,
                 },
-                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(inner, raw, true, out)
                 }
                 WordPiece::TildeExpansion(_) => *out = None,
@@ -429,15 +508,30 @@ impl Walker {
                     *out = None;
                     let prompt = matches!(
                         expr,
-                        brush_parser::word::ParameterExpr::Transform { op: brush_parser::word::ParameterTransformOp::PromptExpand, .. }
+                        brush_parser::word::ParameterExpr::Transform {
+                            op: brush_parser::word::ParameterTransformOp::PromptExpand,
+                            ..
+                        }
                     );
-                    if prompt || source.contains("$(") || source.contains('`') || source.contains("<(") || source.contains(">(") {
-                        self.opaque(format!("a parameter expansion that can run commands: `{source}`"));
+                    if prompt
+                        || source.contains("$(")
+                        || source.contains('`')
+                        || source.contains("<(")
+                        || source.contains(">(")
+                    {
+                        self.opaque(format!(
+                            "a parameter expansion that can run commands: `{source}`"
+                        ));
                     }
                 }
-                WordPiece::CommandSubstitution(body) | WordPiece::BackquotedCommandSubstitution(body) => {
+                WordPiece::CommandSubstitution(body)
+                | WordPiece::BackquotedCommandSubstitution(body) => {
                     *out = None;
-                    let body = if matches!(p.piece, WordPiece::BackquotedCommandSubstitution(_)) { unescape_backquoted(body) } else { body.clone() };
+                    let body = if matches!(p.piece, WordPiece::BackquotedCommandSubstitution(_)) {
+                        unescape_backquoted(body)
+                    } else {
+                        body.clone()
+                    };
                     self.program(&body);
                 }
                 WordPiece::EscapeSequence(e) => {
@@ -495,7 +589,11 @@ fn ansi_c(t: &str) -> Option<String> {
             't' => '\t',
             '\\' | '\'' | '"' => e,
             'x' => {
-                let digits: String = b[i..].iter().take(2).take_while(|c| c.is_ascii_hexdigit()).collect();
+                let digits: String = b[i..]
+                    .iter()
+                    .take(2)
+                    .take_while(|c| c.is_ascii_hexdigit())
+                    .collect();
                 if digits.is_empty() {
                     return None;
                 }
@@ -503,7 +601,15 @@ fn ansi_c(t: &str) -> Option<String> {
                 char::from_u32(u32::from_str_radix(&digits, 16).ok()?)?
             }
             '0'..='7' => {
-                let digits: String = std::iter::once(e).chain(b[i..].iter().take(2).take_while(|c| ('0'..='7').contains(c)).copied()).collect();
+                let digits: String = std::iter::once(e)
+                    .chain(
+                        b[i..]
+                            .iter()
+                            .take(2)
+                            .take_while(|c| ('0'..='7').contains(c))
+                            .copied(),
+                    )
+                    .collect();
                 i += digits.len() - 1;
                 char::from_u32(u32::from_str_radix(&digits, 8).ok()?)?
             }
@@ -533,7 +639,11 @@ fn expand_braces(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> bool
                             }
                             alternatives.extend(sub);
                         }
-                        BraceExpressionMember::NumberSequence { start, end, increment } => {
+                        BraceExpressionMember::NumberSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
                             let step = increment.unsigned_abs().max(1) as i64;
                             if (end - start).unsigned_abs() > 512 {
                                 return false;
@@ -550,7 +660,11 @@ fn expand_braces(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> bool
                                 }
                             }
                         }
-                        BraceExpressionMember::CharSequence { start, end, increment } => {
+                        BraceExpressionMember::CharSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
                             let (a, z) = (*start as u32, *end as u32);
                             let step = increment.unsigned_abs().max(1) as u32;
                             let (lo, hi) = if a <= z { (a, z) } else { (z, a) };
@@ -587,10 +701,13 @@ fn expand_braces(parts: &[BraceExpressionOrText], out: &mut Vec<String>) -> bool
 const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
 /// Builtins that run nothing else and touch no file.
 const INERT: &[&str] = &[
-    "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift", "wait", "break",
-    "continue", "set", "unset", "pwd", "export", "declare", "typeset", "local", "readonly",
+    "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift",
+    "wait", "break", "continue", "set", "unset", "pwd", "export", "declare", "typeset", "local",
+    "readonly",
 ];
-const WRAPPERS: &[&str] = &["builtin", "command", "exec", "nohup", "time", "nice", "stdbuf", "timeout", "env", "xargs"];
+const WRAPPERS: &[&str] = &[
+    "builtin", "command", "exec", "nohup", "time", "nice", "stdbuf", "timeout", "env", "xargs",
+];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 
 fn basename(s: &str) -> &str {
@@ -599,7 +716,11 @@ fn basename(s: &str) -> &str {
 
 /// The commands of `command` the scope does not allow, found by the independent walk.
 pub fn unlisted_commands(scope: &Scope, command: &str) -> Vec<String> {
-    let mut w = Walker { found: Vec::new(), functions: Vec::new(), depth: 0 };
+    let mut w = Walker {
+        found: Vec::new(),
+        functions: Vec::new(),
+        depth: 0,
+    };
     w.program(command);
     let mut out = Vec::new();
     let mut queue: Vec<Found> = w.found;
@@ -623,13 +744,20 @@ pub fn unlisted_commands(scope: &Scope, command: &str) -> Vec<String> {
 
 fn listed(scope: &Scope, name: &str, rest: &[Option<String>]) -> bool {
     let cats = &scope.bash_tools.categories;
-    cats.read_only.iter().chain(cats.safe_write.iter()).any(|e| {
-        let mut parts = e.split_whitespace();
-        let first = parts.next().unwrap_or("");
-        let sub = parts.next();
-        let name_ok = if name.contains('/') { first == name } else { first == name && !first.contains('/') };
-        name_ok && sub.is_none_or(|s| rest.iter().any(|a| a.as_deref() == Some(s)))
-    })
+    cats.read_only
+        .iter()
+        .chain(cats.safe_write.iter())
+        .any(|e| {
+            let mut parts = e.split_whitespace();
+            let first = parts.next().unwrap_or("");
+            let sub = parts.next();
+            let name_ok = if name.contains('/') {
+                first == name
+            } else {
+                first == name && !first.contains('/')
+            };
+            name_ok && sub.is_none_or(|s| rest.iter().any(|a| a.as_deref() == Some(s)))
+        })
 }
 
 fn denied(scope: &Scope, name: &str, rest: &[Option<String>]) -> bool {
@@ -653,7 +781,22 @@ fn wrapper_value_options(name: &str) -> &'static [&'static str] {
         "time" => &["-f", "--format", "-o", "--output"],
         "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
         // `-e`, `-i` and `-l` take a value only attached: not here.
-        "xargs" => &["-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+        "xargs" => &[
+            "-a",
+            "--arg-file",
+            "-d",
+            "--delimiter",
+            "-E",
+            "-I",
+            "-L",
+            "-n",
+            "--max-args",
+            "-P",
+            "--max-procs",
+            "-s",
+            "--max-chars",
+            "--process-slot-var",
+        ],
         _ => &[],
     }
 }
@@ -668,9 +811,18 @@ fn takes_next(name: &str, s: &str) -> bool {
         return true;
     }
     if s.len() > 2 && s.starts_with("--") && !s.contains('=') {
-        return opts.iter().filter(|o| o.starts_with("--") && o.starts_with(s)).count() == 1;
+        return opts
+            .iter()
+            .filter(|o| o.starts_with("--") && o.starts_with(s))
+            .count()
+            == 1;
     }
-    let Some(letters) = s.strip_prefix('-').filter(|l| !l.starts_with('-') && l.chars().count() > 1) else { return false };
+    let Some(letters) = s
+        .strip_prefix('-')
+        .filter(|l| !l.starts_with('-') && l.chars().count() > 1)
+    else {
+        return false;
+    };
     for (k, c) in letters.char_indices() {
         if opts.contains(&format!("-{c}").as_str()) {
             return k + c.len_utf8() == letters.len();
@@ -683,12 +835,22 @@ fn takes_next(name: &str, s: &str) -> bool {
 fn wrapper_token(s: &str) -> bool {
     s.starts_with('-')
         || s.contains('=')
-        || (s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_digit() || ".smhd".contains(c)))
-        || (!s.is_empty() && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+        || (s.starts_with(|c: char| c.is_ascii_digit())
+            && s.chars().all(|c| c.is_ascii_digit() || ".smhd".contains(c)))
+        || (!s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
 }
 
-fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &mut Vec<Found>) -> Result<(), String> {
-    let Some(first) = words.first() else { return Ok(()) };
+fn judge(
+    scope: &Scope,
+    words: &[Option<String>],
+    functions: &[String],
+    queue: &mut Vec<Found>,
+) -> Result<(), String> {
+    let Some(first) = words.first() else {
+        return Ok(());
+    };
     let Some(name) = first.as_deref() else {
         return Err("a command name is not static".into());
     };
@@ -714,7 +876,12 @@ fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &
     }
     if WRAPPERS.contains(&name) {
         // `command -v x` looks up; bare `exec` only redirects; bare `env` prints.
-        if name == "command" && rest.iter().any(|a| a.as_deref().is_some_and(|s| s.starts_with('-') && (s.contains('v') || s.contains('V')))) {
+        if name == "command"
+            && rest.iter().any(|a| {
+                a.as_deref()
+                    .is_some_and(|s| s.starts_with('-') && (s.contains('v') || s.contains('V')))
+            })
+        {
             return Ok(());
         }
         let mut skip_next = false;
@@ -743,13 +910,19 @@ fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &
             if wrapper_token(s) && !listed(scope, s, &rest[i + 1..]) {
                 continue;
             }
-            queue.push(Found { words: rest[i..].to_vec(), opaque: None });
+            queue.push(Found {
+                words: rest[i..].to_vec(),
+                opaque: None,
+            });
             return Ok(());
         }
         return match name {
             "exec" | "time" => Ok(()),
             "xargs" => {
-                queue.push(Found { words: vec![Some("echo".into())], opaque: None });
+                queue.push(Found {
+                    words: vec![Some("echo".into())],
+                    opaque: None,
+                });
                 Ok(())
             }
             _ => Err(format!("`{name}` with nothing to run is not listed")),
@@ -775,7 +948,11 @@ fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &
         }
         return match rest.get(i) {
             Some(Some(text)) => {
-                let mut w = Walker { found: Vec::new(), functions: functions.to_vec(), depth: 1 };
+                let mut w = Walker {
+                    found: Vec::new(),
+                    functions: functions.to_vec(),
+                    depth: 1,
+                };
                 w.program(text);
                 queue.extend(w.found);
                 Ok(())
@@ -790,14 +967,20 @@ fn judge(scope: &Scope, words: &[Option<String>], functions: &[String], queue: &
 fn find_exec(rest: &[Option<String>], queue: &mut Vec<Found>) {
     let mut i = 0;
     while i < rest.len() {
-        if matches!(rest[i].as_deref(), Some("-exec" | "-execdir" | "-ok" | "-okdir")) {
+        if matches!(
+            rest[i].as_deref(),
+            Some("-exec" | "-execdir" | "-ok" | "-okdir")
+        ) {
             let start = i + 1;
             let mut end = start;
             while end < rest.len() && !matches!(rest[end].as_deref(), Some(";" | "+")) {
                 end += 1;
             }
             if end > start {
-                queue.push(Found { words: rest[start..end].to_vec(), opaque: None });
+                queue.push(Found {
+                    words: rest[start..end].to_vec(),
+                    opaque: None,
+                });
             }
             i = end;
         }
@@ -832,23 +1015,143 @@ impl Rng {
 }
 
 const NAMES: &[&str] = &[
-    "ls", "cat", "grep", "find", "head", "git", "echo", "touch", "mkdir", "rm", "sh", "bash", "env", "xargs", "timeout",
-    "nice", "command", "exec", "eval", "source", "python3", "awk", "sed", "tee", "cd", "test", "[", "true", "declare",
-    "export", "unset", "wc", "file", "tail", "./bin/tool", "/bin/rm", "\\rm", "r''m", "$'\\x72m'", "$x", "${x:-rm}",
-    "$(echo rm)", "`echo ls`", "{ls,-la}", "{rm,-rf}", "l?", "/???/rm", "\"ls\"", "time", "nohup", "stdbuf", "builtin",
+    "ls",
+    "cat",
+    "grep",
+    "find",
+    "head",
+    "git",
+    "echo",
+    "touch",
+    "mkdir",
+    "rm",
+    "sh",
+    "bash",
+    "env",
+    "xargs",
+    "timeout",
+    "nice",
+    "command",
+    "exec",
+    "eval",
+    "source",
+    "python3",
+    "awk",
+    "sed",
+    "tee",
+    "cd",
+    "test",
+    "[",
+    "true",
+    "declare",
+    "export",
+    "unset",
+    "wc",
+    "file",
+    "tail",
+    "./bin/tool",
+    "/bin/rm",
+    "\\rm",
+    "r''m",
+    "$'\\x72m'",
+    "$x",
+    "${x:-rm}",
+    "$(echo rm)",
+    "`echo ls`",
+    "{ls,-la}",
+    "{rm,-rf}",
+    "l?",
+    "/???/rm",
+    "\"ls\"",
+    "time",
+    "nohup",
+    "stdbuf",
+    "builtin",
 ];
 const ARGS: &[&str] = &[
-    "-la", "-rn", "x", "README.md", ".env", "src", "../repo-secrets/creds.txt", "~/.ssh/id_rsa", "~", "/etc/passwd",
-    "link_to_home/.bashrc", "*.md", ".e?v", "{a,b}", "$(rm -rf x)", "`touch p`", "\"$(ls)\"", "'$(ls)'", "$HOME",
-    "${x@P}", "$((1+2))", "$(( $(id) ))", "-c", "'rm -rf x'", "'ls src'", "--output=out.txt", "-exec", "rm", "{}", ";",
-    "\\;", "+", "-name", "'*.c'", "log", "show", "diff", "add", "commit", "-m", "msg", "-C", "..", "--", "-", "-n",
-    "5", "-v", "a[$(id)]", "'a[$(id)]'", "$'\\x3b'", "-I{}", "sh", "ls", "-p", "--exec=id", "-o", "/tmp/x", "x=1",
-    "PAGER=sh", "-s", "KILL", "1", "@(a|b)", "<(ls)", "-e", "'s/x/y/e'", "-i",
+    "-la",
+    "-rn",
+    "x",
+    "README.md",
+    ".env",
+    "src",
+    "../repo-secrets/creds.txt",
+    "~/.ssh/id_rsa",
+    "~",
+    "/etc/passwd",
+    "link_to_home/.bashrc",
+    "*.md",
+    ".e?v",
+    "{a,b}",
+    "$(rm -rf x)",
+    "`touch p`",
+    "\"$(ls)\"",
+    "'$(ls)'",
+    "$HOME",
+    "${x@P}",
+    "$((1+2))",
+    "$(( $(id) ))",
+    "-c",
+    "'rm -rf x'",
+    "'ls src'",
+    "--output=out.txt",
+    "-exec",
+    "rm",
+    "{}",
+    ";",
+    "\\;",
+    "+",
+    "-name",
+    "'*.c'",
+    "log",
+    "show",
+    "diff",
+    "add",
+    "commit",
+    "-m",
+    "msg",
+    "-C",
+    "..",
+    "--",
+    "-",
+    "-n",
+    "5",
+    "-v",
+    "a[$(id)]",
+    "'a[$(id)]'",
+    "$'\\x3b'",
+    "-I{}",
+    "sh",
+    "ls",
+    "-p",
+    "--exec=id",
+    "-o",
+    "/tmp/x",
+    "x=1",
+    "PAGER=sh",
+    "-s",
+    "KILL",
+    "1",
+    "@(a|b)",
+    "<(ls)",
+    "-e",
+    "'s/x/y/e'",
+    "-i",
 ];
 const SEPS: &[&str] = &[" ; ", " && ", " || ", " | ", " & ", "\n", " |& "];
 const REDIRS: &[&str] = &[
-    " > out.txt", " >> ~/.bashrc", " < README.md", " 2>&1", " &> /dev/null", " > $(echo x)", " <<< \"$(id)\"",
-    " <<EOF\n$(id)\nEOF\n", " <<'EOF'\n$(id)\nEOF\n", " >| link_to_home/x", " 3> /dev/tcp/h/1", " > >(cat)",
+    " > out.txt",
+    " >> ~/.bashrc",
+    " < README.md",
+    " 2>&1",
+    " &> /dev/null",
+    " > $(echo x)",
+    " <<< \"$(id)\"",
+    " <<EOF\n$(id)\nEOF\n",
+    " <<'EOF'\n$(id)\nEOF\n",
+    " >| link_to_home/x",
+    " 3> /dev/tcp/h/1",
+    " > >(cat)",
 ];
 
 /// One generated simple command.
@@ -879,13 +1182,20 @@ pub fn generate(r: &mut Rng, depth: usize) -> String {
             0 => format!("{{ {}; }}", generate(r, depth + 1)),
             1 => format!("( {} )", generate(r, depth + 1)),
             2 => format!("if {}; then {}; fi", simple(r), generate(r, depth + 1)),
-            3 => format!("for f in {}; do {}; done", r.pick(ARGS), generate(r, depth + 1)),
+            3 => format!(
+                "for f in {}; do {}; done",
+                r.pick(ARGS),
+                generate(r, depth + 1)
+            ),
             4 => format!("while {}; do {}; done", simple(r), simple(r)),
             5 => format!("case {} in *) {};; esac", r.pick(ARGS), simple(r)),
             6 => format!("f() {{ {}; }}; f", simple(r)),
             7 => format!("echo \"$({})\"", generate(r, depth + 1)),
             8 => format!("sh -c '{}'", simple(r).replace('\'', "")),
-            9 => format!("[[ {} ]]", r.pick(&["-v 'a[$(id)]'", "-f README.md", "x -eq 1", "$(id) == x"])),
+            9 => format!(
+                "[[ {} ]]",
+                r.pick(&["-v 'a[$(id)]'", "-f README.md", "x -eq 1", "$(id) == x"])
+            ),
             10 => format!("(( {} ))", r.pick(&["x=1", "a[$(id)]", "1+2"])),
             _ => simple(r),
         }
@@ -900,7 +1210,10 @@ pub fn generate(r: &mut Rng, depth: usize) -> String {
 
 /// Generated scopes: which commands are listed varies, the paths stay the fixture's.
 pub fn generate_scope(r: &mut Rng) -> String {
-    let pool = ["ls", "cat", "grep", "find", "head", "git log", "git", "echo", "touch", "mkdir", "sh", "env", "xargs", "awk", "sed", "tee", "python3", "wc", "file", "tail"];
+    let pool = [
+        "ls", "cat", "grep", "find", "head", "git log", "git", "echo", "touch", "mkdir", "sh",
+        "env", "xargs", "awk", "sed", "tee", "python3", "wc", "file", "tail",
+    ];
     let mut ro = Vec::new();
     let mut sw = Vec::new();
     for p in pool {

@@ -54,12 +54,20 @@ pub(crate) struct Opt {
 pub(crate) enum Item<'w> {
     Opt(Opt),
     /// An operand (a word after `--` included).
-    Operand { index: usize, word: &'w WordInfo },
+    Operand {
+        index: usize,
+        word: &'w WordInfo,
+    },
     /// `--`.
-    End { index: usize },
+    End {
+        index: usize,
+    },
     /// A word built at run time where an option may stand that does not start with a literal
     /// `-` (`$opt`, `"$@"`): the program may take it for an option.
-    RunTime { index: usize, word: &'w WordInfo },
+    RunTime {
+        index: usize,
+        word: &'w WordInfo,
+    },
 }
 
 /// Every option name an entry lists (`OPT=VALUE` entries by their name).
@@ -98,8 +106,18 @@ pub(crate) fn arity(sem: &CommandSemantics, name: &str) -> Arity {
     if sem.pair_options.iter().any(|o| o == name) {
         return Arity::Pair;
     }
-    let required = [&sem.value_options, &sem.read_options, &sem.write_options, &sem.directory_options, &sem.global_value_options, &sem.code_options, &sem.code_file_options];
-    if required.iter().any(|l| l.iter().any(|o| o == name)) || sem.path_list_options.contains_key(name) {
+    let required = [
+        &sem.value_options,
+        &sem.read_options,
+        &sem.write_options,
+        &sem.directory_options,
+        &sem.global_value_options,
+        &sem.code_options,
+        &sem.code_file_options,
+    ];
+    if required.iter().any(|l| l.iter().any(|o| o == name))
+        || sem.path_list_options.contains_key(name)
+    {
         Arity::Required
     } else if sem.optional_value_options.iter().any(|o| o == name) {
         Arity::Optional
@@ -116,13 +134,20 @@ fn resolve(sem: &CommandSemantics, typed: &str) -> (String, Vec<String>) {
         if o == typed {
             return (o.to_string(), Vec::new());
         }
-        if typed.starts_with("--") && typed.len() > 2 && o.starts_with(typed) && !matches.contains(&o) {
+        if typed.starts_with("--")
+            && typed.len() > 2
+            && o.starts_with(typed)
+            && !matches.contains(&o)
+        {
             matches.push(o);
         }
     }
     match matches.as_slice() {
         [one] => (one.to_string(), Vec::new()),
-        _ => (typed.to_string(), matches.into_iter().map(str::to_string).collect()),
+        _ => (
+            typed.to_string(),
+            matches.into_iter().map(str::to_string).collect(),
+        ),
     }
 }
 
@@ -131,14 +156,22 @@ fn cut(w: &WordInfo, text: &str) -> WordInfo {
     if w.value.is_some() && !w.glob {
         WordInfo::literal(text)
     } else {
-        WordInfo { raw: text.to_string(), value: None, glob: false }
+        WordInfo {
+            raw: text.to_string(),
+            value: None,
+            glob: false,
+        }
     }
 }
 
 /// The items of `words` for the command whose entry is `sem`. Options and operands may mix
 /// (GNU permutes them); `stop_at_operand` ends the parse after the first operand (global
 /// options before a subcommand).
-pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_operand: bool) -> Vec<Item<'w>> {
+pub(crate) fn parse<'w>(
+    sem: &CommandSemantics,
+    words: &'w [WordInfo],
+    stop_at_operand: bool,
+) -> Vec<Item<'w>> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut done = false;
@@ -146,7 +179,11 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
         let index = i;
         i += 1;
         let text = w.shown();
-        if done || text == "-" || (w.value.is_some() && !text.starts_with('-')) || (w.value.is_none() && !w.raw.starts_with('-')) {
+        if done
+            || text == "-"
+            || (w.value.is_some() && !text.starts_with('-'))
+            || (w.value.is_none() && !w.raw.starts_with('-'))
+        {
             if !done && w.value.is_none() && super::effects::may_be_option(&w.raw) {
                 out.push(Item::RunTime { index, word: w });
             } else {
@@ -157,7 +194,11 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
             }
             continue;
         }
-        let text = if w.value.is_some() { text } else { w.raw.as_str() };
+        let text = if w.value.is_some() {
+            text
+        } else {
+            w.raw.as_str()
+        };
         if text == "--" {
             out.push(Item::End { index });
             done = true;
@@ -172,10 +213,15 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
             Some((h, v)) => (h, Some(v)),
             None => (text, None),
         };
-        let single_long = !text.starts_with("--") && head.len() > 2 && listed(sem).any(|o| o == head);
+        let single_long =
+            !text.starts_with("--") && head.len() > 2 && listed(sem).any(|o| o == head);
         if text.starts_with("--") || single_long {
             let (name, candidates) = resolve(sem, head);
-            let ar = if candidates.is_empty() { arity(sem, &name) } else { Arity::None };
+            let ar = if candidates.is_empty() {
+                arity(sem, &name)
+            } else {
+                Arity::None
+            };
             let (value, given) = match (inline, ar) {
                 (Some(v), _) => (Some(cut(w, v)), Given::Equals),
                 (None, Arity::Required) => {
@@ -190,20 +236,37 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
                 }
                 (None, _) => (None, Given::None),
             };
-            out.push(Item::Opt(Opt { name, candidates, value, given, index }));
+            out.push(Item::Opt(Opt {
+                name,
+                candidates,
+                value,
+                given,
+                index,
+            }));
             continue;
         }
         // A multi-letter option of one dash with its value attached (`-TTcmd`).
         if !text.starts_with("--") {
             let mut longest: Option<&str> = None;
             for o in listed(sem) {
-                if o.len() > 2 && !o.starts_with("--") && text.len() > o.len() && text.starts_with(o) && longest.is_none_or(|l| o.len() > l.len()) {
+                if o.len() > 2
+                    && !o.starts_with("--")
+                    && text.len() > o.len()
+                    && text.starts_with(o)
+                    && longest.is_none_or(|l| o.len() > l.len())
+                {
                     longest = Some(o);
                 }
             }
             if let Some(o) = longest {
                 let value = Some(cut(w, &text[o.len()..]));
-                out.push(Item::Opt(Opt { name: o.to_string(), candidates: Vec::new(), value, given: Given::Attached, index }));
+                out.push(Item::Opt(Opt {
+                    name: o.to_string(),
+                    candidates: Vec::new(),
+                    value,
+                    given: Given::Attached,
+                    index,
+                }));
                 continue;
             }
         }
@@ -213,10 +276,26 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
             let name = format!("-{c}");
             let rest = &letters[k + c.len_utf8()..];
             match arity(sem, &name) {
-                Arity::None => out.push(Item::Opt(Opt { name, candidates: Vec::new(), value: None, given: Given::None, index })),
+                Arity::None => out.push(Item::Opt(Opt {
+                    name,
+                    candidates: Vec::new(),
+                    value: None,
+                    given: Given::None,
+                    index,
+                })),
                 Arity::Optional => {
-                    let (value, given) = if rest.is_empty() { (None, Given::None) } else { (Some(cut(w, rest)), Given::Attached) };
-                    out.push(Item::Opt(Opt { name, candidates: Vec::new(), value, given, index }));
+                    let (value, given) = if rest.is_empty() {
+                        (None, Given::None)
+                    } else {
+                        (Some(cut(w, rest)), Given::Attached)
+                    };
+                    out.push(Item::Opt(Opt {
+                        name,
+                        candidates: Vec::new(),
+                        value,
+                        given,
+                        index,
+                    }));
                     break;
                 }
                 Arity::Required | Arity::Pair => {
@@ -227,7 +306,13 @@ pub(crate) fn parse<'w>(sem: &CommandSemantics, words: &'w [WordInfo], stop_at_o
                     } else {
                         (Some(cut(w, rest)), Given::Attached)
                     };
-                    out.push(Item::Opt(Opt { name, candidates: Vec::new(), value, given, index }));
+                    out.push(Item::Opt(Opt {
+                        name,
+                        candidates: Vec::new(),
+                        value,
+                        given,
+                        index,
+                    }));
                     break;
                 }
             }
@@ -254,10 +339,17 @@ pub(crate) fn options(sem: &CommandSemantics, words: &[WordInfo], leading: bool)
 /// and its place in a bundle included), or `OPT=VALUE` for that option with that value
 /// (`--directories=recurse` also matches `-d recurse` and `-drecurse`). `leading`: only
 /// before the first operand.
-pub(crate) fn has_option(sem: &CommandSemantics, list: &[String], words: &[WordInfo], leading: bool) -> bool {
+pub(crate) fn has_option(
+    sem: &CommandSemantics,
+    list: &[String],
+    words: &[WordInfo],
+    leading: bool,
+) -> bool {
     options(sem, words, leading).iter().any(|o| {
         list.iter().any(|l| match l.split_once('=') {
-            Some((n, want)) => n == o.name && o.value.as_ref().and_then(WordInfo::exact) == Some(want),
+            Some((n, want)) => {
+                n == o.name && o.value.as_ref().and_then(WordInfo::exact) == Some(want)
+            }
             None => *l == o.name,
         })
     })
@@ -265,12 +357,21 @@ pub(crate) fn has_option(sem: &CommandSemantics, list: &[String], words: &[WordI
 
 /// The values of the options named in `names`, in order, each with its name as listed; a
 /// value built at run time (or missing) is `None`.
-pub(crate) fn option_values(sem: &CommandSemantics, names: &[&str], words: &[WordInfo], leading: bool) -> Vec<(String, Option<String>)> {
+pub(crate) fn option_values(
+    sem: &CommandSemantics,
+    names: &[&str],
+    words: &[WordInfo],
+    leading: bool,
+) -> Vec<(String, Option<String>)> {
     options(sem, words, leading)
         .into_iter()
         .filter(|o| names.contains(&o.name.as_str()))
         .map(|o| {
-            let v = o.value.as_ref().and_then(WordInfo::exact).map(str::to_string);
+            let v = o
+                .value
+                .as_ref()
+                .and_then(WordInfo::exact)
+                .map(str::to_string);
             (o.name, v)
         })
         .collect()
@@ -287,13 +388,30 @@ mod tests {
     /// Each item shown as text: `-o=V` (separate), `-o+V` (attached), `-o:=V` (with `=`),
     /// `-o` a flag, `@W` an operand, `--` the end, `$W` a word built at run time.
     fn shown(s: &CommandSemantics, args: &[&str], stop: bool) -> Vec<String> {
-        let words: Vec<WordInfo> = args.iter().map(|a| if a.contains('$') { WordInfo { raw: a.to_string(), value: None, glob: false } } else { WordInfo::literal(a) }).collect();
+        let words: Vec<WordInfo> = args
+            .iter()
+            .map(|a| {
+                if a.contains('$') {
+                    WordInfo {
+                        raw: a.to_string(),
+                        value: None,
+                        glob: false,
+                    }
+                } else {
+                    WordInfo::literal(a)
+                }
+            })
+            .collect();
         parse(s, &words, stop)
             .into_iter()
             .map(|i| match i {
                 Item::Opt(o) => {
                     let v = o.value.map(|v| v.raw).unwrap_or_else(|| "?".into());
-                    let amb = if o.candidates.is_empty() { String::new() } else { format!("[{}]", o.candidates.join(",")) };
+                    let amb = if o.candidates.is_empty() {
+                        String::new()
+                    } else {
+                        format!("[{}]", o.candidates.join(","))
+                    };
                     match o.given {
                         Given::None => format!("{}{amb}", o.name),
                         Given::Separate => format!("{}={v}", o.name),
@@ -315,12 +433,20 @@ mod tests {
         let go = sem("{value_options: [-run], deny_options: [-exec]}");
         let jq = sem("{pair_options: [--arg, --rawfile], read_options: [--rawfile]}");
         let rows: &[(&CommandSemantics, &[&str], &[&str])] = &[
-            (&grep, &["--color", "root", "/etc/passwd"], &["--color", "@root", "@/etc/passwd"]),
+            (
+                &grep,
+                &["--color", "root", "/etc/passwd"],
+                &["--color", "@root", "@/etc/passwd"],
+            ),
             (&grep, &["--color=auto", "x"], &["--color:=auto", "@x"]),
             (&grep, &["--col", "x"], &["--col[--color,--colour]", "@x"]),
             (&grep, &["--colo=never", "x"], &["--colo:=never", "@x"]),
             (&grep, &["--cou", "x"], &["--count", "@x"]),
-            (&grep, &["--exclude-f", "L", "x"], &["--exclude-from=L", "@x"]),
+            (
+                &grep,
+                &["--exclude-f", "L", "x"],
+                &["--exclude-from=L", "@x"],
+            ),
             (&grep, &["-rf", "F", "p"], &["-r", "-f=F", "@p"]),
             (&grep, &["-rfF", "p"], &["-r", "-f+F", "@p"]),
             (&grep, &["-em", "x"], &["-e+m", "@x"]),
@@ -331,12 +457,24 @@ mod tests {
             (&grep, &["-f$X", "x"], &["-f+$X", "@x"]),
             (&grep, &["--file=$X", "x"], &["--file:=$X", "@x"]),
             (&tar, &["-xfFILE"], &["-x", "-f+FILE"]),
-            (&tar, &["-xvzf", "a.tar", "-T", "L"], &["-x", "-v", "-z", "-f=a.tar", "-T=L"]),
+            (
+                &tar,
+                &["-xvzf", "a.tar", "-T", "L"],
+                &["-x", "-v", "-z", "-f=a.tar", "-T=L"],
+            ),
             (&tar, &["-b20fA"], &["-b+20fA"]),
-            (&go, &["-run", "X", "-exec", "y"], &["-run=X", "-exec", "@y"]),
+            (
+                &go,
+                &["-run", "X", "-exec", "y"],
+                &["-run=X", "-exec", "@y"],
+            ),
             (&go, &["-run=X", "-e"], &["-run:=X", "-e"]),
             (&go, &["-execprog", "x"], &["-exec+prog", "@x"]),
-            (&jq, &["--rawfile", "n", "F1", ".", "F2"], &["--rawfile=F1", "@.", "@F2"]),
+            (
+                &jq,
+                &["--rawfile", "n", "F1", ".", "F2"],
+                &["--rawfile=F1", "@.", "@F2"],
+            ),
             (&jq, &["--arg", "n", "v", "."], &["--arg=v", "@."]),
         ];
         for (s, args, want) in rows {
@@ -354,7 +492,10 @@ mod tests {
     #[test]
     fn global_options_stop_at_the_subcommand() {
         let git = sem("{global_value_options: [-C, -c]}");
-        assert_eq!(shown(&git, &["-C", "d", "log", "-p"], true), ["-C=d", "@log"]);
+        assert_eq!(
+            shown(&git, &["-C", "d", "log", "-p"], true),
+            ["-C=d", "@log"]
+        );
         assert_eq!(shown(&git, &["--", "log"], true), ["--"]);
     }
 
@@ -375,7 +516,11 @@ mod tests {
             (&["--", "-r"], false),
         ];
         for (args, want) in rows {
-            assert_eq!(has_option(&grep, &grep.recursive_options, &w(args), false), *want, "{args:?}");
+            assert_eq!(
+                has_option(&grep, &grep.recursive_options, &w(args), false),
+                *want,
+                "{args:?}"
+            );
         }
     }
 }

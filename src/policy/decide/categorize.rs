@@ -2,25 +2,44 @@
 //! dangerous), entries of several words matched after the global options, and the per-command
 //! rules of `commands:`.
 
-use super::*;
 use super::name::SHELLS;
+use super::*;
 
 /// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
 /// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the
 /// exact name.
 pub(super) fn entry_matches(entry: &str, key: &str, sub_words: &[&str]) -> bool {
     let mut parts = entry.split_whitespace();
-    let Some(first) = parts.next() else { return false };
+    let Some(first) = parts.next() else {
+        return false;
+    };
     if first != key {
         return false;
     }
-    parts.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p))
+    parts
+        .enumerate()
+        .all(|(k, p)| sub_words.get(k).is_some_and(|w| *w == p))
 }
 
 impl<'a> Judge<'a> {
-    pub(super) fn not_allowed(&mut self, name: &str, sub_words: &[&str], label: &str, ev: &mut CommandEvidence) {
+    pub(super) fn not_allowed(
+        &mut self,
+        name: &str,
+        sub_words: &[&str],
+        label: &str,
+        ev: &mut CommandEvidence,
+    ) {
         let base = basename(name);
-        if let Some(e) = self.ctx.scope.bash_tools.categories.dangerous.iter().find(|e| entry_matches(e, base, sub_words)).cloned() {
+        if let Some(e) = self
+            .ctx
+            .scope
+            .bash_tools
+            .categories
+            .dangerous
+            .iter()
+            .find(|e| entry_matches(e, base, sub_words))
+            .cloned()
+        {
             ev.category = Some("dangerous".into());
             self.dangerous(&e, label);
             return;
@@ -28,12 +47,21 @@ impl<'a> Judge<'a> {
         // A command with subcommands, or one the scope lists by subcommand (`bd list`), is
         // named with its first subcommand: allowing `bd label` is not allowing `bd delete`.
         let c = &self.ctx.scope.bash_tools.categories;
-        let listed_by_subcommand = c.read_only.iter().chain(&c.safe_write).chain(&c.dangerous).any(|e| {
-            let mut w = e.split_whitespace();
-            w.next() == Some(name) && w.next().is_some()
-        });
+        let listed_by_subcommand = c
+            .read_only
+            .iter()
+            .chain(&c.safe_write)
+            .chain(&c.dangerous)
+            .any(|e| {
+                let mut w = e.split_whitespace();
+                w.next() == Some(name) && w.next().is_some()
+            });
         let resource = match sub_words.first() {
-            Some(s) if listed_by_subcommand || self.semantics(base).is_some_and(|s| s.subcommands) => format!("{name} {s}"),
+            Some(s)
+                if listed_by_subcommand || self.semantics(base).is_some_and(|s| s.subcommands) =>
+            {
+                format!("{name} {s}")
+            }
             _ => name.to_string(),
         };
         self.violate(
@@ -70,17 +98,43 @@ impl<'a> Judge<'a> {
     /// runs code from a file: a shell, `source`, an interpreter) matches the command's word
     /// when both name the same file ([`Self::same_file`]), not when they are spelled alike:
     /// `python scripts/x.py` listed does not allow `cd sub && python scripts/x.py`.
-    pub(super) fn category_of(&self, name: &str, sub_words: &[&str], cwds: &[PathBuf]) -> Option<(Category, String)> {
+    pub(super) fn category_of(
+        &self,
+        name: &str,
+        sub_words: &[&str],
+        cwds: &[PathBuf],
+    ) -> Option<(Category, String)> {
         let base = basename(name);
         let runs_files = self.runs_code_files(base);
-        let word = |e: &str, w: &str| if e.contains('/') || (runs_files && !e.starts_with('-')) { self.same_file(e, w, cwds) } else { e == w };
-        self.category_by(name, sub_words, |head, cat| head == if cat == Category::Dangerous { base } else { name }, word)
+        let word = |e: &str, w: &str| {
+            if e.contains('/') || (runs_files && !e.starts_with('-')) {
+                self.same_file(e, w, cwds)
+            } else {
+                e == w
+            }
+        };
+        self.category_by(
+            name,
+            sub_words,
+            |head, cat| {
+                head == if cat == Category::Dangerous {
+                    base
+                } else {
+                    name
+                }
+            },
+            word,
+        )
     }
 
     /// Whether `base` runs code from a file its operand names: a shell, `source` and `.`,
     /// an interpreter (a program whose semantics list options whose value is code).
     pub(super) fn runs_code_files(&self, base: &str) -> bool {
-        SHELLS.contains(&base) || matches!(base, "source" | ".") || self.semantics(base).is_some_and(|s| !s.code_options.is_empty())
+        SHELLS.contains(&base)
+            || matches!(base, "source" | ".")
+            || self
+                .semantics(base)
+                .is_some_and(|s| !s.code_options.is_empty())
     }
 
     /// Whether a scope entry's path `entry` and the command's word `word` name one file: the
@@ -90,7 +144,9 @@ impl<'a> Judge<'a> {
     /// from different directories, match nothing.
     pub(super) fn same_file(&self, entry: &str, word: &str, cwds: &[PathBuf]) -> bool {
         let mut targets = cwds.iter().map(|d| paths::resolve(&d.join(word)).target);
-        let Some(first) = targets.next() else { return false };
+        let Some(first) = targets.next() else {
+            return false;
+        };
         if !targets.all(|t| t == first) {
             return false;
         }
@@ -115,28 +171,58 @@ impl<'a> Judge<'a> {
     /// relative one without a project root) and a name leading to different files from
     /// different directories match nothing; entries without `/` never match a path, except
     /// dangerous ones, by the basename (which only ever refuses).
-    pub(super) fn category_of_path(&self, name: &str, sub_words: &[&str], cwds: &[PathBuf]) -> Option<(Category, String)> {
+    pub(super) fn category_of_path(
+        &self,
+        name: &str,
+        sub_words: &[&str],
+        cwds: &[PathBuf],
+    ) -> Option<(Category, String)> {
         let base = basename(name);
-        self.category_by(name, sub_words, |head, cat| if head.contains('/') { self.same_file(head, name, cwds) } else { cat == Category::Dangerous && head == base }, |e, w| e == w)
+        self.category_by(
+            name,
+            sub_words,
+            |head, cat| {
+                if head.contains('/') {
+                    self.same_file(head, name, cwds)
+                } else {
+                    cat == Category::Dangerous && head == base
+                }
+            },
+            |e, w| e == w,
+        )
     }
 
     /// The entry whose first word `head_matches` (for its category) and whose other words
     /// are the command's first subcommand words: the longest, and on a tie the more
     /// restrictive category. A program `run_command`'s table allowed is read_only.
-    fn category_by(&self, name: &str, sub_words: &[&str], head_matches: impl Fn(&str, Category) -> bool, word_matches: impl Fn(&str, &str) -> bool) -> Option<(Category, String)> {
+    fn category_by(
+        &self,
+        name: &str,
+        sub_words: &[&str],
+        head_matches: impl Fn(&str, Category) -> bool,
+        word_matches: impl Fn(&str, &str) -> bool,
+    ) -> Option<(Category, String)> {
         if self.argv_allowed.as_deref() == Some(name) {
             return Some((Category::ReadOnly, format!("tool_commands: {name}")));
         }
         let c = &self.ctx.scope.bash_tools.categories;
         let mut best: Option<(usize, Category, String)> = None;
-        for (cat, list) in [(Category::ReadOnly, &c.read_only), (Category::SafeWrite, &c.safe_write), (Category::Dangerous, &c.dangerous)] {
+        for (cat, list) in [
+            (Category::ReadOnly, &c.read_only),
+            (Category::SafeWrite, &c.safe_write),
+            (Category::Dangerous, &c.dangerous),
+        ] {
             for e in list {
                 let mut words = e.split_whitespace();
                 let Some(head) = words.next() else { continue };
                 let len = 1 + words.clone().count();
                 if head_matches(head, cat)
-                    && words.enumerate().all(|(k, p)| sub_words.get(k).is_some_and(|w| word_matches(p, w)))
-                    && best.as_ref().is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc))
+                    && words
+                        .enumerate()
+                        .all(|(k, p)| sub_words.get(k).is_some_and(|w| word_matches(p, w)))
+                    && best
+                        .as_ref()
+                        .is_none_or(|(l, bc, _)| len > *l || (len == *l && cat > *bc))
                 {
                     best = Some((len, cat, format!("{}: {e}", cat.as_str())));
                 }
@@ -150,8 +236,15 @@ impl<'a> Judge<'a> {
     /// files it reads (`python scripts/x.py`, `node app.js`; none after an option that gives
     /// it code, `python -c`, `perl -e`), and the values of its options naming files of code
     /// (`emacs -l`, checked by the effects when `path_arguments` enforces).
-    fn interpreter_script(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf]) {
-        let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
+    fn interpreter_script(
+        &mut self,
+        base: &str,
+        sem: &CommandSemantics,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+    ) {
+        let enforced =
+            self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
         let mut script = sem.operands == OperandKind::Unknown;
         let mut first = None;
         for item in argv::parse(sem, args, true) {
@@ -160,8 +253,16 @@ impl<'a> Judge<'a> {
                     if sem.code_options.contains(&o.name) {
                         script = false;
                     }
-                    if let (Some(v), true, false) = (&o.value, sem.code_file_options.contains(&o.name), enforced) {
-                        self.path_effect(v, Access::Read, cwds, &format!("file of code of {base} {}", o.name), true);
+                    if let (Some(v), true, false) =
+                        (&o.value, sem.code_file_options.contains(&o.name), enforced)
+                    {
+                        self.path_effect(
+                            v,
+                            Access::Read,
+                            cwds,
+                            &format!("file of code of {base} {}", o.name),
+                            true,
+                        );
                     }
                 }
                 argv::Item::Operand { word, .. } => first = Some(word),
@@ -183,7 +284,12 @@ impl<'a> Judge<'a> {
         while i < args.len() {
             let w = args[i].shown();
             if skip_globals && out.is_empty() && w.starts_with('-') && w != "-" && w != "--" {
-                let takes = sem.is_some_and(|s| s.global_value_options.iter().chain(&s.directory_options).any(|o| o == w));
+                let takes = sem.is_some_and(|s| {
+                    s.global_value_options
+                        .iter()
+                        .chain(&s.directory_options)
+                        .any(|o| o == w)
+                });
                 i += if takes { 2 } else { 1 };
                 continue;
             }
@@ -197,21 +303,43 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn semantics(&self, base: &str) -> Option<&'a CommandSemantics> {
-        self.ctx.scope.semantics.get(base).or_else(|| semantics::builtin().get(base))
+        self.ctx
+            .scope
+            .semantics
+            .get(base)
+            .or_else(|| semantics::builtin().get(base))
     }
 
     /// Per-command rules of `bash_tools.commands` (seeds/001 schema).
     pub(super) fn rules(&mut self, name: &str, args: &[WordInfo], label: &str) {
-        let Some(rule) = self.ctx.scope.bash_tools.commands.get(basename(name)) else { return };
+        let Some(rule) = self.ctx.scope.bash_tools.commands.get(basename(name)) else {
+            return;
+        };
         let argv: Vec<String> = args.iter().map(WordInfo::display).collect();
-        if let Err(v) = crate::policy::rules::check_rule(rule, basename(name), &argv, Platform::Posix) {
-            self.violate(v.reason, v.message, Some(label.to_string()), name.to_string(), "command", None);
+        if let Err(v) =
+            crate::policy::rules::check_rule(rule, basename(name), &argv, Platform::Posix)
+        {
+            self.violate(
+                v.reason,
+                v.message,
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
         }
     }
 
     /// A categorized command: its directory must be in the category's scope; then its
     /// effects.
-    pub(super) fn categorized(&mut self, cat: Category, name: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
+    pub(super) fn categorized(
+        &mut self,
+        cat: Category,
+        name: &str,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
         self.max_category = Some(self.max_category.map_or(cat, |m| m.max(cat)));
         self.directory_scope(cat, cwds, label);
         let base = basename(name);

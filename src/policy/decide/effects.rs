@@ -1,9 +1,9 @@
 //! Step 5 (SPEC §3): what a command's options and operands read, write or run, from the
 //! semantics table (`data/semantics.yml`, overridable in the scope).
 
-use super::*;
 use super::argv;
 use super::git;
+use super::*;
 
 /// Whether a word built at run time could expand to an option (`-x`, `--x=...`): it does
 /// not start with a literal character other than `-`.
@@ -31,7 +31,12 @@ pub(super) fn has_path_options(sem: &CommandSemantics) -> bool {
 /// them). Every other option is a flag.
 pub(super) fn wrapper(required: &[&str], optional: &[&str], flags: &[&str]) -> CommandSemantics {
     let own = |l: &[&str]| l.iter().map(|o| o.to_string()).collect();
-    CommandSemantics { value_options: own(required), optional_value_options: own(optional), flag_options: own(flags), ..Default::default() }
+    CommandSemantics {
+        value_options: own(required),
+        optional_value_options: own(optional),
+        flag_options: own(flags),
+        ..Default::default()
+    }
 }
 
 impl<'a> Judge<'a> {
@@ -40,20 +45,37 @@ impl<'a> Judge<'a> {
     /// [`wrapper`]). Calls `on_opt` for each option. Returns the index of the first word
     /// after them: the first operand, or the first word built at run time where an option may
     /// stand (the wrapper's command may start there).
-    pub(super) fn skip_options(&mut self, args: &[WordInfo], grammar: &CommandSemantics, mut on_opt: impl FnMut(&mut Self, &argv::Opt)) -> usize {
+    pub(super) fn skip_options(
+        &mut self,
+        args: &[WordInfo],
+        grammar: &CommandSemantics,
+        mut on_opt: impl FnMut(&mut Self, &argv::Opt),
+    ) -> usize {
         for item in argv::parse(grammar, args, true) {
             match item {
-                argv::Item::Opt(o) if args.get(o.index).and_then(WordInfo::exact).is_none() => return o.index,
+                argv::Item::Opt(o) if args.get(o.index).and_then(WordInfo::exact).is_none() => {
+                    return o.index
+                }
                 argv::Item::Opt(o) => on_opt(self, &o),
                 argv::Item::End { index } => return index + 1,
-                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => return index,
+                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => {
+                    return index
+                }
             }
         }
         args.len()
     }
 
     /// Effects from the semantics table: options and operands that read, write or run.
-    pub(super) fn effects(&mut self, base: &str, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
+    pub(super) fn effects(
+        &mut self,
+        base: &str,
+        sem: &CommandSemantics,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+        cat: Category,
+        label: &str,
+    ) {
         let mut sem: Cow<'_, CommandSemantics> = Cow::Borrowed(sem);
         let mut start = 0;
         let mut sub_name: Option<&str> = None;
@@ -63,7 +85,9 @@ impl<'a> Judge<'a> {
             for item in argv::parse(&sem, args, true) {
                 match item {
                     argv::Item::Opt(o) => self.option(base, &sem, &o, cwds, cat, label),
-                    argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => start = index,
+                    argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => {
+                        start = index
+                    }
                     argv::Item::End { index } => start = index + 1,
                 }
             }
@@ -75,7 +99,10 @@ impl<'a> Judge<'a> {
                     sem = Cow::Owned(merged);
                 } else {
                     let deny = sem.deny_options.clone();
-                    sem = Cow::Owned(CommandSemantics { deny_options: deny, ..Default::default() });
+                    sem = Cow::Owned(CommandSemantics {
+                        deny_options: deny,
+                        ..Default::default()
+                    });
                 }
                 start += 1;
             }
@@ -127,7 +154,13 @@ impl<'a> Judge<'a> {
                 cwd_written = true;
                 for d in cwds {
                     let dw = WordInfo::literal(&d.to_string_lossy());
-                    self.path_effect(&dw, Access::Write, cwds, &format!("option {opt} of {base} (writes in the directory)"), true);
+                    self.path_effect(
+                        &dw,
+                        Access::Write,
+                        cwds,
+                        &format!("option {opt} of {base} (writes in the directory)"),
+                        true,
+                    );
                 }
             }
             self.option(base, &sem, &o, cwds, cat, label);
@@ -135,10 +168,20 @@ impl<'a> Judge<'a> {
         if sem.cwd_write {
             for d in cwds {
                 let dw = WordInfo::literal(&d.to_string_lossy());
-                self.path_effect(&dw, Access::Write, cwds, &format!("{base} writes in its directory"), true);
+                self.path_effect(
+                    &dw,
+                    Access::Write,
+                    cwds,
+                    &format!("{base} writes in its directory"),
+                    true,
+                );
             }
         }
-        let skip = if data_opt { 0 } else { sem.leading_data_operands };
+        let skip = if data_opt {
+            0
+        } else {
+            sem.leading_data_operands
+        };
         let files: Vec<&WordInfo> = operands.iter().skip(skip).copied().collect();
         // With a target directory option (`cp -t DIR`), every operand is a source.
         let kind = match sem.operands {
@@ -152,27 +195,69 @@ impl<'a> Judge<'a> {
             match kind {
                 OperandKind::Data => {}
                 OperandKind::Read => self.path_effect(f, Access::Read, cwds, &src, false),
-                OperandKind::Write | OperandKind::AllWrite => self.path_effect(f, Access::Write, cwds, &src, true),
+                OperandKind::Write | OperandKind::AllWrite => {
+                    self.path_effect(f, Access::Write, cwds, &src, true)
+                }
                 OperandKind::LastWrite => {
-                    let a = if k + 1 == n && n > 1 { Access::Write } else { Access::Read };
+                    let a = if k + 1 == n && n > 1 {
+                        Access::Write
+                    } else {
+                        Access::Read
+                    };
                     self.path_effect(f, a, cwds, &src, a == Access::Write || sem.enforce_operands);
                 }
                 OperandKind::FirstWrite => {
-                    let a = if k == 0 && n > 1 { Access::Write } else { Access::Read };
+                    let a = if k == 0 && n > 1 {
+                        Access::Write
+                    } else {
+                        Access::Read
+                    };
                     self.path_effect(f, a, cwds, &src, a == Access::Write);
                 }
                 OperandKind::KeyValue => match f.exact().and_then(|v| v.split_once('=')) {
-                    Some(("of", path)) => self.path_effect(&WordInfo::literal(path), Access::Write, cwds, &format!("of= of {base}"), true),
-                    Some(("if", path)) => self.path_effect(&WordInfo::literal(path), Access::Read, cwds, &format!("if= of {base}"), false),
+                    Some(("of", path)) => self.path_effect(
+                        &WordInfo::literal(path),
+                        Access::Write,
+                        cwds,
+                        &format!("of= of {base}"),
+                        true,
+                    ),
+                    Some(("if", path)) => self.path_effect(
+                        &WordInfo::literal(path),
+                        Access::Read,
+                        cwds,
+                        &format!("if= of {base}"),
+                        false,
+                    ),
                     Some(_) => {}
-                    None if f.value.is_none() => self.path_effect(f, Access::Write, cwds, &src, true),
+                    None if f.value.is_none() => {
+                        self.path_effect(f, Access::Write, cwds, &src, true)
+                    }
                     None => {}
                 },
                 OperandKind::Unknown => self.unknown_operand(f, cwds, &src),
             }
         }
-        self.protected_reach(base, rest, &files, kind, sem.cwd_write || cwd_written, cwds, label);
-        self.recursive_reads(base, sub_name, &sem, &args[..start.min(args.len())], rest, &files, kind, cwds, label);
+        self.protected_reach(
+            base,
+            rest,
+            &files,
+            kind,
+            sem.cwd_write || cwd_written,
+            cwds,
+            label,
+        );
+        self.recursive_reads(
+            base,
+            sub_name,
+            &sem,
+            &args[..start.min(args.len())],
+            rest,
+            &files,
+            kind,
+            cwds,
+            label,
+        );
     }
 
     /// The files a command reads through its environment (`MAGIC=a:b file x`, `env MAGIC=a
@@ -180,15 +265,24 @@ impl<'a> Judge<'a> {
     /// the line names where the engine does not see it set (`read MAGIC`, `bash -c
     /// 'MAGIC=a file x'`, a quoted name) is refused, and so is any mention of a variable
     /// that makes the command run programs (`deny_env`).
-    pub(super) fn read_env(&mut self, base: &str, sem: &CommandSemantics, cwds: &[PathBuf], label: &str) {
-        let Some(set) = self.env_set.clone() else { return };
+    pub(super) fn read_env(
+        &mut self,
+        base: &str,
+        sem: &CommandSemantics,
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
+        let Some(set) = self.env_set.clone() else {
+            return;
+        };
         let command = self.command.clone();
         let named = |var: &str| {
             command
                 .match_indices(var)
                 .filter(|(at, _)| {
                     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-                    !command[..*at].ends_with(ident) && !command[at + var.len()..].starts_with(ident)
+                    !command[..*at].ends_with(ident)
+                        && !command[at + var.len()..].starts_with(ident)
                 })
                 .count()
         };
@@ -204,7 +298,11 @@ impl<'a> Judge<'a> {
         }
         for var in &sem.read_env {
             let named = named(var);
-            let values: Vec<&WordInfo> = set.iter().filter(|(n, _)| n == var).map(|(_, v)| v).collect();
+            let values: Vec<&WordInfo> = set
+                .iter()
+                .filter(|(n, _)| n == var)
+                .map(|(_, v)| v)
+                .collect();
             if named != values.len() {
                 self.violate(
                     "unsupported_construct",
@@ -224,17 +322,39 @@ impl<'a> Judge<'a> {
 
     /// Judges one option as the program reads it ([`argv::parse`]): refused, or the paths its
     /// value names.
-    pub(super) fn option(&mut self, base: &str, sem: &CommandSemantics, o: &argv::Opt, cwds: &[PathBuf], cat: Category, label: &str) {
+    pub(super) fn option(
+        &mut self,
+        base: &str,
+        sem: &CommandSemantics,
+        o: &argv::Opt,
+        cwds: &[PathBuf],
+        cat: Category,
+        label: &str,
+    ) {
         let opt = o.name.as_str();
         // An ambiguous abbreviation is refused when it could stand for a refused option;
         // `OPT=` only when a value is given.
         let denied = |d: &String| match d.strip_suffix('=') {
-            Some(name) => (name == opt && o.value.is_some()) || o.candidates.iter().any(|c| c == name),
+            Some(name) => {
+                (name == opt && o.value.is_some()) || o.candidates.iter().any(|c| c == name)
+            }
             None => d == opt || o.candidates.contains(d),
         };
-        if sem.deny_options.iter().chain(&sem.global_deny_options).any(denied) {
-            let known = if base == "git" { git::option_refusal(opt) } else { None };
-            let (why, instead) = known.unwrap_or(("can run other programs or read what the scope does not allow", "Run the command without it"));
+        if sem
+            .deny_options
+            .iter()
+            .chain(&sem.global_deny_options)
+            .any(denied)
+        {
+            let known = if base == "git" {
+                git::option_refusal(opt)
+            } else {
+                None
+            };
+            let (why, instead) = known.unwrap_or((
+                "can run other programs or read what the scope does not allow",
+                "Run the command without it",
+            ));
             self.violate(
                 "flag_not_allowed",
                 format!("`{base} {opt}` {why}; it is not allowed. {instead} (the user may allow it with a `semantics:` entry for {base} in the scope; request_scope_expansion cannot)."),
@@ -253,11 +373,29 @@ impl<'a> Judge<'a> {
         }
         let Some(v) = o.value.as_ref() else { return };
         if listed(&sem.code_file_options) {
-            self.path_effect(v, Access::Read, cwds, &format!("file of code of {base} {opt}"), false);
+            self.path_effect(
+                v,
+                Access::Read,
+                cwds,
+                &format!("file of code of {base} {opt}"),
+                false,
+            );
         } else if listed(&sem.read_options) {
-            self.path_effect(v, Access::Read, cwds, &format!("option {opt} of {base}"), false);
+            self.path_effect(
+                v,
+                Access::Read,
+                cwds,
+                &format!("option {opt} of {base}"),
+                false,
+            );
         } else if listed(&sem.write_options) {
-            self.path_effect(v, Access::Write, cwds, &format!("option {opt} of {base}"), true);
+            self.path_effect(
+                v,
+                Access::Write,
+                cwds,
+                &format!("option {opt} of {base}"),
+                true,
+            );
         } else if let Some(sep) = sem.path_list_options.get(opt) {
             self.path_list(v, sep, cwds, &format!("option {opt} of {base}"));
         } else if listed(&sem.directory_options) {
@@ -271,7 +409,14 @@ impl<'a> Judge<'a> {
                         self.directory_check(&d, cat.access(), label);
                     }
                 }
-                None => self.violate("run_time_operand", scope::run_time_message(&v.raw, &format!("the directory of {base} {opt}")), Some(label.to_string()), v.raw.clone(), "path", Some(cat.access())),
+                None => self.violate(
+                    "run_time_operand",
+                    scope::run_time_message(&v.raw, &format!("the directory of {base} {opt}")),
+                    Some(label.to_string()),
+                    v.raw.clone(),
+                    "path",
+                    Some(cat.access()),
+                ),
             }
         }
     }
@@ -301,10 +446,20 @@ impl<'a> Judge<'a> {
         }
         let looks = candidate.starts_with('/')
             || candidate.starts_with('~')
-            || Path::new(candidate).components().any(|c| matches!(c, std::path::Component::ParentDir))
-            || cwds.iter().any(|d| paths::exists(&d.join(candidate)) && !candidate.is_empty());
+            || Path::new(candidate)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+            || cwds
+                .iter()
+                .any(|d| paths::exists(&d.join(candidate)) && !candidate.is_empty());
         if looks {
-            self.path_effect(&WordInfo::literal(candidate), Access::Read, cwds, src, false);
+            self.path_effect(
+                &WordInfo::literal(candidate),
+                Access::Read,
+                cwds,
+                src,
+                false,
+            );
         }
     }
 }

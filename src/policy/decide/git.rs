@@ -1,34 +1,161 @@
 //! Step 5 for git: what a git command writes in the work tree (checkout, restore, apply,
 //! am, ...) and the pathspecs that name denied paths.
 
-use super::*;
 use super::argv;
+use super::*;
 
 /// The commands git itself has (`git help -a`, git 2.47), and `lfs`: any other word where git
 /// expects its command runs an alias from git's configuration (the repository's own
 /// included) or a `git-WORD` program, either of which can run anything.
 const GIT_COMMANDS: &[&str] = &[
-    "add", "am", "annotate", "apply", "archimport", "archive", "bisect", "blame", "branch",
-    "bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap",
-    "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick", "citool", "clean",
-    "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
-    "credential", "credential-cache", "credential-store", "cvsexportcommit", "cvsimport",
-    "cvsserver", "daemon", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree",
-    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch",
-    "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "gc",
-    "get-tar-commit-id", "grep", "gui", "hash-object", "help", "hook", "http-backend", "imap-send",
-    "index-pack", "init", "instaweb", "interpret-trailers", "lfs", "log", "ls-files", "ls-remote",
-    "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file",
-    "merge-index", "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree",
-    "multi-pack-index", "mv", "name-rev", "notes", "p4", "pack-objects", "pack-redundant",
-    "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "quiltimport", "range-diff",
-    "read-tree", "rebase", "receive-pack", "reflog", "refs", "remote", "repack", "replace",
-    "replay", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
-    "rm", "scalar", "send-email", "send-pack", "shell", "shortlog", "show", "show-branch",
-    "show-index", "show-ref", "sparse-checkout", "stash", "status", "stripspace", "submodule",
-    "svn", "switch", "symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index",
-    "update-ref", "update-server-info", "upload-archive", "upload-pack", "var", "verify-commit",
-    "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree",
+    "add",
+    "am",
+    "annotate",
+    "apply",
+    "archimport",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "bugreport",
+    "bundle",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "check-mailmap",
+    "check-ref-format",
+    "checkout",
+    "checkout-index",
+    "cherry",
+    "cherry-pick",
+    "citool",
+    "clean",
+    "clone",
+    "column",
+    "commit",
+    "commit-graph",
+    "commit-tree",
+    "config",
+    "count-objects",
+    "credential",
+    "credential-cache",
+    "credential-store",
+    "cvsexportcommit",
+    "cvsimport",
+    "cvsserver",
+    "daemon",
+    "describe",
+    "diagnose",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "difftool",
+    "fast-export",
+    "fast-import",
+    "fetch",
+    "fetch-pack",
+    "filter-branch",
+    "fmt-merge-msg",
+    "for-each-ref",
+    "for-each-repo",
+    "format-patch",
+    "fsck",
+    "gc",
+    "get-tar-commit-id",
+    "grep",
+    "gui",
+    "hash-object",
+    "help",
+    "hook",
+    "http-backend",
+    "imap-send",
+    "index-pack",
+    "init",
+    "instaweb",
+    "interpret-trailers",
+    "lfs",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "mailinfo",
+    "mailsplit",
+    "maintenance",
+    "merge",
+    "merge-base",
+    "merge-file",
+    "merge-index",
+    "merge-one-file",
+    "merge-tree",
+    "mergetool",
+    "mktag",
+    "mktree",
+    "multi-pack-index",
+    "mv",
+    "name-rev",
+    "notes",
+    "p4",
+    "pack-objects",
+    "pack-redundant",
+    "pack-refs",
+    "patch-id",
+    "prune",
+    "prune-packed",
+    "pull",
+    "push",
+    "quiltimport",
+    "range-diff",
+    "read-tree",
+    "rebase",
+    "receive-pack",
+    "reflog",
+    "refs",
+    "remote",
+    "repack",
+    "replace",
+    "replay",
+    "request-pull",
+    "rerere",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "scalar",
+    "send-email",
+    "send-pack",
+    "shell",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-index",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "status",
+    "stripspace",
+    "submodule",
+    "svn",
+    "switch",
+    "symbolic-ref",
+    "tag",
+    "unpack-file",
+    "unpack-objects",
+    "update-index",
+    "update-ref",
+    "update-server-info",
+    "upload-archive",
+    "upload-pack",
+    "var",
+    "verify-commit",
+    "verify-pack",
+    "verify-tag",
+    "version",
+    "whatchanged",
+    "worktree",
+    "write-tree",
 ];
 
 /// Git subcommands whose words run a command of the model's (`git submodule foreach CMD`,
@@ -113,8 +240,12 @@ impl<'a> Judge<'a> {
     /// add`, `git branch -u`, `git submodule init`, `git init`, `git clone`), are not refused.
     pub(super) fn git_config_writes(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         let words = self.subcommand_words("git", args);
-        let Some(sub) = words.first().copied() else { return };
-        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
+        let Some(sub) = words.first().copied() else {
+            return;
+        };
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else {
+            return;
+        };
         let rest = &args[at + 1..];
         let target = match sub {
             "config" => match config_write(rest) {
@@ -125,9 +256,18 @@ impl<'a> Judge<'a> {
                 }
                 ConfigWrite::Scope(scope) => scope,
             },
-            "maintenance" if matches!(words.get(1), Some(&("register" | "unregister" | "start" | "stop"))) => "global",
+            "maintenance"
+                if matches!(
+                    words.get(1),
+                    Some(&("register" | "unregister" | "start" | "stop"))
+                ) =>
+            {
+                "global"
+            }
             "lfs" if matches!(words.get(1), Some(&("install" | "uninstall" | "update"))) => {
-                let local = rest.iter().any(|w| matches!(w.exact(), Some("--local" | "--worktree")));
+                let local = rest
+                    .iter()
+                    .any(|w| matches!(w.exact(), Some("--local" | "--worktree")));
                 if local || words.get(1) == Some(&"update") {
                     "local"
                 } else {
@@ -137,7 +277,10 @@ impl<'a> Judge<'a> {
             _ => return,
         };
         let files: Vec<PathBuf> = match target {
-            "global" => vec![self.ctx.home.map_or_else(|| PathBuf::from("~/.gitconfig"), |h| h.join(".gitconfig"))],
+            "global" => vec![self
+                .ctx
+                .home
+                .map_or_else(|| PathBuf::from("~/.gitconfig"), |h| h.join(".gitconfig"))],
             "system" => vec![PathBuf::from("/etc/gitconfig")],
             scope => cwds
                 .iter()
@@ -145,7 +288,9 @@ impl<'a> Judge<'a> {
                     let top = git_top(&paths::resolve(d).target);
                     let own = crate::policy::gitconfig::repository_files(&top);
                     let k = usize::from(scope == "worktree");
-                    own.get(k).cloned().unwrap_or_else(|| top.join(".git/config"))
+                    own.get(k)
+                        .cloned()
+                        .unwrap_or_else(|| top.join(".git/config"))
                 })
                 .collect(),
         };
@@ -164,7 +309,12 @@ impl<'a> Judge<'a> {
     pub(super) fn git_runs(&mut self, sub_words: &[&str], label: &str) {
         let Some(sub) = sub_words.first() else { return };
         let action = sub_words.get(1).copied();
-        let Some((_, a, why)) = GIT_RUNS.iter().find(|(s, a, _)| s == sub && a.is_none_or(|a| Some(a) == action)) else { return };
+        let Some((_, a, why)) = GIT_RUNS
+            .iter()
+            .find(|(s, a, _)| s == sub && a.is_none_or(|a| Some(a) == action))
+        else {
+            return;
+        };
         let what = a.map_or_else(|| format!("git {sub}"), |a| format!("git {sub} {a}"));
         self.violate(
             "subcommand_denied",
@@ -182,11 +332,27 @@ impl<'a> Judge<'a> {
     /// so is no longer the approved one, and does not apply.)
     pub(super) fn git_worktree_writes(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         const WRITERS: &[&str] = &[
-            "checkout", "restore", "reset", "stash", "clean", "rm", "mv", "merge", "pull", "rebase", "cherry-pick", "revert",
-            "switch", "read-tree", "checkout-index", "worktree",
+            "checkout",
+            "restore",
+            "reset",
+            "stash",
+            "clean",
+            "rm",
+            "mv",
+            "merge",
+            "pull",
+            "rebase",
+            "cherry-pick",
+            "revert",
+            "switch",
+            "read-tree",
+            "checkout-index",
+            "worktree",
         ];
         let words = self.subcommand_words("git", args);
-        let Some(sub) = words.first().copied() else { return };
+        let Some(sub) = words.first().copied() else {
+            return;
+        };
         if matches!(sub, "apply" | "am") {
             self.git_patch_writes(sub, args, cwds, label);
             return;
@@ -194,7 +360,9 @@ impl<'a> Judge<'a> {
         if !WRITERS.contains(&sub) {
             return;
         }
-        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else {
+            return;
+        };
         for w in &args[at + 1..] {
             let Some(v) = w.exact() else { continue };
             if v.starts_with('-') || v.is_empty() {
@@ -203,11 +371,19 @@ impl<'a> Judge<'a> {
             let v = v.trim_start_matches(":/");
             for d in cwds {
                 let r = paths::resolve(&d.join(v));
-                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below_but_repositories(&r.target));
+                let hit = self
+                    .ctx
+                    .matcher
+                    .scope_document(&r)
+                    .or_else(|| self.ctx.matcher.protected_below_but_repositories(&r.target));
                 if let Some(doc) = hit {
                     self.violate(
                         "scope_document",
-                        self.ctx.matcher.scope_document_message(&format!("`git {sub}` of `{v}`"), &r.target, &doc.to_string_lossy()),
+                        self.ctx.matcher.scope_document_message(
+                            &format!("`git {sub}` of `{v}`"),
+                            &r.target,
+                            &doc.to_string_lossy(),
+                        ),
                         Some(label.to_string()),
                         r.target.to_string_lossy().into_owned(),
                         "path",
@@ -224,20 +400,39 @@ impl<'a> Judge<'a> {
     /// `git am`: the whole work tree). `git apply` that writes no file (`--cached`, or
     /// `--check`, `--stat`, `--numstat`, `--summary` without `--apply`), its options read with
     /// the grammar (`--ind` is `--index`), is not a write of the work tree.
-    pub(super) fn git_patch_writes(&mut self, sub: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
-        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else { return };
-        let sem = self.semantics("git").and_then(|g| g.subcommand_semantics.get("apply")).unwrap_or_else(|| semantics::empty());
-        let given: Vec<String> = argv::options(sem, &args[at + 1..], false).into_iter().map(|o| o.name).collect();
+    pub(super) fn git_patch_writes(
+        &mut self,
+        sub: &str,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
+        let Some(at) = args.iter().position(|w| w.exact() == Some(sub)) else {
+            return;
+        };
+        let sem = self
+            .semantics("git")
+            .and_then(|g| g.subcommand_semantics.get("apply"))
+            .unwrap_or_else(|| semantics::empty());
+        let given: Vec<String> = argv::options(sem, &args[at + 1..], false)
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
         let has = |names: &[&str]| given.iter().any(|g| names.contains(&g.as_str()));
         let index_only = sub == "apply"
             && !has(&["--index"])
-            && (has(&["--cached"]) || (has(&["--check", "--stat", "--numstat", "--summary"]) && !has(&["--apply"])));
+            && (has(&["--cached"])
+                || (has(&["--check", "--stat", "--numstat", "--summary"]) && !has(&["--apply"])));
         if index_only {
             return;
         }
         for d in cwds {
             let r = paths::resolve(d);
-            let top = if sub == "am" { git_top(&r.target) } else { r.target.clone() };
+            let top = if sub == "am" {
+                git_top(&r.target)
+            } else {
+                r.target.clone()
+            };
             if let Some(doc) = self.ctx.matcher.protected_below_but_repositories(&top) {
                 let how = format!(
                     "`git {sub}` writes the files its patch names, which are not seen, into {}, which holds it: use the apply_patch tool, which judges every file it writes",
@@ -265,16 +460,28 @@ impl<'a> Judge<'a> {
                 after_dd = true;
                 None
             } else if !v.starts_with('-') {
-                v.split_once(':').map(|(_, p)| p.split_once(':').filter(|(n, _)| n.len() == 1).map_or(p, |(_, q)| q)).map(|p| {
-                    let from_cwd = p.starts_with("./") || p.starts_with("../");
-                    (p, !from_cwd)
-                })
+                v.split_once(':')
+                    .map(|(_, p)| {
+                        p.split_once(':')
+                            .filter(|(n, _)| n.len() == 1)
+                            .map_or(p, |(_, q)| q)
+                    })
+                    .map(|p| {
+                        let from_cwd = p.starts_with("./") || p.starts_with("../");
+                        (p, !from_cwd)
+                    })
             } else {
                 None
             };
-            let Some((path, from_top)) = path.filter(|(p, _)| !p.is_empty()) else { continue };
+            let Some((path, from_top)) = path.filter(|(p, _)| !p.is_empty()) else {
+                continue;
+            };
             for d in cwds {
-                let base = if from_top { git_top(&paths::resolve(d).target) } else { d.clone() };
+                let base = if from_top {
+                    git_top(&paths::resolve(d).target)
+                } else {
+                    d.clone()
+                };
                 let r = paths::resolve(&base.join(path.trim_start_matches(":/")));
                 if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
                     self.violate(
@@ -308,7 +515,10 @@ fn pathspec_path(e: &str) -> Option<(&str, bool)> {
             return None;
         }
         let rest = &short[n..];
-        return Some((rest.strip_prefix(':').unwrap_or(rest), short[..n].contains('/')));
+        return Some((
+            rest.strip_prefix(':').unwrap_or(rest),
+            short[..n].contains('/'),
+        ));
     }
     Some((e, false))
 }
@@ -327,10 +537,42 @@ enum ConfigWrite {
 /// Reads `git config`'s words: its options (with the values of those that take one), its
 /// actions and subcommands (`get`, `set`, ...). Whatever is not certainly a read is a write.
 fn config_write(words: &[WordInfo]) -> ConfigWrite {
-    const READS: &[&str] = &["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--list", "-l"];
-    const WRITES: &[&str] = &["--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section", "--edit", "-e"];
-    const VALUES: &[&str] = &["--file", "-f", "--blob", "--type", "--default", "--comment", "--value", "--url"];
-    const SCOPES: &[(&str, &str)] = &[("--global", "global"), ("--system", "system"), ("--local", "local"), ("--worktree", "worktree")];
+    const READS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+        "-l",
+    ];
+    const WRITES: &[&str] = &[
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "--edit",
+        "-e",
+    ];
+    const VALUES: &[&str] = &[
+        "--file",
+        "-f",
+        "--blob",
+        "--type",
+        "--default",
+        "--comment",
+        "--value",
+        "--url",
+    ];
+    const SCOPES: &[(&str, &str)] = &[
+        ("--global", "global"),
+        ("--system", "system"),
+        ("--local", "local"),
+        ("--worktree", "worktree"),
+    ];
     let (mut read, mut write, mut blob) = (false, false, false);
     let mut scope = "local";
     let mut file: Option<WordInfo> = None;
@@ -353,7 +595,9 @@ fn config_write(words: &[WordInfo]) -> ConfigWrite {
         let (name, attached) = match v.split_once('=') {
             Some((n, val)) if v.starts_with("--") => (n, Some(val)),
             // `-fFILE`: a short option's value attached.
-            _ if !v.starts_with("--") && v.len() > 2 && VALUES.contains(&&v[..2]) => (&v[..2], Some(&v[2..])),
+            _ if !v.starts_with("--") && v.len() > 2 && VALUES.contains(&&v[..2]) => {
+                (&v[..2], Some(&v[2..]))
+            }
             _ => (v, None),
         };
         if let Some((_, s)) = SCOPES.iter().find(|(o, _)| *o == name) {
@@ -420,7 +664,10 @@ mod tests {
             ("rename-section a b", ConfigWrite::Scope("local")),
             ("--global core.pager less", ConfigWrite::Scope("global")),
             ("--system --unset-all x", ConfigWrite::Scope("system")),
-            ("--worktree core.fsmonitor x", ConfigWrite::Scope("worktree")),
+            (
+                "--worktree core.fsmonitor x",
+                ConfigWrite::Scope("worktree"),
+            ),
             ("--type bool core.bare false", ConfigWrite::Scope("local")),
             ("--get --add x y", ConfigWrite::Scope("local")),
             ("--file x.cfg a.b c", file("x.cfg")),

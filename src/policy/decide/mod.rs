@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::policy::paths::{self, Access, Matcher, PathVerdict};
-use crate::scope::{Platform, Scope};
 use crate::scope::semantics::{self, CommandSemantics, OperandKind};
+use crate::scope::{Platform, Scope};
 use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
 
 mod argv;
@@ -35,8 +35,8 @@ mod readers;
 mod scope;
 
 use categorize::entry_matches;
-pub(crate) use name::SHELLS;
 use grants::grantable;
+pub(crate) use name::SHELLS;
 
 /// An allow-once grant: lets one call of `tool` on `resource` through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -138,7 +138,11 @@ fn allowed_summary(patterns: &[String]) -> String {
     match patterns.len() {
         0 => "none".to_string(),
         n if n <= LISTED_PATTERNS => patterns.join(", "),
-        n => format!("{}, and {} more", patterns[..LISTED_PATTERNS].join(", "), n - LISTED_PATTERNS),
+        n => format!(
+            "{}, and {} more",
+            patterns[..LISTED_PATTERNS].join(", "),
+            n - LISTED_PATTERNS
+        ),
     }
 }
 
@@ -184,7 +188,13 @@ pub fn decide(ctx: &Ctx, command: &str, directory: &Path) -> Decision {
 }
 
 /// Decides on an argv-form command (`run_command`): no shell, the words are literal.
-pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, platform: Platform) -> Decision {
+pub fn decide_argv(
+    ctx: &Ctx,
+    program: &str,
+    args: &[String],
+    directory: &Path,
+    platform: Platform,
+) -> Decision {
     let _memo = paths::memo();
     let dir = paths::resolve(directory).target;
     let display = std::iter::once(program.to_string())
@@ -195,7 +205,14 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     match crate::policy::rules::check_argv(ctx.scope, platform, program, args) {
         Err(v) => {
             let resource = program.to_string();
-            j.violate(v.reason, v.message, Some(program.to_string()), resource, "command", None);
+            j.violate(
+                v.reason,
+                v.message,
+                Some(program.to_string()),
+                resource,
+                "command",
+                None,
+            );
         }
         // Allowed by the tool_commands table: judged as read_only for its directory, with
         // its effects (writes still need write scope).
@@ -203,7 +220,14 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
     }
     let mut words = vec![WordInfo::literal(program)];
     words.extend(args.iter().map(|a| WordInfo::literal(a)));
-    let cmd = SimpleCmd { words, assignments: vec![], redirects: vec![], cwds: Some(std::rc::Rc::from([dir.clone()])), context: Context::TopLevel, stdin_from: None };
+    let cmd = SimpleCmd {
+        words,
+        assignments: vec![],
+        redirects: vec![],
+        cwds: Some(std::rc::Rc::from([dir.clone()])),
+        context: Context::TopLevel,
+        stdin_from: None,
+    };
     j.simple(&cmd, &[]);
     j.finish()
 }
@@ -213,7 +237,9 @@ pub fn decide_argv(ctx: &Ctx, program: &str, args: &[String], directory: &Path, 
 /// command that has them): what the option grammar leaves for the operand rules.
 pub fn operands(program: &str, args: &[String]) -> Vec<String> {
     let words: Vec<WordInfo> = args.iter().map(|a| WordInfo::literal(a)).collect();
-    let mut sem = semantics::builtin().get(program).unwrap_or_else(|| semantics::empty());
+    let mut sem = semantics::builtin()
+        .get(program)
+        .unwrap_or_else(|| semantics::empty());
     let mut rest: &[WordInfo] = &words;
     if sem.subcommands {
         let items = argv::parse(sem, &words, true);
@@ -221,14 +247,21 @@ pub fn operands(program: &str, args: &[String]) -> Vec<String> {
             argv::Item::Operand { index, word } => Some((*index, word.shown().to_string())),
             _ => None,
         });
-        let Some((at, sub)) = sub else { return Vec::new() };
-        sem = sem.subcommand_semantics.get(&sub).unwrap_or_else(|| semantics::empty());
+        let Some((at, sub)) = sub else {
+            return Vec::new();
+        };
+        sem = sem
+            .subcommand_semantics
+            .get(&sub)
+            .unwrap_or_else(|| semantics::empty());
         rest = &words[at + 1..];
     }
     argv::parse(sem, rest, false)
         .into_iter()
         .filter_map(|i| match i {
-            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => Some(word.shown().to_string()),
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => {
+                Some(word.shown().to_string())
+            }
             _ => None,
         })
         .collect()
@@ -270,9 +303,24 @@ fn env_set(flat: &Flat) -> Vec<(String, WordInfo)> {
             out.push((name.clone(), value.clone()));
         }
         for w in c.words.iter().skip(1) {
-            let Some((name, value)) = w.value.as_deref().and_then(|v| v.split_once('=')) else { continue };
-            if !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && !name.starts_with(|ch: char| ch.is_ascii_digit()) {
-                let value = if w.glob { WordInfo { raw: value.to_string(), value: None, glob: false } } else { WordInfo::literal(value) };
+            let Some((name, value)) = w.value.as_deref().and_then(|v| v.split_once('=')) else {
+                continue;
+            };
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                && !name.starts_with(|ch: char| ch.is_ascii_digit())
+            {
+                let value = if w.glob {
+                    WordInfo {
+                        raw: value.to_string(),
+                        value: None,
+                        glob: false,
+                    }
+                } else {
+                    WordInfo::literal(value)
+                };
                 out.push((name.to_string(), value));
             }
         }
@@ -303,7 +351,15 @@ impl<'a> Judge<'a> {
         }
     }
 
-    fn violate(&mut self, reason: &'static str, message: String, command: Option<String>, resource: String, vt: &'static str, access: Option<Access>) {
+    fn violate(
+        &mut self,
+        reason: &'static str,
+        message: String,
+        command: Option<String>,
+        resource: String,
+        vt: &'static str,
+        access: Option<Access>,
+    ) {
         let v = Violation {
             reason,
             message,

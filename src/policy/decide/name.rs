@@ -9,21 +9,77 @@ pub(super) const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", 
 pub(crate) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 /// Builtins that run nothing and touch no file: implicitly read_only.
 pub(super) const INERT_BUILTINS: &[&str] = &[
-    "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift", "wait", "break",
-    "continue", "set", "unset", "pwd",
+    "cd", "pushd", "popd", "dirs", "true", "false", ":", "test", "[", "exit", "return", "shift",
+    "wait", "break", "continue", "set", "unset", "pwd",
 ];
 /// Environment variables that change which program runs or how a shell starts.
 pub(super) const DANGEROUS_VARS: &[&str] = &[
-    "PATH", "IFS", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE",
-    "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER",
-    "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
-    "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "MAKEFLAGS",
-    "TAR_OPTIONS", "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "SHELL",
+    "PATH",
+    "IFS",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "CDPATH",
+    "GLOBIGNORE",
+    "PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BROWSER",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "HOME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "MAKEFLAGS",
+    "TAR_OPTIONS",
+    "GREP_OPTIONS",
+    "RIPGREP_CONFIG_PATH",
+    "SHELL",
     // Loaders and tool hooks that name a program, library or startup file.
-    "GCONV_PATH", "LOCPATH", "NLSPATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC",
-    "GOFLAGS", "CC", "CXX", "VIMINIT", "EXINIT", "MYVIMRC", "BASH_XTRACEFD", "BASH_LOADABLES_PATH",
-    "LESS", "LESSKEY", "LESSKEYIN", "PYTHONBREAKPOINT", "PERL5DB", "HISTFILE", "INPUTRC",
+    "GCONV_PATH",
+    "LOCPATH",
+    "NLSPATH",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTC",
+    "RUSTDOC",
+    "GOFLAGS",
+    "CC",
+    "CXX",
+    "VIMINIT",
+    "EXINIT",
+    "MYVIMRC",
+    "BASH_XTRACEFD",
+    "BASH_LOADABLES_PATH",
+    "LESS",
+    "LESSKEY",
+    "LESSKEYIN",
+    "PYTHONBREAKPOINT",
+    "PERL5DB",
+    "HISTFILE",
+    "INPUTRC",
 ];
 /// Prefixes of variables that do so: every `GIT_*` variable but [`SAFE_GIT_VARS`] (git's
 /// variables choose the repository, its work tree, index and object stores (`GIT_DIR`,
@@ -33,7 +89,8 @@ pub(super) const DANGEROUS_VARS: &[&str] = &[
 /// run programs (`GIT_EXEC_PATH`, `GIT_EXTERNAL_DIFF`, `GIT_SSH`, `GIT_SSH_COMMAND`,
 /// `GIT_ASKPASS`, `GIT_EDITOR`, `GIT_SEQUENCE_EDITOR`, `GIT_PAGER`, `GIT_PROXY_COMMAND`),
 /// write files (`GIT_TRACE*=PATH`) or change how pathspecs read (`GIT_*_PATHSPECS`).
-pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "GIT_", "NPM_CONFIG_"];
+pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] =
+    &["LD_", "DYLD_", "BASH_FUNC_", "GIT_", "NPM_CONFIG_"];
 /// bash's own variables and arrays (bash(1), "Shell Variables"): the ones it reads to decide
 /// how to find, expand or run later commands (`BASH_CMDS` and `BASH_ALIASES` rewrite what a
 /// name runs, `POSIXLY_CORRECT` turns on aliases, `EXECIGNORE` and `FUNCNEST` change lookup
@@ -41,11 +98,48 @@ pub(super) const DANGEROUS_VAR_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_
 /// `LC_*`), `COLUMNS`, `LINES`, `TIMEFORMAT`, and what builtins fill for scripts (`REPLY`,
 /// `MAPFILE`, `OPTARG`, `OPTIND`).
 pub(super) const SHELL_STATE_VARS: &[&str] = &[
-    "CHILD_MAX", "COMPREPLY", "COPROC", "DIRSTACK", "EMACS", "EPOCHREALTIME", "EPOCHSECONDS", "EUID", "EXECIGNORE",
-    "FCEDIT", "FIGNORE", "FUNCNAME", "FUNCNEST", "GROUPS", "HOSTFILE", "HOSTNAME", "HOSTTYPE", "IGNOREEOF",
-    "INSIDE_EMACS", "LINENO", "MACHTYPE", "MAIL", "MAILCHECK", "MAILPATH", "OLDPWD", "OPTERR", "OSTYPE", "PIPESTATUS",
-    "POSIXLY_CORRECT", "PPID", "PROMPT_DIRTRIM", "PS0", "PS1", "PS2", "PS3", "PWD", "RANDOM", "SECONDS", "SHLVL",
-    "SRANDOM", "TMOUT", "UID",
+    "CHILD_MAX",
+    "COMPREPLY",
+    "COPROC",
+    "DIRSTACK",
+    "EMACS",
+    "EPOCHREALTIME",
+    "EPOCHSECONDS",
+    "EUID",
+    "EXECIGNORE",
+    "FCEDIT",
+    "FIGNORE",
+    "FUNCNAME",
+    "FUNCNEST",
+    "GROUPS",
+    "HOSTFILE",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "IGNOREEOF",
+    "INSIDE_EMACS",
+    "LINENO",
+    "MACHTYPE",
+    "MAIL",
+    "MAILCHECK",
+    "MAILPATH",
+    "OLDPWD",
+    "OPTERR",
+    "OSTYPE",
+    "PIPESTATUS",
+    "POSIXLY_CORRECT",
+    "PPID",
+    "PROMPT_DIRTRIM",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PWD",
+    "RANDOM",
+    "SECONDS",
+    "SHLVL",
+    "SRANDOM",
+    "TMOUT",
+    "UID",
 ];
 /// Prefixes of bash's own variables: `BASH`, `BASHOPTS`, `BASHPID` and every `BASH_*`
 /// (`BASH_CMDS`, `BASH_ALIASES`, `BASH_COMPAT`, `BASH_ENV`, ...), `COMP_*`, `HIST*`,
@@ -56,12 +150,22 @@ pub(super) const SHELL_STATE_PREFIXES: &[&str] = &["BASH", "COMP_", "HIST", "REA
 /// much to print (`GIT_TERMINAL_PROMPT=0`, `GIT_OPTIONAL_LOCKS=0`, `GIT_MERGE_VERBOSITY`,
 /// `GIT_FLUSH`). `GIT_TRACE*` is not among them: its value may be a file git writes.
 pub(super) const SAFE_GIT_VARS: &[&str] = &[
-    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_MERGE_VERBOSITY", "GIT_FLUSH",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_MERGE_VERBOSITY",
+    "GIT_FLUSH",
 ];
 
 pub(super) fn dangerous_var(name: &str) -> bool {
-    DANGEROUS_VARS.contains(&name) || (DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p)) && !SAFE_GIT_VARS.contains(&name))
+    DANGEROUS_VARS.contains(&name)
+        || (DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+            && !SAFE_GIT_VARS.contains(&name))
 }
 
 /// Whether `name` is one of bash's own variables ([`SHELL_STATE_VARS`]).
@@ -90,11 +194,15 @@ pub(super) enum SetRefusal {
 pub(super) fn set_arguments(args: &[WordInfo]) -> Result<(), SetRefusal> {
     let mut i = 0;
     while let Some(w) = args.get(i) {
-        let Some(a) = w.exact() else { return Err(SetRefusal::Dynamic(w.raw.clone())) };
+        let Some(a) = w.exact() else {
+            return Err(SetRefusal::Dynamic(w.raw.clone()));
+        };
         if a == "--" || a == "-" {
             return Ok(());
         }
-        let Some(sign) = a.chars().next().filter(|c| matches!(c, '-' | '+')) else { return Ok(()) };
+        let Some(sign) = a.chars().next().filter(|c| matches!(c, '-' | '+')) else {
+            return Ok(());
+        };
         let mut names = 0;
         for ch in a[1..].chars() {
             match ch {
@@ -205,18 +313,24 @@ impl RunTimeValues {
 
     fn evaluate(&mut self, name: &str, shown: &str) {
         if self.evaluated_names.insert(name.to_string()) {
-            self.evaluated.push((name.to_string(), shown.chars().take(80).collect()));
+            self.evaluated
+                .push((name.to_string(), shown.chars().take(80).collect()));
         }
     }
 
     /// The variables arithmetic evaluates that hold a value set at run time, with where
     /// (a variable copied from one set at run time is set at run time too).
     fn refused(&self) -> Vec<(&str, &str)> {
-        let mut copied_to: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
+        let mut copied_to: std::collections::HashMap<&str, Vec<&str>> =
+            std::collections::HashMap::new();
         for (to, from) in &self.copies {
-            copied_to.entry(gathered(from)).or_default().push(gathered(to));
+            copied_to
+                .entry(gathered(from))
+                .or_default()
+                .push(gathered(to));
         }
-        let mut run: std::collections::HashSet<&str> = self.run_time.iter().map(String::as_str).collect();
+        let mut run: std::collections::HashSet<&str> =
+            self.run_time.iter().map(String::as_str).collect();
         let mut next: Vec<&str> = run.iter().copied().collect();
         while let Some(n) = next.pop() {
             for &to in copied_to.get(n).into_iter().flatten() {
@@ -228,7 +342,10 @@ impl RunTimeValues {
         self.evaluated
             .iter()
             .filter(|(n, _)| {
-                self.any || run.contains(&gathered(n)) || SET_BY_BASH_AT_RUN_TIME.contains(&n.as_str()) || (n == "!" && !run.is_empty())
+                self.any
+                    || run.contains(&gathered(n))
+                    || SET_BY_BASH_AT_RUN_TIME.contains(&n.as_str())
+                    || (n == "!" && !run.is_empty())
             })
             .map(|(n, s)| (n.as_str(), s.as_str()))
             .collect()
@@ -237,7 +354,19 @@ impl RunTimeValues {
 
 /// Builtins that take variables by name, and evaluate a subscript in one.
 const SUBSCRIPT_BUILTINS: &[&str] = &[
-    "test", "[", "unset", "read", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local", "export", "readonly",
+    "test",
+    "[",
+    "unset",
+    "read",
+    "mapfile",
+    "readarray",
+    "getopts",
+    "wait",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
 ];
 
 /// Builtins that change how the shell reads or runs later commands, refused in any form:
@@ -247,8 +376,19 @@ pub(super) const SHELL_STATE_BUILTINS: &[&str] = &["shopt", "enable", "bind", "f
 impl<'a> Judge<'a> {
     pub(super) fn flat(&mut self, flat: &Flat, via: &[String]) {
         for p in &flat.problems {
-            let what = if via.is_empty() { String::new() } else { format!(" (inside {})", via.join(" → ")) };
-            self.violate(p.reason(), format!("{}{what}", p.message()), None, self.command.clone(), "command", None);
+            let what = if via.is_empty() {
+                String::new()
+            } else {
+                format!(" (inside {})", via.join(" → "))
+            };
+            self.violate(
+                p.reason(),
+                format!("{}{what}", p.message()),
+                None,
+                self.command.clone(),
+                "command",
+                None,
+            );
         }
         if self.base.is_none() {
             let first = flat
@@ -282,13 +422,25 @@ impl<'a> Judge<'a> {
             }
             let (paths, commands) = (self.paths.len(), self.commands.len());
             self.simple(c, via);
-            let writes: Vec<PathBuf> = self.paths[paths..].iter().filter(|p| p.access == "write" && !p.resolved.is_empty()).map(|p| PathBuf::from(&p.resolved)).collect();
-            let writer = self.commands[commands..].iter().any(|e| matches!(e.category.as_deref(), Some("safe_write" | "dangerous")));
+            let writes: Vec<PathBuf> = self.paths[paths..]
+                .iter()
+                .filter(|p| p.access == "write" && !p.resolved.is_empty())
+                .map(|p| PathBuf::from(&p.resolved))
+                .collect();
+            let writer = self.commands[commands..]
+                .iter()
+                .any(|e| matches!(e.category.as_deref(), Some("safe_write" | "dangerous")));
             unseen |= writer && writes.is_empty();
             written.extend(writes);
         }
         // Where commands may run beside the loop, every write of the line counts.
-        self.loop_globs_after_writes(flat, (!flat.concurrent).then_some(flat.commands.len()), &written, unseen, via);
+        self.loop_globs_after_writes(
+            flat,
+            (!flat.concurrent).then_some(flat.commands.len()),
+            &written,
+            unseen,
+            via,
+        );
         if via.is_empty() {
             self.arithmetic_on_run_time_values();
         }
@@ -298,10 +450,18 @@ impl<'a> Judge<'a> {
     /// substitutions of its subscripts: a value the line sets at run time (`x=$(cat f)`,
     /// `read x`) is refused there, as a literal value that would run one is.
     fn arithmetic_on_run_time_values(&mut self) {
-        let refused: Vec<(String, String)> = self.run_time.refused().into_iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        let refused: Vec<(String, String)> = self
+            .run_time
+            .refused()
+            .into_iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
         for (name, shown) in refused {
             let (what, value) = match name.as_str() {
-                "!" => ("a variable named by another".to_string(), "\"$x\"".to_string()),
+                "!" => (
+                    "a variable named by another".to_string(),
+                    "\"$x\"".to_string(),
+                ),
                 n if gathered(n) == "@" => (format!("`${n}`"), format!("\"${n}\"")),
                 n => (format!("`{n}`"), format!("\"${n}\"")),
             };
@@ -324,17 +484,32 @@ impl<'a> Judge<'a> {
     /// directory it reads (or above it), or writes where its evidence does not say, could
     /// change what it matches when it runs (`ln -s / x/l; for d in x/*/`). Inside a script
     /// (`bash -c`), whose command line may have written before it, any write so far counts.
-    fn loop_globs_after_writes(&mut self, flat: &Flat, at: Option<usize>, written: &[PathBuf], unseen: bool, via: &[String]) {
+    fn loop_globs_after_writes(
+        &mut self,
+        flat: &Flat,
+        at: Option<usize>,
+        written: &[PathBuf],
+        unseen: bool,
+        via: &[String],
+    ) {
         // (A glob found in a second walk of a loop body counts the commands the walk added
         // before it, some of which may be dropped as repeats: past the end, it is checked at
         // the end.)
         let last = flat.commands.len();
-        for g in flat.loop_globs.iter().filter(|g| at.is_none_or(|k| g.after == k || (k == last && g.after > last))) {
+        for g in flat
+            .loop_globs
+            .iter()
+            .filter(|g| at.is_none_or(|k| g.after == k || (k == last && g.after > last)))
+        {
             let bases: Vec<PathBuf> = g.bases.iter().map(|b| paths::resolve(b).target).collect();
             let hit = if via.is_empty() {
-                unseen || written.iter().any(|w| bases.iter().any(|b| w.starts_with(b) || b.starts_with(w)))
+                unseen
+                    || written
+                        .iter()
+                        .any(|w| bases.iter().any(|b| w.starts_with(b) || b.starts_with(w)))
             } else {
-                self.max_access == Some(Access::Write) || self.max_category.is_some_and(|c| c >= Category::SafeWrite)
+                self.max_access == Some(Access::Write)
+                    || self.max_category.is_some_and(|c| c >= Category::SafeWrite)
             };
             if hit {
                 self.violate(
@@ -351,7 +526,13 @@ impl<'a> Judge<'a> {
 
     /// Judges one simple command: assignments, redirects, then the command itself.
     pub(super) fn simple(&mut self, c: &SimpleCmd, via: &[String]) {
-        let label = || c.words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+        let label = || {
+            c.words
+                .iter()
+                .map(WordInfo::display)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         if !c.assignments.is_empty() {
             let label = label();
             for (name, value) in &c.assignments {
@@ -362,7 +543,11 @@ impl<'a> Judge<'a> {
             }
         }
         // A glob that bash 5.1 and older can expand through `..`.
-        let globs = c.words.iter().chain(c.redirects.iter().filter_map(|r| r.target.as_ref())).filter(|w| w.glob);
+        let globs = c
+            .words
+            .iter()
+            .chain(c.redirects.iter().filter_map(|r| r.target.as_ref()))
+            .filter(|w| w.glob);
         for w in globs {
             if shell::glob_reaches_parent(w.value.as_deref().unwrap_or(&w.raw)) {
                 self.violate(
@@ -410,7 +595,12 @@ impl<'a> Judge<'a> {
         };
         let saved = (self.stdin_from.take(), self.stdin_redirected);
         self.stdin_from = c.stdin_from.clone();
-        self.stdin_redirected = c.redirects.iter().any(|r| matches!(r.kind, RedirKind::Read | RedirKind::ReadWrite | RedirKind::Data | RedirKind::Dup));
+        self.stdin_redirected = c.redirects.iter().any(|r| {
+            matches!(
+                r.kind,
+                RedirKind::Read | RedirKind::ReadWrite | RedirKind::Data | RedirKind::Dup
+            )
+        });
         self.argv(&c.words, cwds, via, ctx_name, false);
         (self.stdin_from, self.stdin_redirected) = saved;
     }
@@ -438,7 +628,11 @@ impl<'a> Judge<'a> {
             self.violate(
                 "denied",
                 message,
-                Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
+                Some(if label.is_empty() {
+                    format!("{name}=...")
+                } else {
+                    label.to_string()
+                }),
                 name.to_string(),
                 "command",
                 None,
@@ -453,8 +647,13 @@ impl<'a> Judge<'a> {
         if !value.contains('=') && !value.contains("++") && !value.contains("--") {
             return;
         }
-        let Ok(names) = shell::arithmetic_assignments(value) else { return };
-        if let Some(n) = names.into_iter().find(|n| shell_state_var(n) || dangerous_var(n)) {
+        let Ok(names) = shell::arithmetic_assignments(value) else {
+            return;
+        };
+        if let Some(n) = names
+            .into_iter()
+            .find(|n| shell_state_var(n) || dangerous_var(n))
+        {
             self.violate(
                 "unsupported_construct",
                 format!("the value of {name} (`{value}`) sets {n} when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)"),
@@ -467,7 +666,14 @@ impl<'a> Judge<'a> {
     }
 
     /// Judges an argv: the name, wrappers, category, rules and effects.
-    pub(super) fn argv(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool) {
+    pub(super) fn argv(
+        &mut self,
+        words: &[WordInfo],
+        cwds: &[PathBuf],
+        via: &[String],
+        context: &'static str,
+        under_replace: bool,
+    ) {
         let Some(first) = words.first() else { return };
         let argv_display: Vec<String> = words.iter().map(WordInfo::display).collect();
         let label = argv_display.join(" ");
@@ -484,7 +690,16 @@ impl<'a> Judge<'a> {
         let before = self.violations.len();
         let slot = self.commands.len();
         // Holds the place (commands found inside come after); filled in at the end.
-        self.commands.push(CommandEvidence { name: String::new(), argv: Vec::new(), category: None, rule: None, verdict: "allowed", reason: None, context, via: Vec::new() });
+        self.commands.push(CommandEvidence {
+            name: String::new(),
+            argv: Vec::new(),
+            category: None,
+            rule: None,
+            verdict: "allowed",
+            reason: None,
+            context,
+            via: Vec::new(),
+        });
         self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
         if let Some(v) = self.violations[before..].first() {
             ev.verdict = "denied";
@@ -496,7 +711,16 @@ impl<'a> Judge<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn argv_inner(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, under_replace: bool, label: &str, ev: &mut CommandEvidence) {
+    pub(super) fn argv_inner(
+        &mut self,
+        words: &[WordInfo],
+        cwds: &[PathBuf],
+        via: &[String],
+        context: &'static str,
+        under_replace: bool,
+        label: &str,
+        ev: &mut CommandEvidence,
+    ) {
         let Some(name) = words.first().and_then(WordInfo::exact) else {
             let raw = words.first().map(|w| w.raw.clone()).unwrap_or_default();
             self.violate(
@@ -516,7 +740,9 @@ impl<'a> Judge<'a> {
         if PRIVILEGE.contains(&base) {
             self.violate(
                 "privilege_escalation",
-                format!("`{base}` runs commands with elevated privileges; gptel-scope never does that"),
+                format!(
+                    "`{base}` runs commands with elevated privileges; gptel-scope never does that"
+                ),
                 Some(label.to_string()),
                 base.to_string(),
                 "command",
@@ -546,7 +772,12 @@ impl<'a> Judge<'a> {
                     self.categorized(cat, name, args, cwds, label);
                 }
                 None => {
-                    let dangerous = bt.categories.dangerous.iter().find(|e| entry_matches(e, base, &sub_words)).cloned();
+                    let dangerous = bt
+                        .categories
+                        .dangerous
+                        .iter()
+                        .find(|e| entry_matches(e, base, &sub_words))
+                        .cloned();
                     if let Some(e) = dangerous {
                         ev.category = Some("dangerous".into());
                         self.dangerous(&e, label);
@@ -566,7 +797,13 @@ impl<'a> Judge<'a> {
         }
 
         // Shell state: options and builtins that change what later words mean.
-        if SHELL_STATE_BUILTINS.contains(&base) || (base == "hash" && args.iter().any(|a| a.exact().is_none_or(|s| s.starts_with('-') && s.contains('p')))) {
+        if SHELL_STATE_BUILTINS.contains(&base)
+            || (base == "hash"
+                && args.iter().any(|a| {
+                    a.exact()
+                        .is_none_or(|s| s.starts_with('-') && s.contains('p'))
+                }))
+        {
             self.violate(
                 "unsupported_construct",
                 format!("`{base}` changes how the shell reads or runs later commands (shell options, builtins, command lookup); it is not allowed. Run the commands without it."),
@@ -579,7 +816,9 @@ impl<'a> Judge<'a> {
         }
         if base == "set" {
             match set_arguments(args) {
-                Ok(()) if args.iter().any(|a| a.exact().is_none()) => self.run_time.set_at_run_time("@"),
+                Ok(()) if args.iter().any(|a| a.exact().is_none()) => {
+                    self.run_time.set_at_run_time("@")
+                }
                 Ok(()) => {}
                 Err(SetRefusal::Option(opt)) => {
                     self.violate(
@@ -607,7 +846,10 @@ impl<'a> Judge<'a> {
         }
 
         // Shell constructs.
-        if matches!(base, "eval" | "source" | "." | "alias" | "trap" | "function") {
+        if matches!(
+            base,
+            "eval" | "source" | "." | "alias" | "trap" | "function"
+        ) {
             let key = match base {
                 "." => "source",
                 b => b,
@@ -631,7 +873,14 @@ impl<'a> Judge<'a> {
                 let script: Option<Vec<&str>> = args.iter().map(WordInfo::exact).collect();
                 match script {
                     Some(parts) => self.script(&parts.join(" "), cwds, via, "eval"),
-                    None => self.violate("dynamic_command", "`eval` of text built at run time cannot be judged".into(), Some(label.to_string()), base.to_string(), "command", None),
+                    None => self.violate(
+                        "dynamic_command",
+                        "`eval` of text built at run time cannot be judged".into(),
+                        Some(label.to_string()),
+                        base.to_string(),
+                        "command",
+                        None,
+                    ),
                 }
                 return;
             }
@@ -664,8 +913,16 @@ impl<'a> Judge<'a> {
                 }
             }
             // Aliases are expanded by `sh` (POSIX mode, dash) and zsh scripts, never judged.
-            let other_shell = via.iter().any(|w| w.strip_suffix(" -c").is_some_and(|sh| basename(sh) != "bash"));
-            if key == "alias" && other_shell && args.iter().any(|a| a.exact().is_none_or(|s| s.contains('='))) {
+            let other_shell = via.iter().any(|w| {
+                w.strip_suffix(" -c")
+                    .is_some_and(|sh| basename(sh) != "bash")
+            });
+            if key == "alias"
+                && other_shell
+                && args
+                    .iter()
+                    .any(|a| a.exact().is_none_or(|s| s.contains('=')))
+            {
                 self.violate(
                     "unsupported_construct",
                     format!("`{label}`: an alias defined in a script of {} is expanded in the commands after it, which are judged as written; run the commands directly instead", via.join(" → ")),
@@ -684,18 +941,30 @@ impl<'a> Judge<'a> {
 
         // Wrappers: judged themselves, then what they run.
         match base {
-            "builtin" => return self.wrapped(words, 1, cwds, via, "builtin", context, under_replace),
+            "builtin" => {
+                return self.wrapped(words, 1, cwds, via, "builtin", context, under_replace)
+            }
             "command" => {
                 // `command -p -v -V`: flags only (bash's own getopt, bundles allowed).
                 let mut lookup = false;
-                let skip = self.skip_options(args, &effects::wrapper(&[], &[], &[]), |_, o| lookup |= o.name == "-v" || o.name == "-V");
+                let skip = self.skip_options(args, &effects::wrapper(&[], &[], &[]), |_, o| {
+                    lookup |= o.name == "-v" || o.name == "-V"
+                });
                 if lookup {
                     ev.category = Some("read_only".into());
                     ev.rule = Some("builtin: command -v".into());
                     self.directory_scope(Category::Builtin, cwds, label);
                     return;
                 }
-                return self.wrapped(words, 1 + skip, cwds, via, "command", context, under_replace);
+                return self.wrapped(
+                    words,
+                    1 + skip,
+                    cwds,
+                    via,
+                    "command",
+                    context,
+                    under_replace,
+                );
             }
             "exec" => {
                 // `exec [-cl] [-a NAME]`, bundles allowed (`exec -ca NAME cmd`).
@@ -708,7 +977,11 @@ impl<'a> Judge<'a> {
             }
             "nohup" => return self.wrapped(words, 1, cwds, via, "nohup", context, under_replace),
             "time" => {
-                let grammar = effects::wrapper(&["-f", "--format", "-o", "--output"], &[], &["--append", "--portability", "--verbose", "--quiet"]);
+                let grammar = effects::wrapper(
+                    &["-f", "--format", "-o", "--output"],
+                    &[],
+                    &["--append", "--portability", "--verbose", "--quiet"],
+                );
                 let skip = self.skip_options(args, &grammar, |j, o| {
                     if let (Some(val), true) = (&o.value, o.name == "-o" || o.name == "--output") {
                         j.path_effect(val, Access::Write, cwds, "option -o of time", true);
@@ -717,18 +990,42 @@ impl<'a> Judge<'a> {
                 return self.wrapped(words, 1 + skip, cwds, via, "time", context, under_replace);
             }
             "nice" => {
-                let skip = self.skip_options(args, &effects::wrapper(&["-n", "--adjustment"], &[], &[]), |_, _| {});
+                let skip = self.skip_options(
+                    args,
+                    &effects::wrapper(&["-n", "--adjustment"], &[], &[]),
+                    |_, _| {},
+                );
                 return self.wrapped(words, 1 + skip, cwds, via, "nice", context, under_replace);
             }
             "stdbuf" => {
-                let skip = self.skip_options(args, &effects::wrapper(&["-i", "-o", "-e", "--input", "--output", "--error"], &[], &[]), |_, _| {});
+                let skip = self.skip_options(
+                    args,
+                    &effects::wrapper(
+                        &["-i", "-o", "-e", "--input", "--output", "--error"],
+                        &[],
+                        &[],
+                    ),
+                    |_, _| {},
+                );
                 return self.wrapped(words, 1 + skip, cwds, via, "stdbuf", context, under_replace);
             }
             "timeout" => {
-                let grammar = effects::wrapper(&["-s", "--signal", "-k", "--kill-after"], &[], &["--foreground", "--preserve-status", "--verbose"]);
+                let grammar = effects::wrapper(
+                    &["-s", "--signal", "-k", "--kill-after"],
+                    &[],
+                    &["--foreground", "--preserve-status", "--verbose"],
+                );
                 let skip = self.skip_options(args, &grammar, |_, _| {});
                 // The duration comes first.
-                return self.wrapped(words, 2 + skip, cwds, via, "timeout", context, under_replace);
+                return self.wrapped(
+                    words,
+                    2 + skip,
+                    cwds,
+                    via,
+                    "timeout",
+                    context,
+                    under_replace,
+                );
             }
             "env" => return self.env(words, cwds, via, context, label, ev),
             "xargs" => return self.xargs(words, cwds, via, context, label),
@@ -763,16 +1060,26 @@ impl<'a> Judge<'a> {
         }
 
         // Declarations: their NAME=VALUE arguments are assignments.
-        if matches!(base, "export" | "declare" | "typeset" | "local" | "readonly") {
+        if matches!(
+            base,
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
             // `-i`: every assignment to the names evaluates its value as arithmetic (the
             // names an initial value holds count as the name's, below).
             let integer = base != "export"
                 && base != "readonly"
-                && args.iter().any(|a| a.exact().is_some_and(|v| v.starts_with(['-', '+']) && !v.starts_with("--") && v.contains('i')));
+                && args.iter().any(|a| {
+                    a.exact().is_some_and(|v| {
+                        v.starts_with(['-', '+']) && !v.starts_with("--") && v.contains('i')
+                    })
+                });
             if integer {
                 for a in args.iter().filter(|a| !a.raw.starts_with(['-', '+'])) {
                     let n = a.raw.split_once('=').map_or(a.raw.as_str(), |(n, _)| n);
-                    self.run_time.evaluate(n.split('[').next().unwrap_or(n).trim_end_matches('+'), label);
+                    self.run_time.evaluate(
+                        n.split('[').next().unwrap_or(n).trim_end_matches('+'),
+                        label,
+                    );
                 }
             }
             for a in args {
@@ -785,7 +1092,9 @@ impl<'a> Judge<'a> {
                 }
                 // `-n` makes a name reference: later assignments then set whatever it names.
                 if matches!(base, "declare" | "typeset" | "local")
-                    && a.exact().is_some_and(|v| v.starts_with('-') && !v.starts_with("--") && v.contains('n'))
+                    && a.exact().is_some_and(|v| {
+                        v.starts_with('-') && !v.starts_with("--") && v.contains('n')
+                    })
                 {
                     self.violate(
                         "unsupported_construct",
@@ -796,7 +1105,11 @@ impl<'a> Judge<'a> {
                         None,
                     );
                 }
-                if a.exact().is_some_and(|v| v.split_once('=').map_or(v, |(n, _)| n).contains(['[', '`', '$'])) {
+                if a.exact().is_some_and(|v| {
+                    v.split_once('=')
+                        .map_or(v, |(n, _)| n)
+                        .contains(['[', '`', '$'])
+                }) {
                     self.violate(
                         "unsupported_construct",
                         format!("`{label}`: a declared name with a subscript or expansion is evaluated by the shell; it is not allowed"),
@@ -812,7 +1125,10 @@ impl<'a> Judge<'a> {
                         self.assignment(name.trim_end_matches('+'), label);
                         // Arithmetic evaluating it evaluates the names in its value.
                         let to = name.split('[').next().unwrap_or(name).trim_end_matches('+');
-                        for n in shell::arithmetic_names(value).into_iter().filter(|n| *n != "!") {
+                        for n in shell::arithmetic_names(value)
+                            .into_iter()
+                            .filter(|n| *n != "!")
+                        {
                             self.run_time.copies.push((to.to_string(), n.to_string()));
                         }
                         self.arithmetic_value(name, value, label);
@@ -869,18 +1185,41 @@ impl<'a> Judge<'a> {
                 }
                 match shell::arithmetic_assignments(a.value.as_deref().unwrap_or(&a.raw)) {
                     Ok(names) => names.iter().for_each(|n| self.assignment(n, label)),
-                    Err(p) => self.violate(p.reason(), p.message().to_string(), Some(label.to_string()), base.to_string(), "command", None),
+                    Err(p) => self.violate(
+                        p.reason(),
+                        p.message().to_string(),
+                        Some(label.to_string()),
+                        base.to_string(),
+                        "command",
+                        None,
+                    ),
                 }
             }
         }
-        if matches!(base, "mapfile" | "readarray") && args.iter().any(|a| a.exact().is_some_and(|s| s.starts_with('-') && !s.starts_with("--") && s.contains('C'))) {
-            self.violate("unsupported_construct", format!("`{label}`: `{base} -C` runs text as a command; it is not allowed"), Some(label.to_string()), base.to_string(), "command", None);
+        if matches!(base, "mapfile" | "readarray")
+            && args.iter().any(|a| {
+                a.exact()
+                    .is_some_and(|s| s.starts_with('-') && !s.starts_with("--") && s.contains('C'))
+            })
+        {
+            self.violate(
+                "unsupported_construct",
+                format!("`{label}`: `{base} -C` runs text as a command; it is not allowed"),
+                Some(label.to_string()),
+                base.to_string(),
+                "command",
+                None,
+            );
         }
         // An ordinary command.
         if INERT_BUILTINS.contains(&base) {
             // `test -v NAME`, `unset NAME` evaluate array subscripts: `test -v 'a[$(cmd)]'` runs cmd.
             if matches!(base, "test" | "[" | "unset")
-                && args.iter().any(|a| a.value.as_deref().is_some_and(crate::shell::holds_substitution_text))
+                && args.iter().any(|a| {
+                    a.value
+                        .as_deref()
+                        .is_some_and(crate::shell::holds_substitution_text)
+                })
             {
                 self.violate(
                     "unsupported_construct",
@@ -895,7 +1234,10 @@ impl<'a> Judge<'a> {
             ev.rule = Some(format!("builtin: {base}"));
             self.directory_scope(Category::Builtin, cwds, label);
             if matches!(base, "cd" | "pushd") {
-                if let Some(t) = args.iter().find(|w| !matches!(w.exact(), Some(s) if s.starts_with('-'))) {
+                if let Some(t) = args
+                    .iter()
+                    .find(|w| !matches!(w.exact(), Some(s) if s.starts_with('-')))
+                {
                     self.path_effect(t, Access::Read, cwds, &format!("directory of {base}"), true);
                 }
             }
@@ -918,7 +1260,10 @@ impl<'a> Judge<'a> {
         ev.category = Some(cat.as_str().into());
         ev.rule = Some(entry.clone());
         if cat == Category::Dangerous {
-            let bare = entry.strip_prefix("dangerous: ").unwrap_or(&entry).to_string();
+            let bare = entry
+                .strip_prefix("dangerous: ")
+                .unwrap_or(&entry)
+                .to_string();
             self.dangerous(&bare, label);
         }
         self.rules(name, args, label);
@@ -934,10 +1279,23 @@ impl<'a> Judge<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn wrapped(&mut self, words: &[WordInfo], at: usize, cwds: &[PathBuf], via: &[String], wrapper: &str, context: &'static str, under_replace: bool) {
+    pub(super) fn wrapped(
+        &mut self,
+        words: &[WordInfo],
+        at: usize,
+        cwds: &[PathBuf],
+        via: &[String],
+        wrapper: &str,
+        context: &'static str,
+        under_replace: bool,
+    ) {
         let inner = words.get(at..).unwrap_or(&[]);
         if inner.is_empty() {
-            let label = words.iter().map(WordInfo::display).collect::<Vec<_>>().join(" ");
+            let label = words
+                .iter()
+                .map(WordInfo::display)
+                .collect::<Vec<_>>()
+                .join(" ");
             self.violate(
                 "command_not_allowed",
                 format!("`{label}` runs no command; call the command directly"),
@@ -953,17 +1311,32 @@ impl<'a> Judge<'a> {
         self.argv(inner, cwds, &v, context, under_replace);
     }
 
-    pub(super) fn env(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str, ev: &mut CommandEvidence) {
+    pub(super) fn env(
+        &mut self,
+        words: &[WordInfo],
+        cwds: &[PathBuf],
+        via: &[String],
+        context: &'static str,
+        label: &str,
+        ev: &mut CommandEvidence,
+    ) {
         let args = &words[1..];
         // GNU env's getopt: options end at the first operand; bundles (`-iu NAME`, `-vC/dir`).
         let grammar = effects::wrapper(
             &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
             &["--ignore-signal", "--default-signal", "--block-signal"],
-            &["--ignore-environment", "--null", "--debug", "--list-signal-handling"],
+            &[
+                "--ignore-environment",
+                "--null",
+                "--debug",
+                "--list-signal-handling",
+            ],
         );
         let mut refused = None;
         let mut i = self.skip_options(args, &grammar, |_, o| {
-            if matches!(o.name.as_str(), "-S" | "--split-string" | "-C" | "--chdir") && refused.is_none() {
+            if matches!(o.name.as_str(), "-S" | "--split-string" | "-C" | "--chdir")
+                && refused.is_none()
+            {
                 refused = Some(o.name.clone());
             }
         });
@@ -988,7 +1361,9 @@ impl<'a> Judge<'a> {
                 self.violate("dynamic_command", format!("`{label}`: an argument of env (`{}`) is built at run time; write it literally.", w.raw), Some(label.to_string()), "env".into(), "command", None);
                 return;
             };
-            let Some((name, _)) = s.split_once('=') else { break };
+            let Some((name, _)) = s.split_once('=') else {
+                break;
+            };
             self.assignment(name, label);
             i += 1;
         }
@@ -1007,31 +1382,66 @@ impl<'a> Judge<'a> {
         self.wrapped(words, 1 + i, cwds, via, "env", context, false);
     }
 
-    pub(super) fn xargs(&mut self, words: &[WordInfo], cwds: &[PathBuf], via: &[String], context: &'static str, label: &str) {
+    pub(super) fn xargs(
+        &mut self,
+        words: &[WordInfo],
+        cwds: &[PathBuf],
+        via: &[String],
+        context: &'static str,
+        label: &str,
+    ) {
         let args = &words[1..];
         // GNU xargs's getopt ("+0a:E:e::i::I:l::L:n:prs:txP:d:"): `-e`, `-i` and `-l` take a
         // value only attached (`xargs -e rm ls` runs `rm`), options end at the command.
         let grammar = effects::wrapper(
-            &["-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+            &[
+                "-a",
+                "--arg-file",
+                "-d",
+                "--delimiter",
+                "-E",
+                "-I",
+                "-L",
+                "-n",
+                "--max-args",
+                "-P",
+                "--max-procs",
+                "-s",
+                "--max-chars",
+                "--process-slot-var",
+            ],
             &["-e", "--eof", "-i", "--replace", "-l", "--max-lines"],
-            &["--null", "--interactive", "--no-run-if-empty", "--verbose", "--exit", "--open-tty", "--show-limits"],
+            &[
+                "--null",
+                "--interactive",
+                "--no-run-if-empty",
+                "--verbose",
+                "--exit",
+                "--open-tty",
+                "--show-limits",
+            ],
         );
         let mut replace = false;
         let mut names_from_file = false;
-        let i = self.skip_options(args, &grammar, |me, o| {
-            match o.name.as_str() {
-                "-I" | "-i" | "--replace" => replace = true,
-                "-a" | "--arg-file" => {
-                    names_from_file = true;
-                    if let Some(v) = &o.value {
-                        me.path_effect(v, Access::Read, cwds, "option -a of xargs", false);
-                    }
+        let i = self.skip_options(args, &grammar, |me, o| match o.name.as_str() {
+            "-I" | "-i" | "--replace" => replace = true,
+            "-a" | "--arg-file" => {
+                names_from_file = true;
+                if let Some(v) = &o.value {
+                    me.path_effect(v, Access::Read, cwds, "option -a of xargs", false);
                 }
-                "-p" | "--interactive" | "-o" | "--open-tty" => {
-                    me.violate("flag_not_allowed", format!("`xargs {}` needs a terminal; it is not allowed.", o.name), Some(label.to_string()), "xargs".into(), "command", None);
-                }
-                _ => {}
             }
+            "-p" | "--interactive" | "-o" | "--open-tty" => {
+                me.violate(
+                    "flag_not_allowed",
+                    format!("`xargs {}` needs a terminal; it is not allowed.", o.name),
+                    Some(label.to_string()),
+                    "xargs".into(),
+                    "command",
+                    None,
+                );
+            }
+            _ => {}
         });
         let mut v = via.to_vec();
         v.push("xargs".into());
@@ -1065,7 +1475,16 @@ impl<'a> Judge<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn shell(&mut self, name: &str, words: &[WordInfo], cwds: &[PathBuf], via: &[String], under_replace: bool, label: &str, ev: &mut CommandEvidence) {
+    pub(super) fn shell(
+        &mut self,
+        name: &str,
+        words: &[WordInfo],
+        cwds: &[PathBuf],
+        via: &[String],
+        under_replace: bool,
+        label: &str,
+        ev: &mut CommandEvidence,
+    ) {
         let args = &words[1..];
         let mut i = 0;
         let mut script_flag = false;
@@ -1133,12 +1552,21 @@ impl<'a> Judge<'a> {
         }
         // `bash FILE`: an entry naming the script matches the file it names.
         let script_file = args.get(i).filter(|_| !script_flag);
-        let listed = self.category_of(name, &script_file.map(WordInfo::shown).into_iter().collect::<Vec<_>>(), cwds);
+        let listed = self.category_of(
+            name,
+            &script_file
+                .map(WordInfo::shown)
+                .into_iter()
+                .collect::<Vec<_>>(),
+            cwds,
+        );
         if !script_flag {
             if let Some((cat, e)) = listed {
                 ev.category = Some(cat.as_str().into());
                 ev.rule = Some(e);
-                self.warn(format!("`{label}` runs a script whose content was not judged (the scope lists {name})"));
+                self.warn(format!(
+                    "`{label}` runs a script whose content was not judged (the scope lists {name})"
+                ));
                 if let Some(f) = script_file {
                     self.path_effect(f, Access::Read, cwds, &format!("script {name} runs"), true);
                 }
@@ -1156,7 +1584,14 @@ impl<'a> Judge<'a> {
             return;
         }
         let Some(script) = args.get(i) else {
-            self.violate("parse_error", format!("`{name} -c` without a script"), Some(label.to_string()), name.to_string(), "command", None);
+            self.violate(
+                "parse_error",
+                format!("`{name} -c` without a script"),
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
             return;
         };
         if under_replace {
@@ -1171,7 +1606,14 @@ impl<'a> Judge<'a> {
             return;
         }
         let Some(text) = script.exact() else {
-            self.violate("dynamic_command", format!("the script of `{name} -c` is built at run time; write it literally"), Some(label.to_string()), name.to_string(), "command", None);
+            self.violate(
+                "dynamic_command",
+                format!("the script of `{name} -c` is built at run time; write it literally"),
+                Some(label.to_string()),
+                name.to_string(),
+                "command",
+                None,
+            );
             return;
         };
         if let Some((cat, e)) = listed {
@@ -1189,7 +1631,14 @@ impl<'a> Judge<'a> {
     /// file it names from the directories the command runs in, not by its spelling) or allows
     /// the construct (`allow_constructs: [source]`); either way the file must be readable in
     /// the scope, and written with a `/` (a bare name is looked up in `PATH` first).
-    fn source(&mut self, base: &str, args: &[WordInfo], cwds: &[PathBuf], label: &str, ev: &mut CommandEvidence) {
+    fn source(
+        &mut self,
+        base: &str,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+        label: &str,
+        ev: &mut CommandEvidence,
+    ) {
         let file = match args.first().and_then(WordInfo::exact) {
             Some("--") => args.get(1),
             _ => args.first(),
@@ -1229,7 +1678,9 @@ impl<'a> Judge<'a> {
             );
             return;
         }
-        let listed = self.category_of(base, &[path], cwds).or_else(|| self.category_of(if base == "." { "source" } else { "." }, &[path], cwds));
+        let listed = self
+            .category_of(base, &[path], cwds)
+            .or_else(|| self.category_of(if base == "." { "source" } else { "." }, &[path], cwds));
         match listed {
             Some((cat, entry)) => {
                 ev.category = Some(cat.as_str().into());
@@ -1240,7 +1691,14 @@ impl<'a> Judge<'a> {
                 }
                 self.directory_scope(cat, cwds, label);
             }
-            None if self.ctx.scope.bash_tools.allow_constructs.iter().any(|c| c == "source") => {
+            None if self
+                .ctx
+                .scope
+                .bash_tools
+                .allow_constructs
+                .iter()
+                .any(|c| c == "source") =>
+            {
                 ev.category = Some("read_only".into());
                 ev.rule = Some("allow_constructs: source".into());
                 self.directory_scope(Category::ReadOnly, cwds, label);
@@ -1257,7 +1715,9 @@ impl<'a> Judge<'a> {
                 return;
             }
         }
-        self.warn(format!("`{label}` runs the text of {path} in the shell, which the engine does not judge"));
+        self.warn(format!(
+            "`{label}` runs the text of {path} in the shell, which the engine does not judge"
+        ));
         self.path_effect(file, Access::Read, cwds, &format!("file {base} runs"), true);
     }
 
@@ -1278,17 +1738,45 @@ mod tests {
     #[test]
     fn dangerous_variables_table() {
         for (name, bad) in [
-            ("PAGER", true), ("LD_PRELOAD", true), ("DYLD_INSERT_LIBRARIES", true), ("GIT_SSH_COMMAND", true),
-            ("GIT_CONFIG_COUNT", true), ("BASH_FUNC_x%%", true), ("PATH", true), ("GIT_AUTHOR_NAME", false),
-            ("LC_ALL", false), ("RUST_BACKTRACE", false), ("FOO", false),
+            ("PAGER", true),
+            ("LD_PRELOAD", true),
+            ("DYLD_INSERT_LIBRARIES", true),
+            ("GIT_SSH_COMMAND", true),
+            ("GIT_CONFIG_COUNT", true),
+            ("BASH_FUNC_x%%", true),
+            ("PATH", true),
+            ("GIT_AUTHOR_NAME", false),
+            ("LC_ALL", false),
+            ("RUST_BACKTRACE", false),
+            ("FOO", false),
             // git's variables: all but a few that name no file or program.
-            ("GIT_DIR", true), ("GIT_WORK_TREE", true), ("GIT_COMMON_DIR", true), ("GIT_INDEX_FILE", true),
-            ("GIT_OBJECT_DIRECTORY", true), ("GIT_ALTERNATE_OBJECT_DIRECTORIES", true), ("GIT_EXEC_PATH", true),
-            ("GIT_EXTERNAL_DIFF", true), ("GIT_SSH", true), ("GIT_ASKPASS", true), ("GIT_EDITOR", true), ("GIT_PAGER", true),
-            ("GIT_TEMPLATE_DIR", true), ("GIT_CONFIG", true), ("GIT_CONFIG_GLOBAL", true), ("GIT_CONFIG_PARAMETERS", true),
-            ("GIT_TRACE", true), ("GIT_TRACE_PACKET", true), ("GIT_LITERAL_PATHSPECS", true), ("GIT_NEW_THING", true),
-            ("GIT_COMMITTER_EMAIL", false), ("GIT_AUTHOR_DATE", false), ("GIT_TERMINAL_PROMPT", false),
-            ("GIT_OPTIONAL_LOCKS", false), ("GIT_MERGE_VERBOSITY", false), ("GIT_FLUSH", false), ("GITX", false),
+            ("GIT_DIR", true),
+            ("GIT_WORK_TREE", true),
+            ("GIT_COMMON_DIR", true),
+            ("GIT_INDEX_FILE", true),
+            ("GIT_OBJECT_DIRECTORY", true),
+            ("GIT_ALTERNATE_OBJECT_DIRECTORIES", true),
+            ("GIT_EXEC_PATH", true),
+            ("GIT_EXTERNAL_DIFF", true),
+            ("GIT_SSH", true),
+            ("GIT_ASKPASS", true),
+            ("GIT_EDITOR", true),
+            ("GIT_PAGER", true),
+            ("GIT_TEMPLATE_DIR", true),
+            ("GIT_CONFIG", true),
+            ("GIT_CONFIG_GLOBAL", true),
+            ("GIT_CONFIG_PARAMETERS", true),
+            ("GIT_TRACE", true),
+            ("GIT_TRACE_PACKET", true),
+            ("GIT_LITERAL_PATHSPECS", true),
+            ("GIT_NEW_THING", true),
+            ("GIT_COMMITTER_EMAIL", false),
+            ("GIT_AUTHOR_DATE", false),
+            ("GIT_TERMINAL_PROMPT", false),
+            ("GIT_OPTIONAL_LOCKS", false),
+            ("GIT_MERGE_VERBOSITY", false),
+            ("GIT_FLUSH", false),
+            ("GITX", false),
         ] {
             assert_eq!(dangerous_var(name), bad, "{name}");
         }
@@ -1297,10 +1785,22 @@ mod tests {
     #[test]
     fn shell_state_variables_table() {
         for (name, own) in [
-            ("BASH_CMDS", true), ("BASH_ALIASES", true), ("BASHOPTS", true), ("BASH", true), ("DIRSTACK", true),
-            ("POSIXLY_CORRECT", true), ("HISTFILESIZE", true), ("COMP_WORDS", true), ("READLINE_LINE", true),
-            ("EXECIGNORE", true), ("LANG", false), ("LC_ALL", false), ("COLUMNS", false), ("REPLY", false),
-            ("OPTIND", false), ("FOO", false),
+            ("BASH_CMDS", true),
+            ("BASH_ALIASES", true),
+            ("BASHOPTS", true),
+            ("BASH", true),
+            ("DIRSTACK", true),
+            ("POSIXLY_CORRECT", true),
+            ("HISTFILESIZE", true),
+            ("COMP_WORDS", true),
+            ("READLINE_LINE", true),
+            ("EXECIGNORE", true),
+            ("LANG", false),
+            ("LC_ALL", false),
+            ("COLUMNS", false),
+            ("REPLY", false),
+            ("OPTIND", false),
+            ("FOO", false),
         ] {
             assert_eq!(shell_state_var(name), own, "{name}");
         }
@@ -1309,7 +1809,19 @@ mod tests {
     #[test]
     fn set_arguments_table() {
         let w = |s: &str| -> Vec<WordInfo> {
-            s.split_whitespace().map(|t| if t.starts_with('$') { WordInfo { raw: t.into(), value: None, glob: false } } else { WordInfo::literal(t) }).collect()
+            s.split_whitespace()
+                .map(|t| {
+                    if t.starts_with('$') {
+                        WordInfo {
+                            raw: t.into(),
+                            value: None,
+                            glob: false,
+                        }
+                    } else {
+                        WordInfo::literal(t)
+                    }
+                })
+                .collect()
         };
         let opt = |o: &str| Err(SetRefusal::Option(o.into()));
         for (args, want) in [
@@ -1338,7 +1850,8 @@ mod tests {
 
     #[test]
     fn builtin_assigns_table() {
-        let w = |s: &str| -> Vec<WordInfo> { s.split_whitespace().map(WordInfo::literal).collect() };
+        let w =
+            |s: &str| -> Vec<WordInfo> { s.split_whitespace().map(WordInfo::literal).collect() };
         let some = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
         for (base, args, want) in [
             ("read", "-r -p prompt a b", some(&["a", "b"])),

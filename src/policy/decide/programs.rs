@@ -1,8 +1,8 @@
 //! Step 5 for the programs with a language of their own: `find` (its expression and `-exec`),
 //! `sed` (its script's `w`, `r` and `e` commands), `tar` (its mode) and `awk` (its program).
 
-use super::*;
 use super::argv;
+use super::*;
 
 pub(super) enum SedEffect {
     Exec,
@@ -26,10 +26,26 @@ pub(super) fn sed_effects(script: &str) -> Vec<(SedEffect, String)> {
     while i < n {
         let c = b[i];
         match c {
-            b' ' | b'\t' | b'\n' | b';' | b'{' | b'}' | b'!' | b',' | b'$' | b'0'..=b'9' | b'~' | b'+' => i += 1,
+            b' '
+            | b'\t'
+            | b'\n'
+            | b';'
+            | b'{'
+            | b'}'
+            | b'!'
+            | b','
+            | b'$'
+            | b'0'..=b'9'
+            | b'~'
+            | b'+' => i += 1,
             b'/' | b'\\' => {
                 // An address regex.
-                let delim = if c == b'\\' { i += 1; b.get(i).copied().unwrap_or(b'/') } else { b'/' };
+                let delim = if c == b'\\' {
+                    i += 1;
+                    b.get(i).copied().unwrap_or(b'/')
+                } else {
+                    b'/'
+                };
                 i += 1;
                 while i < n && b[i] != delim {
                     if b[i] == b'\\' {
@@ -120,7 +136,11 @@ pub(super) fn awk_danger(program: &str) -> Option<&'static str> {
                 }
                 cleaned.push_str("\"\"");
             }
-            '/' if matches!(prev_sig, ' ' | '(' | ',' | '{' | ';' | '!' | '~' | '&' | '|' | '\n') => {
+            '/' if matches!(
+                prev_sig,
+                ' ' | '(' | ',' | '{' | ';' | '!' | '~' | '&' | '|' | '\n'
+            ) =>
+            {
                 while let Some(d) = chars.next() {
                     if d == '\\' {
                         chars.next();
@@ -187,20 +207,91 @@ pub(super) fn find_split(args: &[WordInfo]) -> (Vec<WordInfo>, &[WordInfo]) {
 }
 
 impl<'a> Judge<'a> {
-    pub(super) fn find(&mut self, args: &[WordInfo], cwds: &[PathBuf], via: &[String], label: &str) {
+    pub(super) fn find(
+        &mut self,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+        via: &[String],
+        label: &str,
+    ) {
         const WITH_ARG: &[&str] = &[
-            "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
-            "-maxdepth", "-mindepth", "-perm", "-size", "-user", "-group", "-uid", "-gid", "-mtime", "-atime", "-ctime",
-            "-mmin", "-amin", "-cmin", "-links", "-inum", "-lname", "-ilname", "-fstype", "-used", "-printf",
-            "-regextype", "-context", "-newermt", "-newerat", "-newerct",
+            "-name",
+            "-iname",
+            "-path",
+            "-ipath",
+            "-wholename",
+            "-iwholename",
+            "-regex",
+            "-iregex",
+            "-type",
+            "-xtype",
+            "-maxdepth",
+            "-mindepth",
+            "-perm",
+            "-size",
+            "-user",
+            "-group",
+            "-uid",
+            "-gid",
+            "-mtime",
+            "-atime",
+            "-ctime",
+            "-mmin",
+            "-amin",
+            "-cmin",
+            "-links",
+            "-inum",
+            "-lname",
+            "-ilname",
+            "-fstype",
+            "-used",
+            "-printf",
+            "-regextype",
+            "-context",
+            "-newermt",
+            "-newerat",
+            "-newerct",
         ];
         const READ_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile", "-files0-from"];
         const WRITE_ARG: &[&str] = &["-fprint", "-fprint0", "-fls"];
         const NO_ARG: &[&str] = &[
-            "-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty", "-executable", "-readable",
-            "-writable", "-nouser", "-nogroup", "-depth", "-daystart", "-follow", "-mount", "-xdev", "-noleaf",
-            "-ignore_readdir_race", "-noignore_readdir_race", "-a", "-o", "-and", "-or", "-not", "!", "(", ")", ",",
-            "-d", "-nowarn", "-warn", "-L", "-H", "-P", "-delete",
+            "-print",
+            "-print0",
+            "-ls",
+            "-prune",
+            "-quit",
+            "-true",
+            "-false",
+            "-empty",
+            "-executable",
+            "-readable",
+            "-writable",
+            "-nouser",
+            "-nogroup",
+            "-depth",
+            "-daystart",
+            "-follow",
+            "-mount",
+            "-xdev",
+            "-noleaf",
+            "-ignore_readdir_race",
+            "-noignore_readdir_race",
+            "-a",
+            "-o",
+            "-and",
+            "-or",
+            "-not",
+            "!",
+            "(",
+            ")",
+            ",",
+            "-d",
+            "-nowarn",
+            "-warn",
+            "-L",
+            "-H",
+            "-P",
+            "-delete",
         ];
         // Leading -H -L -P -D x -Ox, then the start points (`.` when none), then the expression.
         let (starts, expr) = find_split(args);
@@ -226,13 +317,23 @@ impl<'a> Judge<'a> {
                 let mut v = via.to_vec();
                 v.push(format!("find {s}"));
                 if inner.is_empty() {
-                    self.violate("parse_error", format!("`find {s}` without a command"), Some(label.to_string()), "find".into(), "command", None);
+                    self.violate(
+                        "parse_error",
+                        format!("`find {s}` without a command"),
+                        Some(label.to_string()),
+                        "find".into(),
+                        "command",
+                        None,
+                    );
                 } else if self.writes(|me| {
                     let saved = me.runtime_roots.replace(starts.clone());
                     me.argv(inner, cwds, &v, "top_level", false);
                     me.runtime_roots = saved;
                 }) {
-                    let what = format!("`find {s} {}` writes the files find finds", inner.first().map(WordInfo::display).unwrap_or_default());
+                    let what = format!(
+                        "`find {s} {}` writes the files find finds",
+                        inner.first().map(WordInfo::display).unwrap_or_default()
+                    );
                     self.unseen_writes_under(&starts, cwds, &what, label);
                 }
                 i = end + 1;
@@ -242,7 +343,12 @@ impl<'a> Judge<'a> {
                 for st in &starts {
                     self.path_effect(st, Access::Write, cwds, "find -delete", true);
                 }
-                self.unseen_writes_under(&starts, cwds, "`find -delete` removes the files find finds", label);
+                self.unseen_writes_under(
+                    &starts,
+                    cwds,
+                    "`find -delete` removes the files find finds",
+                    label,
+                );
             }
             if WITH_ARG.contains(&s) || s.starts_with("-newer") && s.len() == 8 {
                 i += 2;
@@ -292,7 +398,9 @@ impl<'a> Judge<'a> {
         let mut files = Vec::new();
         let mut in_place = false;
         // With -e (anywhere: sed permutes its arguments), every operand is a file.
-        let mut script_given = items.iter().any(|i| matches!(i, argv::Item::Opt(o) if o.name == "-e" || o.name == "--expression"));
+        let mut script_given = items
+            .iter()
+            .any(|i| matches!(i, argv::Item::Opt(o) if o.name == "-e" || o.name == "--expression"));
         for item in items {
             match item {
                 argv::Item::Opt(o) => match o.name.as_str() {
@@ -305,11 +413,15 @@ impl<'a> Judge<'a> {
                     _ => {}
                 },
                 argv::Item::End { .. } => {}
-                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } if !script_given => {
+                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. }
+                    if !script_given =>
+                {
                     scripts.push(word.clone());
                     script_given = true;
                 }
-                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => files.push(word.clone()),
+                argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => {
+                    files.push(word.clone())
+                }
             }
         }
         for sc in &scripts {
@@ -317,18 +429,59 @@ impl<'a> Judge<'a> {
                 Some(text) => {
                     for (kind, target) in sed_effects(text) {
                         match kind {
-                            SedEffect::Exec => self.violate("flag_not_allowed", "the sed script runs a shell command (`e`); it is not allowed".into(), Some(label.to_string()), "sed".into(), "command", None),
-                            SedEffect::Write => self.path_effect(&WordInfo::literal(&target), Access::Write, cwds, "sed w command", true),
-                            SedEffect::Read => self.path_effect(&WordInfo::literal(&target), Access::Read, cwds, "sed r command", false),
+                            SedEffect::Exec => self.violate(
+                                "flag_not_allowed",
+                                "the sed script runs a shell command (`e`); it is not allowed"
+                                    .into(),
+                                Some(label.to_string()),
+                                "sed".into(),
+                                "command",
+                                None,
+                            ),
+                            SedEffect::Write => self.path_effect(
+                                &WordInfo::literal(&target),
+                                Access::Write,
+                                cwds,
+                                "sed w command",
+                                true,
+                            ),
+                            SedEffect::Read => self.path_effect(
+                                &WordInfo::literal(&target),
+                                Access::Read,
+                                cwds,
+                                "sed r command",
+                                false,
+                            ),
                         }
                     }
                 }
-                None => self.violate("dynamic_command", "the sed script is built at run time; write it literally".into(), Some(label.to_string()), "sed".into(), "command", None),
+                None => self.violate(
+                    "dynamic_command",
+                    "the sed script is built at run time; write it literally".into(),
+                    Some(label.to_string()),
+                    "sed".into(),
+                    "command",
+                    None,
+                ),
             }
         }
-        let access = if in_place { Access::Write } else { Access::Read };
+        let access = if in_place {
+            Access::Write
+        } else {
+            Access::Read
+        };
         for f in &files {
-            self.path_effect(f, access, cwds, if in_place { "file edited by sed -i" } else { "operand of sed" }, in_place);
+            self.path_effect(
+                f,
+                access,
+                cwds,
+                if in_place {
+                    "file edited by sed -i"
+                } else {
+                    "operand of sed"
+                },
+                in_place,
+            );
         }
     }
 
@@ -336,12 +489,24 @@ impl<'a> Judge<'a> {
     /// named by `-f` is written (create) or read, and whether the directory is written
     /// (extract). Old-style letters are read as options, each letter that takes a value taking
     /// the next word in turn (`tar cfT a.tar list`).
-    pub(super) fn tar(&mut self, sem: &CommandSemantics, args: &[WordInfo], cwds: &[PathBuf], cat: Category, label: &str) {
+    pub(super) fn tar(
+        &mut self,
+        sem: &CommandSemantics,
+        args: &[WordInfo],
+        cwds: &[PathBuf],
+        cat: Category,
+        label: &str,
+    ) {
         let mut sem = sem.clone();
-        sem.value_options.extend(["-f".to_string(), "--file".to_string()]);
+        sem.value_options
+            .extend(["-f".to_string(), "--file".to_string()]);
         let mut words: Vec<WordInfo> = Vec::new();
         let mut rest = args;
-        if let Some(first) = args.first().and_then(WordInfo::exact).filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic())) {
+        if let Some(first) = args
+            .first()
+            .and_then(WordInfo::exact)
+            .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic()))
+        {
             rest = &args[1..];
             for c in first.chars() {
                 let name = format!("-{c}");
@@ -355,16 +520,31 @@ impl<'a> Judge<'a> {
             }
         }
         words.extend(rest.iter().cloned());
-        let names: Vec<String> = argv::options(&sem, &words, false).into_iter().map(|o| o.name).collect();
+        let names: Vec<String> = argv::options(&sem, &words, false)
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
         let has = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
         let extract = has(&["-x", "--extract", "--get"]);
-        let create = has(&["-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate"]);
+        let create = has(&[
+            "-c",
+            "--create",
+            "-r",
+            "--append",
+            "-u",
+            "--update",
+            "-A",
+            "--catenate",
+            "--concatenate",
+        ]);
         sem.value_options.retain(|o| o != "-f" && o != "--file");
         if create {
             sem.operands = OperandKind::Read;
-            sem.write_options.extend(["-f".to_string(), "--file".to_string()]);
+            sem.write_options
+                .extend(["-f".to_string(), "--file".to_string()]);
         } else {
-            sem.read_options.extend(["-f".to_string(), "--file".to_string()]);
+            sem.read_options
+                .extend(["-f".to_string(), "--file".to_string()]);
         }
         if extract {
             sem.cwd_write = true;
@@ -375,7 +555,24 @@ impl<'a> Judge<'a> {
     pub(super) fn awk(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
         /// Options that run a program or extension from a file, edit files in place (`-i
         /// inplace`), or write or read files of their own (profile, dump, debugger).
-        const REFUSED: &[&str] = &["-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-o", "--pretty-print", "-p", "--profile", "-d", "--dump-variables", "-D", "--debug"];
+        const REFUSED: &[&str] = &[
+            "-f",
+            "--file",
+            "-E",
+            "--exec",
+            "-i",
+            "--include",
+            "-l",
+            "--load",
+            "-o",
+            "--pretty-print",
+            "-p",
+            "--profile",
+            "-d",
+            "--dump-variables",
+            "-D",
+            "--debug",
+        ];
         let sem = self.semantics("awk").unwrap_or_else(|| semantics::empty());
         // awk's options end at the program text.
         let items = argv::parse(sem, args, true);
@@ -383,14 +580,21 @@ impl<'a> Judge<'a> {
         let mut operands_from = args.len();
         for item in &items {
             match item {
-                argv::Item::Opt(o) if REFUSED.contains(&o.name.as_str()) || o.candidates.iter().any(|c| REFUSED.contains(&c.as_str())) => {
+                argv::Item::Opt(o)
+                    if REFUSED.contains(&o.name.as_str())
+                        || o.candidates.iter().any(|c| REFUSED.contains(&c.as_str())) =>
+                {
                     self.violate("unsupported_construct", format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline instead.", o.name), Some(label.to_string()), "awk".into(), "command", None);
                     return;
                 }
-                argv::Item::Opt(o) if o.name == "-e" || o.name == "--source" => sources.extend(o.value.clone()),
+                argv::Item::Opt(o) if o.name == "-e" || o.name == "--source" => {
+                    sources.extend(o.value.clone())
+                }
                 argv::Item::Opt(_) => {}
                 argv::Item::End { index } => operands_from = index + 1,
-                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => operands_from = *index,
+                argv::Item::Operand { index, .. } | argv::Item::RunTime { index, .. } => {
+                    operands_from = *index
+                }
             }
         }
         let mut operands = args.get(operands_from..).unwrap_or(&[]).iter();
@@ -407,10 +611,24 @@ impl<'a> Judge<'a> {
             match p.exact() {
                 Some(text) => {
                     if let Some(why) = awk_danger(text) {
-                        self.violate("unsupported_construct", format!("the awk program {why}; use grep, sed or a simpler program"), Some(label.to_string()), "awk".into(), "command", None);
+                        self.violate(
+                            "unsupported_construct",
+                            format!("the awk program {why}; use grep, sed or a simpler program"),
+                            Some(label.to_string()),
+                            "awk".into(),
+                            "command",
+                            None,
+                        );
                     }
                 }
-                None => self.violate("dynamic_command", "the awk program is built at run time; write it literally".into(), Some(label.to_string()), "awk".into(), "command", None),
+                None => self.violate(
+                    "dynamic_command",
+                    "the awk program is built at run time; write it literally".into(),
+                    Some(label.to_string()),
+                    "awk".into(),
+                    "command",
+                    None,
+                ),
             }
         }
     }
@@ -438,13 +656,24 @@ mod tests {
         let none: Vec<(String, String)> = vec![];
         assert_eq!(kinds("s/a/b/g"), none);
         assert_eq!(kinds("1,5p;/x/d"), none);
-        assert_eq!(kinds("s/w/e/"), none, "letters inside the regex and replacement are data");
-        assert_eq!(kinds("s|a|b|w out.txt"), vec![("write".into(), "out.txt".into())]);
+        assert_eq!(
+            kinds("s/w/e/"),
+            none,
+            "letters inside the regex and replacement are data"
+        );
+        assert_eq!(
+            kinds("s|a|b|w out.txt"),
+            vec![("write".into(), "out.txt".into())]
+        );
         assert_eq!(kinds("s/a/b/e"), vec![("exec".into(), String::new())]);
         assert_eq!(kinds("1e date"), vec![("exec".into(), String::new())]);
         assert_eq!(kinds("r in.txt"), vec![("read".into(), "in.txt".into())]);
         assert_eq!(kinds("/x/w log\np"), vec![("write".into(), "log".into())]);
-        assert_eq!(kinds("a\\\nappended w text"), none, "the text of `a` is data");
+        assert_eq!(
+            kinds("a\\\nappended w text"),
+            none,
+            "the text of `a` is data"
+        );
     }
 
     #[test]

@@ -16,10 +16,10 @@ use ignore::overrides::OverrideBuilder;
 
 use crate::policy::denied::{self, Limits, Reach};
 
-use super::scope::{glob_base, glob_expand};
-use super::*;
 use super::argv;
 use super::programs::find_split;
+use super::scope::{glob_base, glob_expand};
+use super::*;
 
 /// The reason code of a refusal for a denied entry a recursive reader would reach.
 pub(super) const REACHES_DENIED: &str = "reaches_denied_path";
@@ -67,7 +67,9 @@ pub(super) fn fnmatch(pattern: &str, name: &str, pathname: bool, fold: bool) -> 
                     hi = *p.get(j)?;
                 }
                 let within = |x: char| lo <= x && x <= hi;
-                if within(c) || (fold && (within(c.to_ascii_lowercase()) || within(c.to_ascii_uppercase()))) {
+                if within(c)
+                    || (fold && (within(c.to_ascii_lowercase()) || within(c.to_ascii_uppercase())))
+                {
                     hit = true;
                 }
             } else if eq(lo, c, fold) {
@@ -135,7 +137,12 @@ const DENIED_DIR_ENTRIES: usize = 10_000;
 /// `None` past it or on an error.
 fn dir_entries(dir: &Path, budget: &mut usize) -> Option<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for r in ignore::WalkBuilder::new(dir).standard_filters(false).hidden(false).follow_links(false).build() {
+    for r in ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .hidden(false)
+        .follow_links(false)
+        .build()
+    {
         let e = r.ok()?;
         if e.depth() == 0 {
             continue;
@@ -166,7 +173,12 @@ const LINK_DEPTH: usize = 4;
 fn links_under(dir: &Path) -> Option<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut seen = 0usize;
-    for r in ignore::WalkBuilder::new(dir).standard_filters(false).hidden(false).follow_links(false).build() {
+    for r in ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .hidden(false)
+        .follow_links(false)
+        .build()
+    {
         let e = r.ok()?;
         seen += 1;
         if seen > Limits::default().max_entries {
@@ -225,12 +237,19 @@ impl Entry<'_> {
 
     /// The names of the directories between the root and the entry.
     fn ancestors(&self) -> Vec<String> {
-        let parts: Vec<String> = self.rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let parts: Vec<String> = self
+            .rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
         parts[..parts.len().saturating_sub(1)].to_vec()
     }
 
     fn name(&self) -> String {
-        self.rel.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        self.rel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 }
 
@@ -240,12 +259,18 @@ pub(super) enum Skips {
     /// Nothing the engine credits (`tar`, `zip`, `cp`, `rsync`, names read from input).
     Nothing,
     /// GNU grep: `--include` (true) and `--exclude` (false) globs in order, `--exclude-dir`.
-    Grep { files: Vec<(bool, String)>, dirs: Vec<String> },
+    Grep {
+        files: Vec<(bool, String)>,
+        dirs: Vec<String>,
+    },
     /// ripgrep: `-g`/`--glob` and `--iglob` (case-insensitive) globs in order.
     Rg { globs: Vec<(String, bool)> },
     /// git grep: excluded pathspecs (`:!x`, `:^x`, `:(exclude)x`), relative to the working
     /// directory; `no_index`: files outside git's index are searched too.
-    GitGrep { excluded: Vec<String>, no_index: bool },
+    GitGrep {
+        excluded: Vec<String>,
+        no_index: bool,
+    },
     /// find: which entries reach an action that reads them (or prints their names).
     Find(FindPlan),
     /// Two readings of the same words, when the engine cannot tell which the tool takes:
@@ -282,9 +307,13 @@ impl Skips {
 /// last `--include`/`--exclude` glob that matches its base name is an `--exclude`, or, none
 /// matching, when the first of them is an `--include` (grep(1)).
 fn grep_covers(files: &[(bool, String)], dirs: &[String], e: &Entry) -> bool {
-    let dir_skipped = |name: &str| dirs.iter().any(|g| fnmatch(g, name, false, false) == Some(true));
+    let dir_skipped = |name: &str| {
+        dirs.iter()
+            .any(|g| fnmatch(g, name, false, false) == Some(true))
+    };
     let root = e.root.trim_end_matches('/');
-    let suffixes = std::iter::once(root).chain(root.match_indices('/').map(|(i, _)| &root[i + 1..]));
+    let suffixes =
+        std::iter::once(root).chain(root.match_indices('/').map(|(i, _)| &root[i + 1..]));
     if suffixes.filter(|s| !s.is_empty()).any(dir_skipped) {
         return true;
     }
@@ -324,23 +353,37 @@ fn rg_covers(globs: &[(String, bool)], e: &Entry) -> bool {
     let Ok(o) = b.build() else { return false };
     let shown = e.shown();
     let root = e.root.trim_end_matches('/');
-    let mut at = if root.is_empty() { String::from("/") } else { root.to_string() };
+    let mut at = if root.is_empty() {
+        String::from("/")
+    } else {
+        root.to_string()
+    };
     for a in e.ancestors() {
         at = format!("{at}/{a}");
         if o.matched(Path::new(&at), true).is_ignore() {
             return true;
         }
     }
-    o.matched(Path::new(&shown), e.kind == Kind::Dir).is_ignore()
+    o.matched(Path::new(&shown), e.kind == Kind::Dir)
+        .is_ignore()
 }
 
 /// git grep: reads what git's index tracks (never the repository's `.git`), minus excluded
 /// pathspecs. A pathspec without wildcards excludes that path and what lies below it; with
 /// wildcards it is matched against the whole path, `*` crossing `/` (gitglossary(7)).
 fn git_grep_covers(excluded: &[String], no_index: bool, e: &Entry) -> bool {
-    let full = if Path::new(e.root).is_absolute() { PathBuf::from(e.root).join(e.rel) } else { e.cwd.join(e.root).join(e.rel) };
-    let normal: PathBuf = full.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
-    let Ok(rel) = normal.strip_prefix(e.cwd) else { return false };
+    let full = if Path::new(e.root).is_absolute() {
+        PathBuf::from(e.root).join(e.rel)
+    } else {
+        e.cwd.join(e.root).join(e.rel)
+    };
+    let normal: PathBuf = full
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    let Ok(rel) = normal.strip_prefix(e.cwd) else {
+        return false;
+    };
     if !no_index && rel.components().any(|c| c.as_os_str() == ".git") {
         return true;
     }
@@ -367,7 +410,11 @@ pub(super) enum FindExpr {
     /// `a , b`: both evaluated, the value is b's.
     Comma(Box<FindExpr>, Box<FindExpr>),
     /// `-name`/`-iname` (base name), `-path`/`-ipath`/`-wholename` (whole path): a glob.
-    Name { glob: String, whole: bool, fold: bool },
+    Name {
+        glob: String,
+        whole: bool,
+        fold: bool,
+    },
     /// `-type` with its letters.
     Type(String),
     Const(bool),
@@ -376,7 +423,10 @@ pub(super) enum FindExpr {
     /// `-prune`.
     Prune,
     /// An action: `hit` when it is what is looked for (an `-exec` of a reader, a `-print`).
-    Action { hit: bool, always_true: bool },
+    Action {
+        hit: bool,
+        always_true: bool,
+    },
 }
 
 /// What a `find` command does with the entries its expression selects.
@@ -398,7 +448,9 @@ fn outcome(result: bool, hit: bool, pruned: bool) -> Outcomes {
 }
 
 fn each(o: Outcomes) -> impl Iterator<Item = (bool, bool, bool)> {
-    (0u8..8).filter(move |i| o & (1 << i) != 0).map(|i| (i & 1 != 0, i & 2 != 0, i & 4 != 0))
+    (0u8..8)
+        .filter(move |i| o & (1 << i) != 0)
+        .map(|i| (i & 1 != 0, i & 2 != 0, i & 4 != 0))
 }
 
 /// What the engine knows of an entry a `find` expression is evaluated on.
@@ -487,23 +539,45 @@ impl FindPlan {
     /// are checked one by one).
     fn covers(&self, e: &Entry, itself: bool) -> bool {
         let root = e.root.trim_end_matches('/');
-        let root_path = if root.is_empty() { "/".to_string() } else { root.to_string() };
-        let root_name = Path::new(&root_path).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| root_path.clone());
-        let root_seen = Seen { name: Some(&root_name), path: Some(&root_path), kind: Some(Kind::Dir) };
+        let root_path = if root.is_empty() {
+            "/".to_string()
+        } else {
+            root.to_string()
+        };
+        let root_name = Path::new(&root_path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| root_path.clone());
+        let root_seen = Seen {
+            name: Some(&root_name),
+            path: Some(&root_path),
+            kind: Some(Kind::Dir),
+        };
         if self.never_enters(&root_seen, 0) {
             return true;
         }
         let mut path = root_path.clone();
         for (k, a) in e.ancestors().iter().enumerate() {
             path = format!("{path}/{a}");
-            if self.never_enters(&Seen { name: Some(a), path: Some(&path), kind: Some(Kind::Dir) }, k + 1) {
+            if self.never_enters(
+                &Seen {
+                    name: Some(a),
+                    path: Some(&path),
+                    kind: Some(Kind::Dir),
+                },
+                k + 1,
+            ) {
                 return true;
             }
         }
         let depth = e.rel.components().count();
         let name = e.name();
         let shown = format!("{root_path}/{}", e.rel.to_string_lossy());
-        let seen = Seen { name: Some(&name), path: Some(&shown), kind: Some(e.kind) };
+        let seen = Seen {
+            name: Some(&name),
+            path: Some(&shown),
+            kind: Some(e.kind),
+        };
         if !self.never_hits(&seen, depth) {
             return false;
         }
@@ -511,22 +585,70 @@ impl FindPlan {
             return true;
         }
         // What lies in a denied directory is not known: any name, any type, any depth.
-        let any = Seen { name: None, path: None, kind: None };
+        let any = Seen {
+            name: None,
+            path: None,
+            kind: None,
+        };
         self.maxdepth.is_some_and(|m| depth >= m) || each(self.expr.eval(&any)).all(|(_, h, _)| !h)
     }
 }
 
 /// The tests find takes one argument for, evaluated or not.
 const FIND_UNKNOWN_WITH_ARG: &[&str] = &[
-    "-regex", "-iregex", "-perm", "-size", "-user", "-group", "-uid", "-gid", "-mtime", "-atime", "-ctime", "-mmin", "-amin",
-    "-cmin", "-links", "-inum", "-lname", "-ilname", "-fstype", "-used", "-context", "-newer", "-anewer", "-cnewer",
-    "-samefile", "-newermt", "-newerat", "-newerct", "-xtype",
+    "-regex",
+    "-iregex",
+    "-perm",
+    "-size",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-mtime",
+    "-atime",
+    "-ctime",
+    "-mmin",
+    "-amin",
+    "-cmin",
+    "-links",
+    "-inum",
+    "-lname",
+    "-ilname",
+    "-fstype",
+    "-used",
+    "-context",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-samefile",
+    "-newermt",
+    "-newerat",
+    "-newerct",
+    "-xtype",
 ];
 /// Options that are true wherever they stand and take one argument.
 const FIND_OPTION_WITH_ARG: &[&str] = &["-maxdepth", "-mindepth", "-regextype", "-files0-from"];
-const FIND_UNKNOWN_NO_ARG: &[&str] = &["-empty", "-executable", "-readable", "-writable", "-nouser", "-nogroup"];
-const FIND_OPTION_NO_ARG: &[&str] =
-    &["-depth", "-d", "-daystart", "-follow", "-mount", "-xdev", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race", "-nowarn", "-warn"];
+const FIND_UNKNOWN_NO_ARG: &[&str] = &[
+    "-empty",
+    "-executable",
+    "-readable",
+    "-writable",
+    "-nouser",
+    "-nogroup",
+];
+const FIND_OPTION_NO_ARG: &[&str] = &[
+    "-depth",
+    "-d",
+    "-daystart",
+    "-follow",
+    "-mount",
+    "-xdev",
+    "-noleaf",
+    "-ignore_readdir_race",
+    "-noignore_readdir_race",
+    "-nowarn",
+    "-warn",
+];
 
 /// How one of find's actions is judged: `-exec` and friends by the command they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -541,9 +663,27 @@ pub(super) enum FindLooksFor {
 /// the command an `-exec` runs reads the files it is given. `None` when the expression holds
 /// something the engine does not parse (the find handler refuses it anyway), or, looking for
 /// printed names, an action whose output is not plain names (`-printf`, `-ls`, `-exec`).
-pub(super) fn find_plan(words: &[WordInfo], looking_for: FindLooksFor, reads: &dyn Fn(&[WordInfo]) -> bool) -> Option<FindPlan> {
-    let mut p = FindParser { words, i: 0, looking_for, reads, maxdepth: None, mindepth: 0, depth_first: false, action: false, plain: true };
-    let expr = if p.words.is_empty() { FindExpr::Const(true) } else { p.comma()? };
+pub(super) fn find_plan(
+    words: &[WordInfo],
+    looking_for: FindLooksFor,
+    reads: &dyn Fn(&[WordInfo]) -> bool,
+) -> Option<FindPlan> {
+    let mut p = FindParser {
+        words,
+        i: 0,
+        looking_for,
+        reads,
+        maxdepth: None,
+        mindepth: 0,
+        depth_first: false,
+        action: false,
+        plain: true,
+    };
+    let expr = if p.words.is_empty() {
+        FindExpr::Const(true)
+    } else {
+        p.comma()?
+    };
     if p.i < p.words.len() {
         return None;
     }
@@ -551,8 +691,23 @@ pub(super) fn find_plan(words: &[WordInfo], looking_for: FindLooksFor, reads: &d
     if printed && !p.plain {
         return None;
     }
-    let expr = if p.action { expr } else { FindExpr::And(Box::new(expr), Box::new(FindExpr::Action { hit: printed, always_true: true })) };
-    Some(FindPlan { expr, maxdepth: p.maxdepth, mindepth: p.mindepth, depth_first: p.depth_first })
+    let expr = if p.action {
+        expr
+    } else {
+        FindExpr::And(
+            Box::new(expr),
+            Box::new(FindExpr::Action {
+                hit: printed,
+                always_true: true,
+            }),
+        )
+    };
+    Some(FindPlan {
+        expr,
+        maxdepth: p.maxdepth,
+        mindepth: p.mindepth,
+        depth_first: p.depth_first,
+    })
 }
 
 struct FindParser<'w> {
@@ -627,8 +782,16 @@ impl FindParser<'_> {
                 (self.arg()? == ")").then_some(())?;
                 e
             }
-            "-name" | "-iname" => FindExpr::Name { glob: self.arg()?, whole: false, fold: w == "-iname" },
-            "-path" | "-ipath" | "-wholename" | "-iwholename" => FindExpr::Name { glob: self.arg()?, whole: true, fold: w.starts_with("-i") },
+            "-name" | "-iname" => FindExpr::Name {
+                glob: self.arg()?,
+                whole: false,
+                fold: w == "-iname",
+            },
+            "-path" | "-ipath" | "-wholename" | "-iwholename" => FindExpr::Name {
+                glob: self.arg()?,
+                whole: true,
+                fold: w.starts_with("-i"),
+            },
             "-type" => FindExpr::Type(self.arg()?),
             "-true" => FindExpr::Const(true),
             "-false" => FindExpr::Const(false),
@@ -655,19 +818,27 @@ impl FindParser<'_> {
                 FindExpr::Const(true)
             }
             _ if FIND_UNKNOWN_NO_ARG.contains(&w) => FindExpr::Unknown,
-            _ if FIND_UNKNOWN_WITH_ARG.contains(&w) || (w.starts_with("-newer") && w.len() == 8) => {
+            _ if FIND_UNKNOWN_WITH_ARG.contains(&w)
+                || (w.starts_with("-newer") && w.len() == 8) =>
+            {
                 self.arg()?;
                 FindExpr::Unknown
             }
             "-print" | "-print0" => {
                 self.action = true;
-                FindExpr::Action { hit: self.looking_for == FindLooksFor::PrintedNames, always_true: true }
+                FindExpr::Action {
+                    hit: self.looking_for == FindLooksFor::PrintedNames,
+                    always_true: true,
+                }
             }
             "-quit" => FindExpr::Const(true),
             "-delete" => {
                 self.action = true;
                 self.depth_first = true;
-                FindExpr::Action { hit: false, always_true: false }
+                FindExpr::Action {
+                    hit: false,
+                    always_true: false,
+                }
             }
             "-ls" | "-printf" | "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
                 self.action = true;
@@ -683,7 +854,10 @@ impl FindParser<'_> {
                 if matches!(w, "-ls" | "-printf") {
                     self.plain = false;
                 }
-                FindExpr::Action { hit: false, always_true: true }
+                FindExpr::Action {
+                    hit: false,
+                    always_true: true,
+                }
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 self.action = true;
@@ -698,7 +872,10 @@ impl FindParser<'_> {
                 let inner = &self.words[start..self.i];
                 self.i += 1;
                 let hit = self.looking_for == FindLooksFor::ContentReads && (self.reads)(inner);
-                FindExpr::Action { hit, always_true: false }
+                FindExpr::Action {
+                    hit,
+                    always_true: false,
+                }
             }
             _ => return None,
         })
@@ -710,13 +887,14 @@ impl FindExpr {
     fn may_hit(&self) -> bool {
         match self {
             FindExpr::Action { hit, .. } => *hit,
-            FindExpr::And(a, b) | FindExpr::Or(a, b) | FindExpr::Comma(a, b) => a.may_hit() || b.may_hit(),
+            FindExpr::And(a, b) | FindExpr::Or(a, b) | FindExpr::Comma(a, b) => {
+                a.may_hit() || b.may_hit()
+            }
             FindExpr::Not(a) => a.may_hit(),
             _ => false,
         }
     }
 }
-
 
 /// The paths `git grep` searches: the pathspecs after `--`, or else the words after its
 /// pattern (revisions among them name no entry and are left to the git checks); magic
@@ -728,18 +906,30 @@ fn git_grep_paths(sem: &CommandSemantics, rest: &[WordInfo]) -> Vec<WordInfo> {
     let mut dd = false;
     for item in argv::parse(sem, rest, false) {
         match item {
-            argv::Item::Opt(o) => pattern_given |= matches!(o.name.as_str(), "-e" | "-f" | "--regexp" | "--file"),
+            argv::Item::Opt(o) => {
+                pattern_given |= matches!(o.name.as_str(), "-e" | "-f" | "--regexp" | "--file")
+            }
             argv::Item::End { .. } => dd = true,
-            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } if dd => after.push(word.clone()),
-            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => before.push(word.clone()),
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } if dd => {
+                after.push(word.clone())
+            }
+            argv::Item::Operand { word, .. } | argv::Item::RunTime { word, .. } => {
+                before.push(word.clone())
+            }
         }
     }
     let paths = if dd {
         after
     } else {
-        before.into_iter().skip(if pattern_given { 0 } else { 1 }).collect()
+        before
+            .into_iter()
+            .skip(if pattern_given { 0 } else { 1 })
+            .collect()
     };
-    paths.into_iter().filter(|w| !w.value.as_deref().is_some_and(|v| v.starts_with(':'))).collect()
+    paths
+        .into_iter()
+        .filter(|w| !w.value.as_deref().is_some_and(|v| v.starts_with(':')))
+        .collect()
 }
 
 /// A traversal root: as the command wrote it (or as reached through a link), absolute, the
@@ -753,7 +943,9 @@ pub(super) struct Root<'r> {
 
 /// Whether `find`'s words make it enter linked directories (`-L`, `-follow`).
 pub(super) fn find_follows(args: &[WordInfo]) -> bool {
-    args.iter().filter_map(WordInfo::exact).any(|s| s == "-L" || s == "-follow")
+    args.iter()
+        .filter_map(WordInfo::exact)
+        .any(|s| s == "-L" || s == "-follow")
 }
 
 /// How a tree reader is refused and how it could exclude an entry, in its own syntax.
@@ -773,7 +965,10 @@ pub(super) enum Tool {
 
 /// A word as a shell argument: bare when it is plain, else in single quotes.
 fn quoted(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-+@%:,/=".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-+@%:,/=".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -849,7 +1044,12 @@ pub(super) fn skips_of(tool: Tool, sem: &CommandSemantics, args: &[WordInfo]) ->
             // arguments (the usual case) and file names when POSIXLY_CORRECT is set: an entry
             // is skipped only if it is skipped either way.
             let grep = |leading: bool| {
-                let vals = argv::option_values(sem, &["--include", "--exclude", "--exclude-dir"], args, leading);
+                let vals = argv::option_values(
+                    sem,
+                    &["--include", "--exclude", "--exclude-dir"],
+                    args,
+                    leading,
+                );
                 if vals.iter().any(|(_, v)| v.is_none()) {
                     return Skips::Nothing;
                 }
@@ -883,7 +1083,9 @@ pub(super) fn skips_of(tool: Tool, sem: &CommandSemantics, args: &[WordInfo]) ->
         }
         Tool::GitGrep => {
             let mut excluded = Vec::new();
-            let no_index = args.iter().any(|w| w.exact() == Some("--no-index") || w.exact() == Some("--untracked"));
+            let no_index = args
+                .iter()
+                .any(|w| w.exact() == Some("--no-index") || w.exact() == Some("--untracked"));
             for w in args {
                 let Some(s) = w.exact() else { continue };
                 let spec = s
@@ -906,9 +1108,16 @@ impl Judge<'_> {
     /// time) reads the content of the files it is given: not when it only lists names and
     /// metadata (`ls`, `stat`) or takes its operands as data (`echo`).
     pub(super) fn reads_content(&self, inner: &[WordInfo]) -> bool {
-        let Some(name) = inner.first().and_then(WordInfo::exact) else { return true };
+        let Some(name) = inner.first().and_then(WordInfo::exact) else {
+            return true;
+        };
         match self.semantics(basename(name)) {
-            Some(s) => !(s.names_only || (s.operands == OperandKind::Data && s.handler.is_none() && s.read_options.is_empty())),
+            Some(s) => {
+                !(s.names_only
+                    || (s.operands == OperandKind::Data
+                        && s.handler.is_none()
+                        && s.read_options.is_empty()))
+            }
             None => true,
         }
     }
@@ -917,11 +1126,37 @@ impl Judge<'_> {
     /// `tar c`, `cp -r`, ...): its roots are the operands it reads (`files`, of `kind`), or
     /// its default operand; `globals` are the words before a subcommand (`git -C dir`).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn recursive_reads(&mut self, base: &str, sub: Option<&str>, sem: &CommandSemantics, globals: &[WordInfo], rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwds: &[PathBuf], label: &str) {
+    pub(super) fn recursive_reads(
+        &mut self,
+        base: &str,
+        sub: Option<&str>,
+        sem: &CommandSemantics,
+        globals: &[WordInfo],
+        rest: &[WordInfo],
+        files: &[&WordInfo],
+        kind: OperandKind,
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
         // Names read from a file (`tar -T list`, `wc --files0-from=list`): any entry under the
         // directory, through any link.
-        if argv::has_option(sem, &sem.names_from_options, rest, false) && matches!(kind, OperandKind::Read | OperandKind::LastWrite | OperandKind::FirstWrite) {
-            self.tree_read(Tool::Listed, &Skips::Nothing, &[WordInfo::literal(".")], cwds, label, Links { files: true, dirs: true });
+        if argv::has_option(sem, &sem.names_from_options, rest, false)
+            && matches!(
+                kind,
+                OperandKind::Read | OperandKind::LastWrite | OperandKind::FirstWrite
+            )
+        {
+            self.tree_read(
+                Tool::Listed,
+                &Skips::Nothing,
+                &[WordInfo::literal(".")],
+                cwds,
+                label,
+                Links {
+                    files: true,
+                    dirs: true,
+                },
+            );
         }
         if !(sem.recursive || argv::has_option(sem, &sem.recursive_options, rest, false)) {
             return;
@@ -939,21 +1174,33 @@ impl Judge<'_> {
         let mut roots: Vec<WordInfo> = match kind {
             OperandKind::Read => files.iter().map(|w| (*w).clone()).collect(),
             // With a target directory option (`cp -t DIR`), every operand is a source.
-            OperandKind::LastWrite if argv::has_option(sem, &sem.write_options, rest, false) => files.iter().map(|w| (*w).clone()).collect(),
-            OperandKind::LastWrite if n > 1 => files[..n - 1].iter().map(|w| (*w).clone()).collect(),
+            OperandKind::LastWrite if argv::has_option(sem, &sem.write_options, rest, false) => {
+                files.iter().map(|w| (*w).clone()).collect()
+            }
+            OperandKind::LastWrite if n > 1 => {
+                files[..n - 1].iter().map(|w| (*w).clone()).collect()
+            }
             OperandKind::FirstWrite if n > 1 => files[1..].iter().map(|w| (*w).clone()).collect(),
             OperandKind::Data if tool == Tool::GitGrep => git_grep_paths(sem, rest),
             _ => return,
         };
         // `{}` of `find -exec`: what find finds under its start points.
-        if roots.iter().any(|w| w.value.as_deref().is_some_and(|v| v.contains("{}"))) {
-            let starts = self.runtime_roots.clone().unwrap_or_else(|| vec![WordInfo::literal(".")]);
+        if roots
+            .iter()
+            .any(|w| w.value.as_deref().is_some_and(|v| v.contains("{}")))
+        {
+            let starts = self
+                .runtime_roots
+                .clone()
+                .unwrap_or_else(|| vec![WordInfo::literal(".")]);
             roots.retain(|w| !w.value.as_deref().is_some_and(|v| v.contains("{}")));
             roots.extend(starts);
         }
         if roots.is_empty() {
             match &sem.default_operand {
-                Some(d) if !(sem.stdin_without_operand && self.stdin_from.is_some()) => roots.push(WordInfo::literal(d)),
+                Some(d) if !(sem.stdin_without_operand && self.stdin_from.is_some()) => {
+                    roots.push(WordInfo::literal(d))
+                }
                 _ if tool == Tool::GitGrep => roots.push(WordInfo::literal(".")),
                 _ => return,
             }
@@ -982,14 +1229,26 @@ impl Judge<'_> {
             }
         }
         let skips = skips_of(tool, sem, rest);
-        let follows = (sem.follows_links && !argv::has_option(sem, &sem.no_follow_options, rest, true)) || argv::has_option(sem, &sem.follow_options, rest, false);
-        let links = Links { files: follows, dirs: follows };
+        let follows = (sem.follows_links
+            && !argv::has_option(sem, &sem.no_follow_options, rest, true))
+            || argv::has_option(sem, &sem.follow_options, rest, false);
+        let links = Links {
+            files: follows,
+            dirs: follows,
+        };
         self.tree_read(tool, &skips, &roots, &dirs, label, links);
     }
 
     /// `find` with an `-exec` or `-ok` of a command that reads files: the entries its
     /// expression lets reach that command, under its start points.
-    pub(super) fn find_reads(&mut self, all: &[WordInfo], starts: &[WordInfo], expr: &[WordInfo], cwds: &[PathBuf], label: &str) {
+    pub(super) fn find_reads(
+        &mut self,
+        all: &[WordInfo],
+        starts: &[WordInfo],
+        expr: &[WordInfo],
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
         let reads = |inner: &[WordInfo]| self.reads_content(inner);
         let plan = find_plan(expr, FindLooksFor::ContentReads, &reads);
         let skips = match plan {
@@ -1000,7 +1259,10 @@ impl Judge<'_> {
                 let mut any = false;
                 for (k, w) in expr.iter().enumerate() {
                     if matches!(w.exact(), Some("-exec" | "-execdir" | "-ok" | "-okdir")) {
-                        let end = expr[k + 1..].iter().position(|t| matches!(t.exact(), Some(";" | "+"))).map_or(expr.len(), |e| k + 1 + e);
+                        let end = expr[k + 1..]
+                            .iter()
+                            .position(|t| matches!(t.exact(), Some(";" | "+")))
+                            .map_or(expr.len(), |e| k + 1 + e);
                         any |= self.reads_content(&expr[k + 1..end]);
                     }
                 }
@@ -1013,33 +1275,67 @@ impl Judge<'_> {
         // The command it runs opens what it is given: a link to a file is read through; find
         // enters linked directories with -L or -follow.
         let follow = find_follows(all);
-        self.tree_read(Tool::Find, &skips, starts, cwds, label, Links { files: true, dirs: follow });
+        self.tree_read(
+            Tool::Find,
+            &skips,
+            starts,
+            cwds,
+            label,
+            Links {
+                files: true,
+                dirs: follow,
+            },
+        );
     }
 
     /// `xargs CMD` where CMD reads the files it is given: the names come from its input at run
     /// time. From a `find` (plain names), the entries it prints under its start points; from
     /// `grep -l`, `rg -l`, `git grep -l`, nothing more (their own reads are judged, and they
     /// name only files they read); from anything else, any entry under the working directory.
-    pub(super) fn xargs_reads(&mut self, inner: &[WordInfo], names_from_file: bool, cwds: &[PathBuf], label: &str) {
+    pub(super) fn xargs_reads(
+        &mut self,
+        inner: &[WordInfo],
+        names_from_file: bool,
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
         if inner.is_empty() || !self.reads_content(inner) {
             return;
         }
-        let producer = if names_from_file || self.stdin_redirected { None } else { self.stdin_from.clone() };
+        let producer = if names_from_file || self.stdin_redirected {
+            None
+        } else {
+            self.stdin_from.clone()
+        };
         if let Some(p) = &producer {
             let words = &p.words;
-            let name = words.first().and_then(WordInfo::exact).map(basename).unwrap_or("");
+            let name = words
+                .first()
+                .and_then(WordInfo::exact)
+                .map(basename)
+                .unwrap_or("");
             let args = words.get(1..).unwrap_or(&[]);
             // `grep -l` names only files it read (judged on its own), unless `--label` names
             // its input as it likes.
             let (sem, opts) = match (name, args.first().and_then(WordInfo::exact)) {
-                ("git", Some("grep")) => (self.semantics("git").and_then(|g| g.subcommand_semantics.get("grep")), &args[1..]),
+                ("git", Some("grep")) => (
+                    self.semantics("git")
+                        .and_then(|g| g.subcommand_semantics.get("grep")),
+                    &args[1..],
+                ),
                 ("grep" | "egrep" | "fgrep" | "rg", _) => (self.semantics(name), args),
                 _ => (None, args),
             };
             if let Some(sem) = sem {
-                let lists: Vec<String> = ["-l", "-L", "--files-with-matches", "--files-without-match"].iter().map(|s| s.to_string()).collect();
+                let lists: Vec<String> =
+                    ["-l", "-L", "--files-with-matches", "--files-without-match"]
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect();
                 let label_opt = vec!["--label".to_string()];
-                if argv::has_option(sem, &lists, opts, true) && !argv::has_option(sem, &label_opt, opts, false) {
+                if argv::has_option(sem, &lists, opts, true)
+                    && !argv::has_option(sem, &label_opt, opts, false)
+                {
                     return;
                 }
             }
@@ -1048,13 +1344,33 @@ impl Judge<'_> {
                 let reads = |i: &[WordInfo]| self.reads_content(i);
                 if let Some(plan) = find_plan(expr, FindLooksFor::PrintedNames, &reads) {
                     let follow = find_follows(args);
-                    self.tree_read(Tool::Xargs, &Skips::Find(plan), &starts, cwds, label, Links { files: true, dirs: follow });
+                    self.tree_read(
+                        Tool::Xargs,
+                        &Skips::Find(plan),
+                        &starts,
+                        cwds,
+                        label,
+                        Links {
+                            files: true,
+                            dirs: follow,
+                        },
+                    );
                     return;
                 }
             }
         }
         // Names from anywhere: any entry under the directory, through any link.
-        self.tree_read(Tool::Xargs, &Skips::Nothing, &[WordInfo::literal(".")], cwds, label, Links { files: true, dirs: true });
+        self.tree_read(
+            Tool::Xargs,
+            &Skips::Nothing,
+            &[WordInfo::literal(".")],
+            cwds,
+            label,
+            Links {
+                files: true,
+                dirs: true,
+            },
+        );
     }
 
     /// Refuses `label`: its tree under `shown` could not be checked.
@@ -1078,17 +1394,30 @@ impl Judge<'_> {
     /// Refuses `label` when a tree it reads from `roots` holds a denied entry that `skips`
     /// does not provably exclude. Roots are as written, resolved from each of `cwds`; a root
     /// built at run time is left to the operand checks, a root that is itself denied too.
-    pub(super) fn tree_read(&mut self, tool: Tool, skips: &Skips, roots: &[WordInfo], cwds: &[PathBuf], label: &str, links: Links) {
+    pub(super) fn tree_read(
+        &mut self,
+        tool: Tool,
+        skips: &Skips,
+        roots: &[WordInfo],
+        cwds: &[PathBuf],
+        label: &str,
+        links: Links,
+    ) {
         let mut linked = LINKED_DIRS;
         for w in roots {
-            let Some(v) = w.value.as_deref() else { continue };
+            let Some(v) = w.value.as_deref() else {
+                continue;
+            };
             for cwd in cwds {
                 let starts: Vec<(String, PathBuf)> = if w.glob {
                     match glob_expand(&cwd.join(v)) {
                         Some(found) => found
                             .into_iter()
                             .map(|p| {
-                                let shown = p.strip_prefix(cwd).map(|r| r.to_string_lossy().into_owned()).unwrap_or_else(|_| p.to_string_lossy().into_owned());
+                                let shown = p
+                                    .strip_prefix(cwd)
+                                    .map(|r| r.to_string_lossy().into_owned())
+                                    .unwrap_or_else(|_| p.to_string_lossy().into_owned());
                                 (shown, p)
                             })
                             .collect(),
@@ -1101,7 +1430,12 @@ impl Judge<'_> {
                     vec![(v.to_string(), cwd.join(v))]
                 };
                 for (shown, abs) in starts {
-                    let at = Root { shown: &shown, abs: &abs, cwd, depth: 0 };
+                    let at = Root {
+                        shown: &shown,
+                        abs: &abs,
+                        cwd,
+                        depth: 0,
+                    };
                     if !self.tree_root(tool, skips, &at, label, links, &mut linked) {
                         return;
                     }
@@ -1112,15 +1446,32 @@ impl Judge<'_> {
 
     /// One root of [`Self::tree_read`]; `false` once it refused (one refusal is enough).
     /// `linked`: how many more directories may be entered through links.
-    fn tree_root(&mut self, tool: Tool, skips: &Skips, at: &Root, label: &str, links: Links, linked: &mut usize) -> bool {
+    fn tree_root(
+        &mut self,
+        tool: Tool,
+        skips: &Skips,
+        at: &Root,
+        label: &str,
+        links: Links,
+        linked: &mut usize,
+    ) -> bool {
         let (shown, abs, cwd) = (at.shown, at.abs, at.cwd);
         // A root outside the read scope is refused as such (and no walk of it is needed) unless
         // out-of-scope reads only warn or a grant may lift that refusal.
-        let enforced = self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
-        if at.depth == 0 && enforced && self.ctx.grants.is_empty() && self.ctx.matcher.check(&paths::resolve(abs), Access::Read) == PathVerdict::OutOfScope {
+        let enforced =
+            self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
+        if at.depth == 0
+            && enforced
+            && self.ctx.grants.is_empty()
+            && self.ctx.matcher.check(&paths::resolve(abs), Access::Read) == PathVerdict::OutOfScope
+        {
             return true;
         }
-        let found = match denied::all_denied_under(&[abs.to_path_buf()], self.ctx.matcher, &Limits::default()) {
+        let found = match denied::all_denied_under(
+            &[abs.to_path_buf()],
+            self.ctx.matcher,
+            &Limits::default(),
+        ) {
             Reach::Clean { .. } => Vec::new(),
             Reach::CannotTell { .. } => {
                 self.cannot_tell(label, shown, abs);
@@ -1131,7 +1482,10 @@ impl Judge<'_> {
         // The walk reports entries through the root as written or as resolved.
         let r = paths::resolve(abs);
         let below = |f: &Path| -> Option<PathBuf> {
-            [abs, r.literal.as_path(), r.target.as_path()].iter().find_map(|root| f.strip_prefix(root).ok()).map(Path::to_path_buf)
+            [abs, r.literal.as_path(), r.target.as_path()]
+                .iter()
+                .find_map(|root| f.strip_prefix(root).ok())
+                .map(Path::to_path_buf)
         };
         // Each entry read: its path, its path below the root, its kind, and what to exclude
         // (itself, or the denied directory it lies in) with its kind.
@@ -1142,7 +1496,12 @@ impl Judge<'_> {
             match below(f) {
                 Some(rel) if rel.as_os_str().is_empty() => {}
                 Some(rel) => {
-                    let e = Entry { root: shown, rel: &rel, kind, cwd };
+                    let e = Entry {
+                        root: shown,
+                        rel: &rel,
+                        kind,
+                        cwd,
+                    };
                     if skips.covers(&e) {
                         continue;
                     }
@@ -1152,10 +1511,22 @@ impl Judge<'_> {
                         if let Some(inner) = dir_entries(f, &mut budget) {
                             let first = inner.iter().find_map(|p| {
                                 let k = Kind::of(p);
-                                let Some(r) = below(p) else { return Some((p.clone(), p.clone(), k, rel.clone(), Kind::Dir)) };
-                                let ie = Entry { root: shown, rel: &r, kind: k, cwd };
-                                let covered = if k == Kind::Dir { skips.covers_itself(&ie) } else { skips.covers(&ie) };
-                                (!covered).then(|| (p.clone(), r.clone(), k, rel.clone(), Kind::Dir))
+                                let Some(r) = below(p) else {
+                                    return Some((p.clone(), p.clone(), k, rel.clone(), Kind::Dir));
+                                };
+                                let ie = Entry {
+                                    root: shown,
+                                    rel: &r,
+                                    kind: k,
+                                    cwd,
+                                };
+                                let covered = if k == Kind::Dir {
+                                    skips.covers_itself(&ie)
+                                } else {
+                                    skips.covers(&ie)
+                                };
+                                (!covered)
+                                    .then(|| (p.clone(), r.clone(), k, rel.clone(), Kind::Dir))
                             });
                             match first {
                                 None => continue,
@@ -1170,7 +1541,10 @@ impl Judge<'_> {
                 }
                 // Not known where it lies: it counts as read.
                 None => {
-                    let name = f.file_name().map(PathBuf::from).unwrap_or_else(|| f.clone());
+                    let name = f
+                        .file_name()
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| f.clone());
                     reached.push((f.clone(), name.clone(), kind, name, kind));
                 }
             }
@@ -1185,8 +1559,24 @@ impl Judge<'_> {
                 let Some(rel) = below(&l) else { continue };
                 let target = paths::resolve(&l);
                 let is_dir = paths::is_dir(&target.target);
-                let kind = if links.dirs { if is_dir { Kind::Dir } else { Kind::File } } else { Kind::Link };
-                if (is_dir && !links.dirs) || (!is_dir && !links.files) || skips.covers(&Entry { root: shown, rel: &rel, kind, cwd }) {
+                let kind = if links.dirs {
+                    if is_dir {
+                        Kind::Dir
+                    } else {
+                        Kind::File
+                    }
+                } else {
+                    Kind::Link
+                };
+                if (is_dir && !links.dirs)
+                    || (!is_dir && !links.files)
+                    || skips.covers(&Entry {
+                        root: shown,
+                        rel: &rel,
+                        kind,
+                        cwd,
+                    })
+                {
                     continue;
                 }
                 if let PathVerdict::Denied(_) = self.ctx.matcher.check(&target, Access::Read) {
@@ -1196,26 +1586,59 @@ impl Judge<'_> {
                 // What it leads to must be readable like a path the command names.
                 let word = WordInfo::literal(&l.to_string_lossy());
                 let name = label.split(' ').next().unwrap_or(label);
-                self.path_effect(&word, Access::Read, &[cwd.to_path_buf()], &format!("a link under {shown} that {name} follows"), false);
+                self.path_effect(
+                    &word,
+                    Access::Read,
+                    &[cwd.to_path_buf()],
+                    &format!("a link under {shown} that {name} follows"),
+                    false,
+                );
                 if is_dir {
                     if *linked == 0 || at.depth >= LINK_DEPTH {
                         self.cannot_tell(label, shown, abs);
                         return false;
                     }
                     *linked -= 1;
-                    let shown2 = Entry { root: shown, rel: &rel, kind, cwd }.shown();
-                    let next = Root { shown: &shown2, abs: &l, cwd, depth: at.depth + 1 };
+                    let shown2 = Entry {
+                        root: shown,
+                        rel: &rel,
+                        kind,
+                        cwd,
+                    }
+                    .shown();
+                    let next = Root {
+                        shown: &shown2,
+                        abs: &l,
+                        cwd,
+                        depth: at.depth + 1,
+                    };
                     if !self.tree_root(tool, skips, &next, label, links, linked) {
                         return false;
                     }
                 }
             }
         }
-        let Some((first, rel, kind, hint_rel, hint_kind)) = reached.first().cloned() else { return true };
+        let Some((first, rel, kind, hint_rel, hint_kind)) = reached.first().cloned() else {
+            return true;
+        };
         let rel = rel.as_path();
-        let e = Entry { root: shown, rel, kind, cwd };
-        let hint_entry = Entry { root: shown, rel: &hint_rel, kind: hint_kind, cwd };
-        let pattern = match self.ctx.matcher.check(&paths::resolve(&first), Access::Read) {
+        let e = Entry {
+            root: shown,
+            rel,
+            kind,
+            cwd,
+        };
+        let hint_entry = Entry {
+            root: shown,
+            rel: &hint_rel,
+            kind: hint_kind,
+            cwd,
+        };
+        let pattern = match self
+            .ctx
+            .matcher
+            .check(&paths::resolve(&first), Access::Read)
+        {
             PathVerdict::Denied(p) => p,
             _ => String::new(),
         };
@@ -1224,7 +1647,11 @@ impl Judge<'_> {
             2 => " and 1 more denied entry".to_string(),
             n => format!(" and {} more denied entries", n - 1),
         };
-        let what = if kind == Kind::Dir { "directory" } else { "file" };
+        let what = if kind == Kind::Dir {
+            "directory"
+        } else {
+            "file"
+        };
         let how = exclusion_hint(tool, label, &hint_entry);
         let reads = match tool {
             Tool::Xargs => format!("`{label}` reads the files its input names, which are produced at run time from {shown}"),
@@ -1238,7 +1665,10 @@ impl Judge<'_> {
             access: Access::Read.as_str(),
             verdict: if self.ctx.masked { "masked" } else { "denied" },
             pattern: Some(pattern.clone()),
-            source: format!("under {shown}, read by {}", label.split(' ').next().unwrap_or(label)),
+            source: format!(
+                "under {shown}, read by {}",
+                label.split(' ').next().unwrap_or(label)
+            ),
         });
         if self.ctx.masked {
             // The sandbox masks every entry a deny pattern covers under the directories it
@@ -1304,9 +1734,12 @@ mod tests {
     }
 
     fn words(s: &str) -> Vec<WordInfo> {
-        shell_words::split(s).unwrap().iter().map(|w| WordInfo::literal(w)).collect()
+        shell_words::split(s)
+            .unwrap()
+            .iter()
+            .map(|w| WordInfo::literal(w))
+            .collect()
     }
-
 
     #[test]
     fn recursive_options_table() {
@@ -1329,7 +1762,11 @@ mod tests {
             ("-A3r x", false),
             ("KEY . -r", true),
         ] {
-            assert_eq!(argv::has_option(grep, &grep.recursive_options, &words(args), false), want, "grep {args}");
+            assert_eq!(
+                argv::has_option(grep, &grep.recursive_options, &words(args), false),
+                want,
+                "grep {args}"
+            );
         }
     }
 
@@ -1343,22 +1780,76 @@ mod tests {
             ("-r --exclude=.env K .", ".", ".env", Kind::File, true),
             ("-r --exclude=.env K .", ".", "sub/.env", Kind::File, true),
             ("-r --exclude='*env' K .", ".", "sub/.env", Kind::File, true),
-            ("-r --exclude=sub/.env K .", ".", "sub/.env", Kind::File, false),
+            (
+                "-r --exclude=sub/.env K .",
+                ".",
+                "sub/.env",
+                Kind::File,
+                false,
+            ),
             ("-r --exclude=.ENV K .", ".", ".env", Kind::File, false),
             ("-r --exclude '[.]env' K .", ".", ".env", Kind::File, true),
-            ("-r --exclude='{.env,x}' K .", ".", ".env", Kind::File, false),
+            (
+                "-r --exclude='{.env,x}' K .",
+                ".",
+                ".env",
+                Kind::File,
+                false,
+            ),
             ("-r --include='*.txt' K .", ".", ".env", Kind::File, true),
             ("-r --include='*.txt' K .", ".", ".git", Kind::Dir, false),
-            ("-r --include=.env --exclude='*' K .", ".", ".env", Kind::File, true),
-            ("-r --exclude='*' --include=.env K .", ".", ".env", Kind::File, false),
-            ("-r --exclude-dir=.git K .", ".", "sub/.git", Kind::Dir, true),
-            ("-r --exclude-dir=.git K .", ".", ".git/config", Kind::File, true),
+            (
+                "-r --include=.env --exclude='*' K .",
+                ".",
+                ".env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-r --exclude='*' --include=.env K .",
+                ".",
+                ".env",
+                Kind::File,
+                false,
+            ),
+            (
+                "-r --exclude-dir=.git K .",
+                ".",
+                "sub/.git",
+                Kind::Dir,
+                true,
+            ),
+            (
+                "-r --exclude-dir=.git K .",
+                ".",
+                ".git/config",
+                Kind::File,
+                true,
+            ),
             ("-r --exclude=.git K .", ".", ".git", Kind::Dir, false),
-            ("-r --exclude-dir=sub/.git K .", ".", "sub/.git", Kind::Dir, false),
-            ("-r --exclude-dir=sub K .", ".", "sub/.env", Kind::File, true),
+            (
+                "-r --exclude-dir=sub/.git K .",
+                ".",
+                "sub/.git",
+                Kind::Dir,
+                false,
+            ),
+            (
+                "-r --exclude-dir=sub K .",
+                ".",
+                "sub/.env",
+                Kind::File,
+                true,
+            ),
             ("-r --exclude-dir='*' K .", ".", ".env", Kind::File, true),
             ("-r --exclude-dir=. K .", ".", ".env", Kind::File, true),
-            ("-r --exclude='[[:alpha:]]env' K .", ".", ".env", Kind::File, false),
+            (
+                "-r --exclude='[[:alpha:]]env' K .",
+                ".",
+                ".env",
+                Kind::File,
+                false,
+            ),
             ("-r --exclude .env K .", ".", ".env", Kind::File, true),
             ("-r -e K --exclude=.env .", ".", ".env", Kind::File, true),
             // After an operand an option is one only if grep permutes its arguments, which
@@ -1367,10 +1858,27 @@ mod tests {
             ("-r K --exclude=.env .", ".", ".env", Kind::File, false),
             ("-r -- --exclude=.env K .", ".", ".env", Kind::File, false),
             // Permuted, a later --include wins over the leading --exclude: not skipped.
-            ("-r --exclude=.env K . --include=.env", ".", ".env", Kind::File, false),
-            ("-r --exclude=.env K . --exclude=x", ".", ".env", Kind::File, true),
+            (
+                "-r --exclude=.env K . --include=.env",
+                ".",
+                ".env",
+                Kind::File,
+                false,
+            ),
+            (
+                "-r --exclude=.env K . --exclude=x",
+                ".",
+                ".env",
+                Kind::File,
+                true,
+            ),
         ] {
-            let e = Entry { root, rel: Path::new(rel), kind, cwd };
+            let e = Entry {
+                root,
+                rel: Path::new(rel),
+                kind,
+                cwd,
+            };
             assert_eq!(skips(args).covers(&e), want, "grep {args}: {rel}");
         }
     }
@@ -1396,8 +1904,17 @@ mod tests {
             ("K -g '!/.env'", ".", ".env", Kind::File, true),
             ("K src -g '!.env'", "src", ".env", Kind::File, true),
         ] {
-            let e = Entry { root, rel: Path::new(rel), kind, cwd };
-            assert_eq!(skips_of(Tool::Rg, rg, &words(args)).covers(&e), want, "rg {args}: {rel}");
+            let e = Entry {
+                root,
+                rel: Path::new(rel),
+                kind,
+                cwd,
+            };
+            assert_eq!(
+                skips_of(Tool::Rg, rg, &words(args)).covers(&e),
+                want,
+                "rg {args}: {rel}"
+            );
         }
     }
 
@@ -1417,68 +1934,252 @@ mod tests {
             ("K --no-index", ".", ".git/config", false),
             ("K -- src ':!src/.env'", "src", ".env", true),
         ] {
-            let e = Entry { root, rel: Path::new(rel), kind: Kind::File, cwd };
-            assert_eq!(skips_of(Tool::GitGrep, semantics::empty(), &words(args)).covers(&e), want, "git grep {args}: {rel}");
+            let e = Entry {
+                root,
+                rel: Path::new(rel),
+                kind: Kind::File,
+                cwd,
+            };
+            assert_eq!(
+                skips_of(Tool::GitGrep, semantics::empty(), &words(args)).covers(&e),
+                want,
+                "git grep {args}: {rel}"
+            );
         }
     }
 
     #[test]
     fn find_plans_table() {
         let cwd = Path::new("/w");
-        let reads = |inner: &[WordInfo]| !matches!(inner.first().and_then(WordInfo::exact), Some("ls") | Some("echo"));
+        let reads = |inner: &[WordInfo]| {
+            !matches!(
+                inner.first().and_then(WordInfo::exact),
+                Some("ls") | Some("echo")
+            )
+        };
         // (expression, looking for, rel, kind, covered)
         use FindLooksFor::*;
         for (expr, mode, rel, kind, want) in [
-            ("-name .env -exec cat {} ;", ContentReads, ".env", Kind::File, false),
+            (
+                "-name .env -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                false,
+            ),
             ("-exec cat {} +", ContentReads, "a/.env", Kind::File, false),
-            ("-not -name .env -exec cat {} ;", ContentReads, ".env", Kind::File, true),
-            ("! -name .env -exec cat {} ;", ContentReads, "a/.env", Kind::File, true),
-            ("-name '*.c' -exec grep -Hn main {} +", ContentReads, ".env", Kind::File, true),
-            ("-name '*.c' -exec grep -Hn main {} +", ContentReads, ".git", Kind::Dir, false),
-            ("-name .git -prune -o -exec cat {} ;", ContentReads, ".git", Kind::Dir, true),
-            ("-name .git -prune -o -exec cat {} ;", ContentReads, ".git/config", Kind::File, true),
-            ("-depth -name .git -prune -o -exec cat {} ;", ContentReads, ".git/config", Kind::File, false),
-            ("-path ./.git -prune -o -type f -exec cat {} +", ContentReads, ".git/config", Kind::File, true),
-            ("-type d -exec cat {} ;", ContentReads, ".env", Kind::File, true),
-            ("-type f -exec cat {} ;", ContentReads, ".env", Kind::File, false),
-            ("-maxdepth 1 -exec cat {} ;", ContentReads, "a/.env", Kind::File, true),
-            ("-maxdepth 1 -exec cat {} ;", ContentReads, ".env", Kind::File, false),
-            ("-mindepth 2 -exec cat {} ;", ContentReads, ".env", Kind::File, true),
+            (
+                "-not -name .env -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                true,
+            ),
+            (
+                "! -name .env -exec cat {} ;",
+                ContentReads,
+                "a/.env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-name '*.c' -exec grep -Hn main {} +",
+                ContentReads,
+                ".env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-name '*.c' -exec grep -Hn main {} +",
+                ContentReads,
+                ".git",
+                Kind::Dir,
+                false,
+            ),
+            (
+                "-name .git -prune -o -exec cat {} ;",
+                ContentReads,
+                ".git",
+                Kind::Dir,
+                true,
+            ),
+            (
+                "-name .git -prune -o -exec cat {} ;",
+                ContentReads,
+                ".git/config",
+                Kind::File,
+                true,
+            ),
+            (
+                "-depth -name .git -prune -o -exec cat {} ;",
+                ContentReads,
+                ".git/config",
+                Kind::File,
+                false,
+            ),
+            (
+                "-path ./.git -prune -o -type f -exec cat {} +",
+                ContentReads,
+                ".git/config",
+                Kind::File,
+                true,
+            ),
+            (
+                "-type d -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-type f -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                false,
+            ),
+            (
+                "-maxdepth 1 -exec cat {} ;",
+                ContentReads,
+                "a/.env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-maxdepth 1 -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                false,
+            ),
+            (
+                "-mindepth 2 -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                true,
+            ),
             ("-exec ls {} ;", ContentReads, ".env", Kind::File, true),
-            ("-size +1k -exec cat {} ;", ContentReads, ".env", Kind::File, false),
-            ("-name '*.md' -o -name .env -exec cat {} ;", ContentReads, ".env", Kind::File, false),
-            ("( -name '*.md' -o -name '*.txt' ) -exec cat {} ;", ContentReads, ".env", Kind::File, true),
+            (
+                "-size +1k -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                false,
+            ),
+            (
+                "-name '*.md' -o -name .env -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                false,
+            ),
+            (
+                "( -name '*.md' -o -name '*.txt' ) -exec cat {} ;",
+                ContentReads,
+                ".env",
+                Kind::File,
+                true,
+            ),
             ("-name .env", PrintedNames, ".env", Kind::File, false),
             ("", PrintedNames, ".env", Kind::File, false),
             ("-name '*.el'", PrintedNames, ".env", Kind::File, true),
-            ("-name '*.md' -print0", PrintedNames, ".env", Kind::File, true),
-            ("-type f -not -name .env", PrintedNames, ".env", Kind::File, true),
-            ("-name .git -prune -o -type f -print", PrintedNames, ".git", Kind::Dir, true),
+            (
+                "-name '*.md' -print0",
+                PrintedNames,
+                ".env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-type f -not -name .env",
+                PrintedNames,
+                ".env",
+                Kind::File,
+                true,
+            ),
+            (
+                "-name .git -prune -o -type f -print",
+                PrintedNames,
+                ".git",
+                Kind::Dir,
+                true,
+            ),
             ("-type f", PrintedNames, ".git", Kind::Dir, false),
         ] {
-            let plan = find_plan(&words(expr), mode, &reads).unwrap_or_else(|| panic!("{expr} did not parse"));
-            let e = Entry { root: ".", rel: Path::new(rel), kind, cwd };
+            let plan = find_plan(&words(expr), mode, &reads)
+                .unwrap_or_else(|| panic!("{expr} did not parse"));
+            let e = Entry {
+                root: ".",
+                rel: Path::new(rel),
+                kind,
+                cwd,
+            };
             assert_eq!(plan.covers(&e, false), want, "find . {expr}: {rel}");
         }
         // Printed names are plain names only: other outputs are unknown producers.
         for expr in ["-printf '%p\\n'", "-ls", "-exec echo {} ;", "-bogus"] {
-            assert_eq!(find_plan(&words(expr), PrintedNames, &reads), None, "{expr}");
+            assert_eq!(
+                find_plan(&words(expr), PrintedNames, &reads),
+                None,
+                "{expr}"
+            );
         }
     }
 
     #[test]
     fn exclusion_hints_table() {
         let cwd = Path::new("/w");
-        let file = Entry { root: ".", rel: Path::new("sub/.env"), kind: Kind::File, cwd };
-        let dir = Entry { root: ".", rel: Path::new(".git"), kind: Kind::Dir, cwd };
+        let file = Entry {
+            root: ".",
+            rel: Path::new("sub/.env"),
+            kind: Kind::File,
+            cwd,
+        };
+        let dir = Entry {
+            root: ".",
+            rel: Path::new(".git"),
+            kind: Kind::Dir,
+            cwd,
+        };
         for (tool, label, e, want) in [
-            (Tool::Grep, "grep -rn KEY .", &file, "exclude it: `grep --exclude=.env -rn KEY .`"),
-            (Tool::Grep, "grep -rn KEY .", &dir, "exclude it: `grep --exclude-dir=.git -rn KEY .`"),
+            (
+                Tool::Grep,
+                "grep -rn KEY .",
+                &file,
+                "exclude it: `grep --exclude=.env -rn KEY .`",
+            ),
+            (
+                Tool::Grep,
+                "grep -rn KEY .",
+                &dir,
+                "exclude it: `grep --exclude-dir=.git -rn KEY .`",
+            ),
             (Tool::Rg, "rg KEY", &file, "exclude it: `rg KEY -g '!.env'`"),
-            (Tool::GitGrep, "git grep KEY", &file, "exclude it: `git grep KEY -- . ':!sub/.env'`"),
-            (Tool::GitGrep, "git grep KEY -- src", &file, "exclude it: `git grep KEY -- src ':!sub/.env'`"),
-            (Tool::Find, "find . -exec cat {} ;", &file, "exclude it: `find . -not -name .env ...`"),
-            (Tool::Find, "find . -exec cat {} ;", &dir, "exclude it: `find . -name .git -prune -o ...`"),
+            (
+                Tool::GitGrep,
+                "git grep KEY",
+                &file,
+                "exclude it: `git grep KEY -- . ':!sub/.env'`",
+            ),
+            (
+                Tool::GitGrep,
+                "git grep KEY -- src",
+                &file,
+                "exclude it: `git grep KEY -- src ':!sub/.env'`",
+            ),
+            (
+                Tool::Find,
+                "find . -exec cat {} ;",
+                &file,
+                "exclude it: `find . -not -name .env ...`",
+            ),
+            (
+                Tool::Find,
+                "find . -exec cat {} ;",
+                &dir,
+                "exclude it: `find . -name .git -prune -o ...`",
+            ),
         ] {
             assert_eq!(exclusion_hint(tool, label, e), want);
         }

@@ -41,7 +41,9 @@ pub(super) fn glob_expand(p: &Path) -> Option<Vec<PathBuf>> {
         if part.contains(['*', '?', '[']) {
             let g = ComponentGlob::new(&part)?;
             for d in &current {
-                let Ok(rd) = std::fs::read_dir(d) else { continue };
+                let Ok(rd) = std::fs::read_dir(d) else {
+                    continue;
+                };
                 for e in rd.flatten() {
                     let name = e.file_name().to_string_lossy().into_owned();
                     if name.starts_with('.') && !part.starts_with('.') {
@@ -62,7 +64,12 @@ pub(super) fn glob_expand(p: &Path) -> Option<Vec<PathBuf>> {
         }
         current = next;
     }
-    Some(current.into_iter().filter(|p| std::fs::symlink_metadata(p).is_ok()).collect())
+    Some(
+        current
+            .into_iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .collect(),
+    )
 }
 
 impl<'a> Judge<'a> {
@@ -72,39 +79,78 @@ impl<'a> Judge<'a> {
     /// would change it), and writes of names the command does not show into a directory
     /// holding one (`tar x`, `unzip`, `wget`).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn protected_reach(&mut self, base: &str, rest: &[WordInfo], files: &[&WordInfo], kind: OperandKind, cwd_write: bool, cwds: &[PathBuf], label: &str) {
+    pub(super) fn protected_reach(
+        &mut self,
+        base: &str,
+        rest: &[WordInfo],
+        files: &[&WordInfo],
+        kind: OperandKind,
+        cwd_write: bool,
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
         // The options as the program parses them (`ln -Ss` is a suffix `s`, not `-s`).
         let sem = self.semantics(base).unwrap_or_else(|| semantics::empty());
-        let given: Vec<String> = super::argv::options(sem, rest, false).into_iter().map(|o| o.name).collect();
+        let given: Vec<String> = super::argv::options(sem, rest, false)
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
         let has = |names: &[&str]| given.iter().any(|g| names.contains(&g.as_str()));
-        let hard_link = (base == "ln" && !has(&["-s", "--symbolic"])) || (base == "cp" && has(&["-l", "--link"]));
+        let hard_link = (base == "ln" && !has(&["-s", "--symbolic"]))
+            || (base == "cp" && has(&["-l", "--link"]));
         let n = files.len();
         // `cp -t DIR FILE...`: each file lands in DIR under its own name (`-vtDIR`, `--target DIR`).
-        let target_dir = super::argv::option_values(sem, &["-t", "--target-directory"], rest, false).into_iter().filter_map(|(_, v)| v).next_back();
-        if let Some(dir) = target_dir.as_deref().filter(|_| matches!(base, "cp" | "mv" | "ln" | "install")) {
+        let target_dir =
+            super::argv::option_values(sem, &["-t", "--target-directory"], rest, false)
+                .into_iter()
+                .filter_map(|(_, v)| v)
+                .next_back();
+        if let Some(dir) = target_dir
+            .as_deref()
+            .filter(|_| matches!(base, "cp" | "mv" | "ln" | "install"))
+        {
             for d in cwds {
                 let into = d.join(dir);
                 for src in files.iter() {
-                    if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
+                    if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name())
+                    {
                         let dest = into.join(name).to_string_lossy().into_owned();
-                        self.path_effect(&WordInfo::literal(&dest), Access::Write, std::slice::from_ref(d), &format!("operand of {base}, into {dir}"), true);
+                        self.path_effect(
+                            &WordInfo::literal(&dest),
+                            Access::Write,
+                            std::slice::from_ref(d),
+                            &format!("operand of {base}, into {dir}"),
+                            true,
+                        );
                     }
                 }
             }
         }
-        let into_dir = matches!(kind, OperandKind::LastWrite | OperandKind::AllWrite) && n > 1 && target_dir.is_none();
+        let into_dir = matches!(kind, OperandKind::LastWrite | OperandKind::AllWrite)
+            && n > 1
+            && target_dir.is_none();
         let removes = matches!(kind, OperandKind::Write | OperandKind::AllWrite);
         for (k, f) in files.iter().enumerate() {
-            let Some(v) = f.value.as_deref() else { continue };
+            let Some(v) = f.value.as_deref() else {
+                continue;
+            };
             let last = k + 1 == n;
             for d in cwds {
                 let r = paths::resolve(&d.join(v));
                 if into_dir && last {
                     if paths::is_dir(&r.target) {
                         for src in &files[..k] {
-                            if let Some(name) = src.value.as_deref().and_then(|s| Path::new(s).file_name()) {
+                            if let Some(name) =
+                                src.value.as_deref().and_then(|s| Path::new(s).file_name())
+                            {
                                 let dest = r.target.join(name).to_string_lossy().into_owned();
-                                self.path_effect(&WordInfo::literal(&dest), Access::Write, std::slice::from_ref(d), &format!("operand of {base}, into {}", r.target.display()), true);
+                                self.path_effect(
+                                    &WordInfo::literal(&dest),
+                                    Access::Write,
+                                    std::slice::from_ref(d),
+                                    &format!("operand of {base}, into {}", r.target.display()),
+                                    true,
+                                );
                             }
                         }
                     }
@@ -114,24 +160,45 @@ impl<'a> Judge<'a> {
                     // `ln -s TARGET` makes a link named like TARGET in the directory.
                     if let Some(name) = Path::new(v).file_name() {
                         let dest = d.join(name).to_string_lossy().into_owned();
-                        self.path_effect(&WordInfo::literal(&dest), Access::Write, std::slice::from_ref(d), &format!("operand of {base}, the link it makes"), true);
+                        self.path_effect(
+                            &WordInfo::literal(&dest),
+                            Access::Write,
+                            std::slice::from_ref(d),
+                            &format!("operand of {base}, the link it makes"),
+                            true,
+                        );
                     }
                 }
                 let hit = if hard_link && (!last || n == 1) {
-                    self.ctx.matcher.scope_document(&r).map(|doc| (doc, "would make another name of it, through which it could be written"))
+                    self.ctx.matcher.scope_document(&r).map(|doc| {
+                        (
+                            doc,
+                            "would make another name of it, through which it could be written",
+                        )
+                    })
                 } else if removes {
-                    self.ctx.matcher.protected_below(&r.target).map(|doc| (doc, "would replace or remove what lies below it"))
+                    self.ctx
+                        .matcher
+                        .protected_below(&r.target)
+                        .map(|doc| (doc, "would replace or remove what lies below it"))
                 } else {
                     None
                 };
                 if let Some((doc, how)) = hit {
-                    self.write_reaches_scope_document(&format!("`{v}` (operand of {base})"), &doc, how, label);
+                    self.write_reaches_scope_document(
+                        &format!("`{v}` (operand of {base})"),
+                        &doc,
+                        how,
+                        label,
+                    );
                 }
             }
         }
         // Programs that write files named by their input (an archive's members, a URL's
         // name): any of them could be a scope document.
-        const UNNAMED_WRITERS: &[&str] = &["tar", "bsdtar", "unzip", "7z", "7za", "unrar", "cpio", "ar", "wget", "curl", "patch"];
+        const UNNAMED_WRITERS: &[&str] = &[
+            "tar", "bsdtar", "unzip", "7z", "7za", "unrar", "cpio", "ar", "wget", "curl", "patch",
+        ];
         if cwd_write && UNNAMED_WRITERS.contains(&base) {
             for d in cwds {
                 let r = paths::resolve(d);
@@ -160,7 +227,9 @@ impl<'a> Judge<'a> {
             PathVerdict::Allowed(_) => {}
             PathVerdict::ScopeDocument(doc) => self.violate(
                 "scope_document",
-                self.ctx.matcher.scope_document_message(&format!("`{label}`"), &r.target, &doc),
+                self.ctx
+                    .matcher
+                    .scope_document_message(&format!("`{label}`"), &r.target, &doc),
                 Some(label.to_string()),
                 r.target.to_string_lossy().into_owned(),
                 "path",
@@ -168,7 +237,10 @@ impl<'a> Judge<'a> {
             ),
             PathVerdict::Denied(p) => self.violate(
                 "path_denied",
-                format!("the directory {} matches the deny pattern `{p}`: nothing may run there", r.target.display()),
+                format!(
+                    "the directory {} matches the deny pattern `{p}`: nothing may run there",
+                    r.target.display()
+                ),
                 Some(label.to_string()),
                 r.target.to_string_lossy().into_owned(),
                 "path",
@@ -209,11 +281,22 @@ impl<'a> Judge<'a> {
 
     /// A write that reaches the protected file `doc` without naming it (`what` is the word or
     /// command that does, `how` says how): refused with `scope_document`, which no grant lifts.
-    pub(super) fn write_reaches_scope_document(&mut self, what: &str, doc: &Path, how: &str, label: &str) {
+    pub(super) fn write_reaches_scope_document(
+        &mut self,
+        what: &str,
+        doc: &Path,
+        how: &str,
+        label: &str,
+    ) {
         let protected = doc.to_string_lossy();
         self.violate(
             "scope_document",
-            format!("{} ({how})", self.ctx.matcher.scope_document_message(what, doc, &protected)),
+            format!(
+                "{} ({how})",
+                self.ctx
+                    .matcher
+                    .scope_document_message(what, doc, &protected)
+            ),
             Some(label.to_string()),
             protected.into_owned(),
             "path",
@@ -223,12 +306,24 @@ impl<'a> Judge<'a> {
 
     /// A write to files the command finds or reads at run time, under `starts` (resolved
     /// from each of `cwds`): refused when a protected file lies there.
-    pub(super) fn unseen_writes_under(&mut self, starts: &[WordInfo], cwds: &[PathBuf], what: &str, label: &str) {
+    pub(super) fn unseen_writes_under(
+        &mut self,
+        starts: &[WordInfo],
+        cwds: &[PathBuf],
+        what: &str,
+        label: &str,
+    ) {
         for st in starts {
-            let Some(v) = st.value.as_deref() else { continue };
+            let Some(v) = st.value.as_deref() else {
+                continue;
+            };
             for d in cwds {
                 let r = paths::resolve(&d.join(v));
-                let hit = self.ctx.matcher.scope_document(&r).or_else(|| self.ctx.matcher.protected_below(&r.target));
+                let hit = self
+                    .ctx
+                    .matcher
+                    .scope_document(&r)
+                    .or_else(|| self.ctx.matcher.protected_below(&r.target));
                 if let Some(doc) = hit {
                     let how = format!(
                         "{what}, which the engine cannot see, under {}: start it where no scope document lies, or name the files",
@@ -242,20 +337,43 @@ impl<'a> Judge<'a> {
 
     /// Checks one path effect against the scope from every possible working directory.
     /// `enforce`: a violation is a denial whatever `path_arguments` says (writes, redirects).
-    pub(super) fn path_effect(&mut self, w: &WordInfo, access: Access, cwds: &[PathBuf], source: &str, enforce: bool) {
+    pub(super) fn path_effect(
+        &mut self,
+        w: &WordInfo,
+        access: Access,
+        cwds: &[PathBuf],
+        source: &str,
+        enforce: bool,
+    ) {
         if access == Access::Write {
             self.need(Access::Write);
         }
-        let enforce = enforce || access == Access::Write || self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
+        let enforce = enforce
+            || access == Access::Write
+            || self.ctx.scope.bash_tools.path_arguments == crate::scope::PathArgumentsMode::Enforce;
         let Some(v) = w.value.clone() else {
             // `<(cmd)` and `>(cmd)` are pipes to a command judged on its own, not paths.
             if is_process_substitution(&w.raw) {
                 return;
             }
             let msg = run_time_message(&w.raw, source);
-            self.paths.push(PathEvidence { path: w.raw.clone(), resolved: String::new(), access: access.as_str(), verdict: if enforce { "denied" } else { "unchecked" }, pattern: None, source: source.to_string() });
+            self.paths.push(PathEvidence {
+                path: w.raw.clone(),
+                resolved: String::new(),
+                access: access.as_str(),
+                verdict: if enforce { "denied" } else { "unchecked" },
+                pattern: None,
+                source: source.to_string(),
+            });
             if enforce {
-                self.violate("run_time_operand", msg, None, w.raw.clone(), "path", Some(access));
+                self.violate(
+                    "run_time_operand",
+                    msg,
+                    None,
+                    w.raw.clone(),
+                    "path",
+                    Some(access),
+                );
             } else {
                 self.warn(msg);
             }
@@ -340,7 +458,9 @@ impl<'a> Judge<'a> {
 /// its first `(` closes at its last character. Quotes are not read, so a `)` inside them
 /// makes the answer no (the word then stays a path built at run time, and is refused).
 pub(super) fn is_process_substitution(raw: &str) -> bool {
-    let Some(body) = raw.strip_prefix("<(").or_else(|| raw.strip_prefix(">(")) else { return false };
+    let Some(body) = raw.strip_prefix("<(").or_else(|| raw.strip_prefix(">(")) else {
+        return false;
+    };
     let mut depth = 1usize;
     for (i, c) in body.char_indices() {
         match c {
@@ -363,11 +483,42 @@ mod tests {
 
     #[test]
     fn component_globs_match_as_globset_does() {
-        let mut patterns: Vec<String> = ["*", "*.md", "test-?.el", "a*b*c", "*a*", "??", "*.*", "ab", "*x", "x*", "a?*", "*?", "**x"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let names = ["", "a", "ab", "abc", "a.md", "README.md", "test-1.el", "test-12.el", "aXbYc", "abcabc", "x", "xx", ".x", "é.md", "ab*", "a?b"];
+        let mut patterns: Vec<String> = [
+            "*",
+            "*.md",
+            "test-?.el",
+            "a*b*c",
+            "*a*",
+            "??",
+            "*.*",
+            "ab",
+            "*x",
+            "x*",
+            "a?*",
+            "*?",
+            "**x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let names = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "a.md",
+            "README.md",
+            "test-1.el",
+            "test-12.el",
+            "aXbYc",
+            "abcabc",
+            "x",
+            "xx",
+            ".x",
+            "é.md",
+            "ab*",
+            "a?b",
+        ];
         // Every pattern of up to four characters from a small alphabet.
         let alphabet = ['a', 'b', '*', '?', '.'];
         for len in 1..=4 {
@@ -388,14 +539,30 @@ mod tests {
                 }
             }
         }
-        let more_names: Vec<String> = (0..200u32).map(|i| (0..(i % 6)).map(|k| ['a', 'b', '.', 'é'][((i >> k) % 4) as usize]).collect()).collect();
+        let more_names: Vec<String> = (0..200u32)
+            .map(|i| {
+                (0..(i % 6))
+                    .map(|k| ['a', 'b', '.', 'é'][((i >> k) % 4) as usize])
+                    .collect()
+            })
+            .collect();
         for p in &patterns {
             let ours = ComponentGlob::new(p).expect("compiles");
-            let Ok(g) = globset::GlobBuilder::new(p).literal_separator(true).build() else { continue };
+            let Ok(g) = globset::GlobBuilder::new(p).literal_separator(true).build() else {
+                continue;
+            };
             let g = g.compile_matcher();
-            for n in names.iter().map(|s| s.to_string()).chain(more_names.iter().cloned()) {
+            for n in names
+                .iter()
+                .map(|s| s.to_string())
+                .chain(more_names.iter().cloned())
+            {
                 if n.is_ascii() {
-                    assert_eq!(ours.is_match(&n), g.is_match(&n), "pattern {p:?} name {n:?}");
+                    assert_eq!(
+                        ours.is_match(&n),
+                        g.is_match(&n),
+                        "pattern {p:?} name {n:?}"
+                    );
                 } else if g.is_match(&n) {
                     // globset matches bytes: every name it finds is found.
                     assert!(ours.is_match(&n), "pattern {p:?} name {n:?}");
@@ -403,8 +570,19 @@ mod tests {
             }
         }
         // `?` as one character (bash in a UTF-8 locale) and as one byte (the C locale).
-        for (p, n, want) in [("?", "é", true), ("??", "é", true), ("???", "é", false), ("?.md", "é.md", true), ("*é", "café", true), ("caf?", "café", true)] {
-            assert_eq!(ComponentGlob::new(p).expect("compiles").is_match(n), want, "{p} {n}");
+        for (p, n, want) in [
+            ("?", "é", true),
+            ("??", "é", true),
+            ("???", "é", false),
+            ("?.md", "é.md", true),
+            ("*é", "café", true),
+            ("caf?", "café", true),
+        ] {
+            assert_eq!(
+                ComponentGlob::new(p).expect("compiles").is_match(n),
+                want,
+                "{p} {n}"
+            );
         }
     }
 
@@ -418,9 +596,18 @@ mod tests {
         }
         let mut hits = glob_expand(&d.join("a/*")).unwrap();
         hits.sort();
-        assert_eq!(hits, vec![d.join("a/x.txt"), d.join("a/y.txt"), d.join("a/z.md")]);
-        assert_eq!(glob_expand(&d.join("a/.e?v")).unwrap(), vec![d.join("a/.env")]);
-        assert_eq!(glob_expand(&d.join("*/z.md")).unwrap(), vec![d.join("a/z.md")]);
+        assert_eq!(
+            hits,
+            vec![d.join("a/x.txt"), d.join("a/y.txt"), d.join("a/z.md")]
+        );
+        assert_eq!(
+            glob_expand(&d.join("a/.e?v")).unwrap(),
+            vec![d.join("a/.env")]
+        );
+        assert_eq!(
+            glob_expand(&d.join("*/z.md")).unwrap(),
+            vec![d.join("a/z.md")]
+        );
         assert_eq!(glob_base(&d.join("a/*.txt")), d.join("a"));
         std::fs::remove_dir_all(&d).unwrap();
     }
