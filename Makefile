@@ -8,8 +8,11 @@ CMD     ?=
 MODULE_SUFFIX := $(shell $(EMACS) -Q --batch --eval '(princ module-file-suffix)' 2>/dev/null || echo .so)
 MODULE  := lisp/gptel-scope-module$(MODULE_SUFFIX)
 LIB     := target/release/libgptel_scope$(if $(filter .dylib,$(MODULE_SUFFIX)),.dylib,$(if $(filter .dll,$(MODULE_SUFFIX)),.dll,.so))
+# The package's elisp (what the recipes' :files and `make dist' install), and the development
+# tools of dev/ (make check, demo, bench), which need the repository and are not installed.
 ELISP   := $(filter-out lisp/gptel-scope-module%,$(wildcard lisp/*.el))
-BATCH   := $(EMACS) -Q --batch -L lisp -L test
+DEV_ELISP := $(wildcard dev/*.el)
+BATCH   := $(EMACS) -Q --batch -L lisp -L dev -L test
 
 .PHONY: all module test test-rust test-elisp test-fuzz lint check demo bench bench-engine clean fuzz fuzz-smoke fuzz-seeds
 
@@ -51,7 +54,7 @@ ELPA         ?= /usr/share/emacs/site-lisp/elpa
 EMACS30      ?= $(wildcard $(CURDIR)/target/emacs-30/emacs)
 REQUIRE_DEPS ?=
 ERT_FILES     = test/test-helper.el $(sort $(wildcard test/*-test.el))
-ERT_BATCH     = -L lisp -L test $(patsubst %,-l %,$(ERT_FILES)) -f ert-run-tests-batch-and-exit
+ERT_BATCH     = -L lisp -L dev -L test $(patsubst %,-l %,$(ERT_FILES)) -f ert-run-tests-batch-and-exit
 # Shell: say that this run is skipped and why ($$why); succeed, or fail with REQUIRE_DEPS=1.
 SKIP          = { echo "$@ skipped: $$why"; [ -z "$(REQUIRE_DEPS)" ]; }
 # Shell: unpack the pinned set $(1) (new or runner) and export GPTEL_SCOPE_DEPS, or skip.
@@ -107,9 +110,10 @@ test-executed-attacks: module
 	GPTEL_SCOPE_EXECUTED_ATTACKS=full $(EMACS) -Q --batch -L lisp -L test -l test/test-helper.el \
 	  -l test/gptel-scope-executed-attacks-test.el --eval '(ert-run-tests-batch-and-exit "^gptel-scope-test-xa-")'
 
-# make lint: byte-compile (warnings are errors) and checkdoc with what is on the load path, and
-# again with the pinned gptel and transient 0.13.7 on it, on EMACS and on EMACS30 when it is
-# there, and package-lint (Debian's elpa-package-lint) on each. Each runs to its end.
+# make lint: byte-compile (warnings are errors) and checkdoc the package's elisp (lisp/, compiled
+# without dev/ on the load path) and dev/'s with what is on the load path, and again with the
+# pinned gptel and transient 0.13.7 on it, on EMACS and on EMACS30 when it is there, and
+# package-lint (Debian's elpa-package-lint) of lisp/ only on each. Each runs to its end.
 lint: module
 	@status=0; $(MAKE) --no-print-directory lint-rust || status=1; \
 	for emacs in $(EMACS) $(EMACS30); do \
@@ -129,10 +133,11 @@ LINT_DEPS ?=
 lint-elisp:
 	@L=; if [ -n "$(LINT_DEPS)" ]; then $(call UNPACK,$(LINT_DEPS)); L="$(DEPS_L)"; fi; \
 	echo "lint: Emacs $$($(EMACS) -Q --batch --eval '(princ emacs-version)'), $(if $(LINT_DEPS),with gptel and transient 0.13.7,plain)"; \
-	mkdir -p target/lint; rm -f lisp/*.elc; \
-	$(EMACS) -Q --batch $$L -L lisp -L test --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP); \
-	  status=$$?; rm -f lisp/*.elc; [ $$status = 0 ] || exit $$status; \
-	$(EMACS) -Q --batch $$L -L lisp -L test --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP) > target/lint/checkdoc.log 2>&1; \
+	mkdir -p target/lint; rm -f lisp/*.elc dev/*.elc; \
+	$(EMACS) -Q --batch $$L -L lisp -L test --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(ELISP) && \
+	$(EMACS) -Q --batch $$L -L lisp -L dev --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile $(DEV_ELISP); \
+	  status=$$?; rm -f lisp/*.elc dev/*.elc; [ $$status = 0 ] || exit $$status; \
+	$(EMACS) -Q --batch $$L -L lisp -L dev -L test --eval '(progn (require (quote checkdoc)) (setq checkdoc-spellcheck-documentation-flag nil) (dolist (f command-line-args-left) (checkdoc-file f)))' $(ELISP) $(DEV_ELISP) > target/lint/checkdoc.log 2>&1; \
 	  if grep -E '^[^ ]+\.el:[0-9]+: ' target/lint/checkdoc.log; then exit 1; else echo "checkdoc: clean"; fi
 
 # package-lint sees one package whose main file is gptel-scope.el. Offline it has no archive
@@ -188,11 +193,11 @@ bench: module
 	@echo "cargo bench --manifest-path benches/Cargo.toml --bench denied   > target/bench-denied.log"
 	@$(BENCH_CARGO) --bench denied > target/bench-denied.log 2>&1 || { cat target/bench-denied.log; exit 1; }
 	@echo "emacs -f gptel-scope-bench-run > target/bench-emacs.log (byte-compiled)"
-	@rm -f lisp/gptel-scope-bench.elc; $(BATCH) -f batch-byte-compile lisp/gptel-scope-bench.el >/dev/null 2>&1; \
+	@rm -f dev/gptel-scope-bench.elc; $(BATCH) -f batch-byte-compile dev/gptel-scope-bench.el >/dev/null 2>&1; \
 	  if [ -x $(VENDOR)/unpack ]; then eval "$$($(VENDOR)/unpack $(DEPS) new)" || exit 1; \
 	  else echo "no $(VENDOR): the load-time row times gptel-scope without gptel"; fi; \
 	  $(BATCH) -l gptel-scope-bench -f gptel-scope-bench-run > target/bench-emacs.log 2>&1; \
-	  status=$$?; rm -f lisp/gptel-scope-bench.elc; if [ $$status -ne 0 ]; then cat target/bench-emacs.log; exit $$status; fi
+	  status=$$?; rm -f dev/gptel-scope-bench.elc; if [ $$status -ne 0 ]; then cat target/bench-emacs.log; exit $$status; fi
 	@echo; echo "$$(nproc) cores, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1), $$($(EMACS) --version | head -1), $$(rustc --version)"
 	@cat $(BENCH_ROWS) | awk -F'\t' 'BEGIN { printf "%-56s %-20s %-20s %8s %-9s %s\n", "figure", "ours", "reference", "ratio", "target", "pass"; \
 	    printf "%-56s %-20s %-20s %8s %-9s %s\n", "------", "----", "---------", "-----", "------", "----" } \
@@ -202,8 +207,8 @@ bench-engine:
 	$(BENCH_CARGO) --bench engine
 
 # make dist: a package.el tarball, target/dist/gptel-scope-VERSION.tar (M-x package-install-file):
-# the elisp (not the benchmarks, which need the repository), gptel-scope-pkg.el made from
-# lisp/gptel-scope.el's headers, and what cargo builds the module from on first load.
+# the package's elisp, lisp/*.el (not dev/'s tools, which need the repository), gptel-scope-pkg.el
+# made from lisp/gptel-scope.el's headers, and what cargo builds the module from on first load.
 .PHONY: dist test-install
 VERSION   := $(shell sed -n 's/^;; Version: *//p' lisp/gptel-scope.el)
 DIST_NAME := gptel-scope-$(VERSION)
@@ -213,7 +218,7 @@ dist:
 	@test "$$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)" = "$(VERSION)" || \
 	  { echo "dist: Cargo.toml's version is not $(VERSION), lisp/gptel-scope.el's"; exit 1; }
 	@rm -rf target/dist/$(DIST_NAME) $(DIST_TAR); mkdir -p target/dist/$(DIST_NAME)
-	@cp $(filter-out lisp/gptel-scope-bench.el,$(ELISP)) Cargo.toml Cargo.lock target/dist/$(DIST_NAME)/
+	@cp $(ELISP) Cargo.toml Cargo.lock target/dist/$(DIST_NAME)/
 	@cp -R src data scope-profiles target/dist/$(DIST_NAME)/
 	@$(EMACS) -Q --batch --eval '(progn (require (quote package)) (package-generate-description-file (with-temp-buffer (insert-file-contents "lisp/gptel-scope.el") (package-buffer-info)) "target/dist/$(DIST_NAME)/gptel-scope-pkg.el"))'
 	@tar -C target/dist --format=ustar --owner=0 --group=0 --numeric-owner --sort=name -cf $(DIST_TAR) $(DIST_NAME)
@@ -264,4 +269,4 @@ fuzz-smoke:
 
 clean:
 	$(CARGO) clean
-	rm -f $(MODULE) lisp/gptel-scope-run lisp/*.elc
+	rm -f $(MODULE) lisp/gptel-scope-run lisp/*.elc dev/*.elc

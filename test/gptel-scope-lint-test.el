@@ -121,7 +121,7 @@ An interpreter on line 6, a writable script on line 7.")
           (pcase-let ((`(,code ,out ,err)
                        (gptel-scope-test--emacs
                         (expand-file-name "lisp" gptel-scope-test-root)
-                        `((load "gptel-scope-cli")
+                        `((load ,gptel-scope-test-cli)
                           (setq command-line-args-left (list ,(expand-file-name "scope.yml" dir) ,dir ""))
                           (gptel-scope-cli-check))
                         input)))

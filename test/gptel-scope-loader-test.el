@@ -112,7 +112,7 @@
     (pcase-let ((`(,code ,out ,_)
                  (gptel-scope-test--emacs
                   (expand-file-name "lisp" gptel-scope-test-root)
-                  `((load "gptel-scope-cli")
+                  `((load ,gptel-scope-test-cli)
                     (setq command-line-args-left (list "" ,dir "ls | grep foo"))
                     (gptel-scope-cli-check)))))
       (should (eq code 0))
@@ -128,7 +128,7 @@
           (pcase-let ((`(,code ,out ,_)
                        (gptel-scope-test--emacs
                         (expand-file-name "lisp" gptel-scope-test-root)
-                        `((load "gptel-scope-cli")
+                        `((load ,gptel-scope-test-cli)
                           (setq command-line-args-left (list ,(expand-file-name "scope.yml" dir) ,dir ""))
                           (gptel-scope-cli-check))
                         input)))

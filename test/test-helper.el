@@ -2,7 +2,8 @@
 
 ;;; Commentary:
 
-;; Loaded first by `make test-elisp' (and by ert-runner): puts lisp/ on the
+;; Loaded first by `make test-elisp' (and by ert-runner): puts lisp/ (the
+;; package) and dev/ (make check and make demo, which tests load) on the
 ;; load path, loads gptel-scope and its module (batch Emacs builds it with
 ;; cargo when it is missing), and gives the tests their helpers: temporary
 ;; projects, tool calls that wait for their one answer, and keys typed
@@ -18,7 +19,14 @@
   (file-name-directory (directory-file-name (file-name-directory (or load-file-name buffer-file-name))))
   "The repository root.")
 
+(add-to-list 'load-path (expand-file-name "dev" gptel-scope-test-root))
 (add-to-list 'load-path (expand-file-name "lisp" gptel-scope-test-root))
+
+(defconst gptel-scope-test-cli
+  (expand-file-name "dev/gptel-scope-cli" gptel-scope-test-root)
+  "The file of `make check' (dev/, not part of the package), for `load'.
+A fresh Emacs of `gptel-scope-test--emacs' has only lisp/ on its load
+path, as an installed package would.")
 
 ;;;; gptel: loaded before gptel-scope when it is on the load path
 

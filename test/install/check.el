@@ -7,7 +7,8 @@
 ;; user's init would: (require 'gptel), then (require 'gptel-scope),
 ;; which builds the module with cargo the first time.  Then gptel's
 ;; run_bash_command tool runs `echo hi' in a project whose scope.yml
-;; allows echo, and the answer must say so.
+;; allows echo, and the answer must say so.  The development tools of
+;; dev/ (gptel-scope-bench, -demo, -cli) must not have been installed.
 
 ;;; Code:
 
@@ -24,6 +25,16 @@
       (error "gptel-scope was loaded from %s, outside the fresh HOME %s" lib home))
     (unless (featurep 'gptel-scope-module)
       (error "The module is not loaded"))
+    ;; The development tools of dev/ (make check, demo, bench) are not installed.
+    (let* ((installed (file-name-directory (locate-library "gptel-scope")))
+           (dev (directory-files installed nil "\\`gptel-scope-\\(bench\\|demo\\|cli\\)\\.elc?\\'")))
+      (when dev
+        (error "Development files were installed in %s: %S" installed dev))
+      (dolist (feature '("gptel-scope-bench" "gptel-scope-demo" "gptel-scope-cli"))
+        (when (locate-library feature)
+          (error "%s is on the load path: %s" feature (locate-library feature))))
+      (message "check: installed elisp in %s: %s" installed
+               (mapconcat #'identity (directory-files installed nil "\\.el\\'") " ")))
     (message "check: gptel-scope from %s, module %s" lib (gptel-scope-module-version))
     (let* ((dir (file-name-as-directory (file-truename (make-temp-file "gptel-scope-install-" t))))
            (scope (expand-file-name "scope.yml" dir))

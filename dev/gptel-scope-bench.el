@@ -69,7 +69,7 @@
 
 (defvar gptel-scope-bench-root
   (file-name-directory (directory-file-name gptel-scope--directory))
-  "The repository root (the parent of lisp/).")
+  "The repository root (the parent of lisp/ and dev/).")
 
 (defvar gptel-scope-bench-compiled nil
   "Non-nil in the Emacs that runs the figures on byte-compiled code.")
@@ -937,17 +937,19 @@ timed as a package manager installs it, compiled, like gptel-scope."
 
 (defun gptel-scope-bench-run ()
   "Run every benchmark and print its rows; for batch Emacs (`make bench').
-The figures are taken in a second Emacs on gptel-scope's Lisp
-byte-compiled into a temporary directory, as a package manager
-installs it (run from the sources, Lisp is interpreted, several
-times slower and making more garbage).  GPTEL_SCOPE_BENCH_SOURCE=1
-in the environment runs them on the sources, in this Emacs."
+The figures are taken in a second Emacs on gptel-scope's Lisp and
+this file (of dev/) byte-compiled into a temporary directory, as a
+package manager installs it (run from the sources, Lisp is
+interpreted, several times slower and making more garbage).
+GPTEL_SCOPE_BENCH_SOURCE=1 in the environment runs them on the
+sources, in this Emacs."
   (if (or gptel-scope-bench-compiled (getenv "GPTEL_SCOPE_BENCH_SOURCE"))
       (gptel-scope-bench--run-here)
     (let ((tmp (make-temp-file "gptel-scope-bench-elc-" t))
           (emacs (expand-file-name invocation-name invocation-directory)))
       (unwind-protect
-          (let ((files (directory-files gptel-scope--directory t "\\`gptel-scope.*\\.el\\'")))
+          (let ((files (cons (expand-file-name "dev/gptel-scope-bench.el" gptel-scope-bench-root)
+                             (directory-files gptel-scope--directory t "\\`gptel-scope.*\\.el\\'"))))
             (dolist (f files)
               (copy-file f (expand-file-name (file-name-nondirectory f) tmp)))
             (make-symbolic-link (gptel-scope--module-file)
