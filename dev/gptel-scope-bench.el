@@ -952,8 +952,9 @@ sources, in this Emacs."
                              (directory-files gptel-scope--directory t "\\`gptel-scope.*\\.el\\'"))))
             (dolist (f files)
               (copy-file f (expand-file-name (file-name-nondirectory f) tmp)))
-            (make-symbolic-link (gptel-scope--module-file)
-                                (expand-file-name (file-name-nondirectory (gptel-scope--module-file)) tmp))
+            ;; The module and the supervisor every command runs under, as installed.
+            (dolist (f (list (gptel-scope--module-file) (gptel-scope-run-program)))
+              (make-symbolic-link f (expand-file-name (file-name-nondirectory f) tmp)))
             (with-temp-buffer
               (unless (eql 0 (apply #'call-process emacs nil t nil "-Q" "--batch" "-L" tmp
                                     "-f" "batch-byte-compile"
