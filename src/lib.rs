@@ -6,6 +6,8 @@
 //!   and the bounded read of the files the engine reads for itself;
 //! - [`output`]: what the model is shown of an output (truncation, redaction);
 //! - [`wall`]: the supervisor every command runs under (limits, reaping, Landlock);
+//! - [`run`]: commands started by the module (under the supervisor) and their output
+//!   captured into a bounded buffer;
 //! - [`shell`]: the bash grammar, and the simple commands a command line runs;
 //! - [`scope`]: the scope document, loaded, validated and trusted;
 //! - [`policy`]: the decision on a command or a path, with its evidence;
@@ -22,6 +24,7 @@ pub mod fs;
 pub mod output;
 pub mod policy;
 pub mod resolve;
+pub mod run;
 pub mod scope;
 pub mod shell;
 pub mod wall;

@@ -531,7 +531,7 @@ pub fn utf8_string(bytes: Vec<u8>) -> std::result::Result<String, Vec<u8>> {
     }
 }
 
-pub use crate::output::capture::decode_output;
+pub use crate::run::capture::decode_output;
 
 /// The absolute path `path` leads to through every symbolic link, or None when it does not
 /// exist (or is not UTF-8).

@@ -849,7 +849,7 @@ fn truncate_output_redacted<'e>(
 // The output of a command, captured by the module
 
 /// A command's output being captured, as Lisp holds it (a `user-ptr`).
-struct Capture(crate::output::capture::Capture);
+struct Capture(crate::run::capture::Capture);
 
 /// The first and last bytes kept of CAP-BYTES in all.
 fn capture_caps(env: &Env, cap_bytes: i64) -> Result<(usize, usize)> {
@@ -889,21 +889,21 @@ fn spawn<'e>(
     let mut writer = env.open_channel(channel)?;
     // Emacs's copy of the channel lacks close-on-exec: every program started while it is open
     // would inherit it. Where it cannot be found and set, `make-process' starts the command.
-    match crate::output::spawn::descriptor_in(&format!("{writer:?}")) {
-        Some(fd) if crate::output::spawn::pipe_close_on_exec(fd) => {}
+    match crate::run::spawn::descriptor_in(&format!("{writer:?}")) {
+        Some(fd) if crate::run::spawn::pipe_close_on_exec(fd) => {}
         _ => return Ok(nil.bind(env)),
     }
-    let cmd = crate::output::spawn::Command {
+    let cmd = crate::run::spawn::Command {
         program: &program,
         argv: &argv,
         env: &environment,
         directory: &directory,
     };
-    let on_exit = Box::new(move |exit: crate::output::spawn::Exit| {
+    let on_exit = Box::new(move |exit: crate::run::spawn::Exit| {
         // Emacs gone or the channel deleted: nobody is left to tell.
         let _ = writer.write_all(exit.line().as_bytes());
     });
-    match crate::output::spawn::spawn(&cmd, head, tail, on_exit) {
+    match crate::run::spawn::spawn(&cmd, head, tail, on_exit) {
         Ok(Some(started)) => {
             let capture = std::cell::RefCell::new(Capture(started.capture)).into_lisp(env)?;
             env.cons(i64::from(started.pid), capture)
@@ -918,8 +918,7 @@ fn spawn<'e>(
 #[defun]
 fn capture_new<'e>(env: &'e Env, cap_bytes: i64) -> Result<Value<'e>> {
     let (head, tail) = capture_caps(env, cap_bytes)?;
-    std::cell::RefCell::new(Capture(crate::output::capture::Capture::new(head, tail)))
-        .into_lisp(env)
+    std::cell::RefCell::new(Capture(crate::run::capture::Capture::new(head, tail))).into_lisp(env)
 }
 
 /// Give CAPTURE the next piece of the output, BYTES (a unibyte string).

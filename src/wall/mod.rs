@@ -6,8 +6,10 @@
 //!
 //! The supervisor is a program of its own, not code of the module: a process forked from
 //! Emacs would share Emacs's memory copy-on-write for as long as the command runs, and may
-//! do nothing but async-signal-safe calls. Emacs starts it with the command's environment,
-//! directory and output; it starts the command, waits, and exits as the command did.
+//! do nothing but async-signal-safe calls. The module starts it ([`crate::run::spawn`];
+//! Emacs's `make-process` for a terminal session, or where the module cannot) with the
+//! command's environment, directory and output; it starts the command, waits, and exits as
+//! the command did.
 
 pub mod landlock;
 pub mod limits;

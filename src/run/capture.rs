@@ -5,7 +5,7 @@
 //!   its bytes and lines. Its memory is bounded whatever the output's size.
 //! - [`Capture`] feeds a [`Buffer`]: from a pipe that a thread of its own drains until its
 //!   end ([`Capture::with_pipe`]; the command's standard output and error are its write end,
-//!   [`crate::output::spawn`]), or from the caller ([`Capture::new`], [`Capture::push`]).
+//!   [`crate::run::spawn`]), or from the caller ([`Capture::new`], [`Capture::push`]).
 //!   Nothing is written to disk, so no output can fill it.
 //! - [`Buffer::result`] is the text the model gets: the whole output within the limit, else
 //!   its first and its last part around a notice, with the values of the secrets a command

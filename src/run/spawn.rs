@@ -23,7 +23,7 @@ use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
-use crate::output::capture::Capture;
+use crate::run::capture::Capture;
 use crate::{Result, ScopeError};
 
 /// How a command ended.
@@ -312,7 +312,7 @@ mod linux {
             .name("gptel-scope-wait".into())
             .stack_size(64 * 1024)
             .spawn(move || {
-                crate::output::capture::block_signals();
+                crate::run::capture::block_signals();
                 on_exit(wait(pid));
             });
         if let Err(e) = waiter {
