@@ -57,7 +57,7 @@ TAG makes the sleeps of this run recognizable.  EXPECT is a plist:
     (let* ((out (expand-file-name "out" dir))
            (gptel-scope-kill-grace 0.5)
            (tag (format "%d.%03d" (+ 40 (random 50)) (random 1000)))
-           (buffers nil) (calls nil) (pids nil) (started nil) (answers (make-hash-table :test #'equal))
+           (buffers nil) (calls nil) (pids nil) (started nil) (most-at-once 0) (answers (make-hash-table :test #'equal))
            (record (lambda (proc) (push proc started) (push (gptel-scope-exec-pid proc) pids) proc))
            (start (float-time)))
       (make-directory out)
@@ -90,6 +90,7 @@ TAG makes the sleeps of this run recognizable.  EXPECT is a plist:
             ;; Wait for every answer, noting every process and descendant seen.
             (with-timeout (30 (error "Answers: %d of 50" (hash-table-count answers)))
               (while (< (hash-table-count answers) 50)
+                (setq most-at-once (max most-at-once (seq-count #'process-live-p gptel-scope-exec--live)))
                 (dolist (p gptel-scope-exec--live)
                   (when (process-live-p p)
                     (cl-pushnew (gptel-scope-exec-pid p) pids)
@@ -112,13 +113,13 @@ TAG makes the sleeps of this run recognizable.  EXPECT is a plist:
                         (should (equal (plist-get r :output) (plist-get expect :output))))
                       (when (plist-get r :duration_ms) (push (plist-get r :duration_ms) durations))
                       (when (plist-get expect :timeout)
-                        ;; Killed at its timeout, not later: SIGTERM is enough here.
-                        (should (< (plist-get r :duration_ms) 3000))))))
-                (message "load: 50 calls from %d buffers answered in %.2f s; %d commands started, %d processes seen; run durations %d-%d ms"
-                         gptel-scope-test--load-buffers elapsed (length started) (length pids)
+                        ;; Killed at its timeout: it would sleep TAG seconds.
+                        (should (< (plist-get r :duration_ms) (* 1000 (string-to-number tag))))))))
+                (message "load: 50 calls from %d buffers answered in %.2f s, %d commands at once at most; %d started, %d processes seen; run durations %d-%d ms"
+                         gptel-scope-test--load-buffers elapsed most-at-once (length started) (length pids)
                          (apply #'min durations) (apply #'max durations))
-                ;; All at once: not one after the other (10 timeouts of 1 s).
-                (should (< elapsed 8)))
+                ;; All at once, not one after the other: commands ran side by side.
+                (should (>= most-at-once 2)))
               ;; Grants: each buffer used its own, none crossed.
               (dotimes (i gptel-scope-test--load-buffers)
                 (should (null (buffer-local-value 'gptel-scope--allow-once (nth i buffers))))

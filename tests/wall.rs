@@ -26,8 +26,18 @@ fn run_as(spec: &str, script: &str, uid: Option<u32>) -> Ran {
 }
 
 /// As [`run_as`], with TMPDIR set to `tmp` when given.
+/// Another user may not reach the build's directory (a clone under a home of mode 700): as
+/// `uid`, the supervisor is run from a copy in `tmp`, which a test makes reachable to all.
 fn run_in(spec: &str, script: &str, uid: Option<u32>, tmp: Option<&Path>) -> Ran {
-    let mut cmd = Command::new(RUN);
+    let program = match (uid, tmp) {
+        (Some(_), Some(t)) => {
+            let copy = t.join("gptel-scope-run");
+            std::fs::copy(RUN, &copy).unwrap();
+            copy
+        }
+        _ => Path::new(RUN).to_path_buf(),
+    };
+    let mut cmd = Command::new(&program);
     if let Some(t) = tmp {
         cmd.env("TMPDIR", t);
     }
