@@ -139,6 +139,49 @@ report that the module is missing until you run
 (define-error 'gptel-scope-module-error "gptel-scope module unavailable" 'gptel-scope-error)
 (define-error 'gptel-scope-sandbox-error "gptel-scope sandbox unavailable" 'gptel-scope-error)
 
+;;;; Reason codes
+
+;; The module owns the reason codes of its decisions and errors
+;; (src/error/reason.rs): a refusal it returns says itself whether a
+;; grant may lift it (:grantable) and whether the user may be asked
+;; (:askable), and a file tool's failure whether it is a refusal by the
+;; scope (:refused).  The elisp names here, once, each code it produces
+;; or compares with; tests/owners.rs checks no other file writes one.
+
+(defconst gptel-scope--reason-denied "denied"
+  "The reason of a refusal that gives none (the module's `denied').")
+
+(defconst gptel-scope--reason-scope-document "scope_document"
+  "The reason of a refusal to write a scope document (the module's).")
+
+(defconst gptel-scope--reason-invalid-argument "invalid_argument"
+  "The reason of a malformed argument (the module's too).")
+
+(defconst gptel-scope--reason-invalid-config "invalid_config"
+  "The reason of a scope document that does not load (the module's).")
+
+(defconst gptel-scope--reason-no-scope-config "no_scope_config"
+  "The reason of a call where no scope document applies (the module's).")
+
+(defconst gptel-scope--reason-untrusted-scope "untrusted_scope"
+  "The reason of a call under an unapproved scope document (the module's).")
+
+(defconst gptel-scope--reason-remote-directory "remote_directory"
+  "The reason of a call in a remote directory.")
+
+(defconst gptel-scope--reason-module-unavailable "module_unavailable"
+  "The reason of a call made when the module cannot be loaded.")
+
+(defconst gptel-scope--reason-sandbox-unavailable "sandbox_unavailable"
+  "The reason of a call the sandbox cannot run.")
+
+(defconst gptel-scope--reason-too-many-sessions "too_many_sessions"
+  "The reason of a terminal session refused as one too many.")
+
+(defconst gptel-scope--reason-interactive-shell-startup-files
+  "interactive_shell_startup_files"
+  "The reason of a terminal shell refused as it would run startup files.")
+
 ;;;; The module
 
 (declare-function gptel-scope-module-version "gptel-scope-module" ())

@@ -144,7 +144,7 @@ refused: nothing there can be added to a scope."
          ((and (not (equal (plist-get (gptel-scope-denial tool-name resource) :access) "read"))
                (gptel-scope--rules-resource-p resource))
           (funcall once (gptel-scope--json
-                         :success nil :allowed nil :reason "scope_document" :tool tool-name
+                         :success nil :allowed nil :reason gptel-scope--reason-scope-document :tool tool-name
                          :resource resource
                          :message (format "%s holds the rules this session runs under: no tool may write it and no request can grant that. The scope is the user's to change; tell the user what you need and why." resource))))
          (t

@@ -143,14 +143,12 @@ with `gptel-scope-prompt-on-denial', asked about at once."
             (funcall callback json))
         (let ((decision (gptel-scope-fs--decision op r json))
               (reason (plist-get r :reason)))
-          (gptel-scope-fs--emit (if (member reason '("boundary_violation" "path_denied" "path_not_in_scope"
-                                                      "scope_document" "untrusted_scope"))
-                                    'denied 'error)
+          (gptel-scope-fs--emit (if (plist-get r :refused) 'denied 'error)
                                 op args :id id :reason reason :message (plist-get r :message)
                                 :duration-ms ms)
           (cond
            ;; A scope document the user has not approved: asked at once, then run again.
-           ((and (equal reason "untrusted_scope") (not gptel-scope--trust-retrying)
+           ((and (equal reason gptel-scope--reason-untrusted-scope) (not gptel-scope--trust-retrying)
                  (gptel-scope-trust-offer (plist-get (plist-get r :untrusted) :file)))
             (let ((gptel-scope--trust-retrying t))
               (gptel-scope-fs--run buffer callback op args)))

@@ -454,8 +454,8 @@ runs ~/.bashrc or ~/.zshrc, which nobody judged (the judge refuses
   (let ((msg (format "There are already %d open terminal sessions (ids %s), the most allowed. End one first: write_stdin with its session_id and close: true, or \"\\u0004\" for end of file."
                      (hash-table-count gptel-scope-pty--sessions)
                      (mapconcat #'number-to-string (gptel-scope-pty-session-ids) ", "))))
-    (gptel-scope--emit 'error tool args :reason "too_many_sessions" :message msg)
-    (gptel-scope--json :success nil :reason "too_many_sessions" :tool tool
+    (gptel-scope--emit 'error tool args :reason gptel-scope--reason-too-many-sessions :message msg)
+    (gptel-scope--json :success nil :reason gptel-scope--reason-too-many-sessions :tool tool
                        :sessions (vconcat (gptel-scope-pty-session-ids))
                        :message msg)))
 
@@ -482,7 +482,7 @@ run_bash_command judges it.  This is exec_command."
           (cond
            ((not (plist-get d :allowed))
             (gptel-scope--emit 'denied "exec_command" args
-                               :reason (or (plist-get d :reason) "denied")
+                               :reason (or (plist-get d :reason) gptel-scope--reason-denied)
                                :message (plist-get d :message))
             (gptel-scope--refuse
              buffer once d
@@ -497,9 +497,9 @@ run_bash_command judges it.  This is exec_command."
                                 (string-join argv " ") name
                                 (if (equal name "zsh") "`zsh -f`" "`bash --norc`"))))
               (gptel-scope--emit 'denied "exec_command" args
-                                 :reason "interactive_shell_startup_files" :message msg)
+                                 :reason gptel-scope--reason-interactive-shell-startup-files :message msg)
               (funcall once (gptel-scope--json :success nil :allowed nil
-                                               :reason "interactive_shell_startup_files"
+                                               :reason gptel-scope--reason-interactive-shell-startup-files
                                                :tool "exec_command" :command cmd :message msg))))
            ((>= (hash-table-count gptel-scope-pty--sessions) gptel-scope-pty-max-sessions)
             (funcall once (gptel-scope-pty--too-many "exec_command" args)))

@@ -431,14 +431,14 @@ else, which no tool should answer, becomes an error result."
 
 (defun gptel-scope--error-reason (err)
   "Return the reason code of the error ERR."
-  (cond ((eq (car err) 'gptel-scope-remote-directory) "remote_directory")
-        ((eq (car err) 'gptel-scope-module-error) "module_unavailable")
-        ((eq (car err) 'gptel-scope-sandbox-error) "sandbox_unavailable")
+  (cond ((eq (car err) 'gptel-scope-remote-directory) gptel-scope--reason-remote-directory)
+        ((eq (car err) 'gptel-scope-module-error) gptel-scope--reason-module-unavailable)
+        ((eq (car err) 'gptel-scope-sandbox-error) gptel-scope--reason-sandbox-unavailable)
         ((memq (car err) '(gptel-scope-invalid-argument wrong-type-argument file-missing))
-         "invalid_argument")
-        ((eq (car err) 'gptel-scope-invalid-config) "invalid_config")
-        ((eq (car err) 'gptel-scope-no-scope-config) "no_scope_config")
-        ((eq (car err) 'gptel-scope-untrusted-scope) "untrusted_scope")
+         gptel-scope--reason-invalid-argument)
+        ((eq (car err) 'gptel-scope-invalid-config) gptel-scope--reason-invalid-config)
+        ((eq (car err) 'gptel-scope-no-scope-config) gptel-scope--reason-no-scope-config)
+        ((eq (car err) 'gptel-scope-untrusted-scope) gptel-scope--reason-untrusted-scope)
         (t "error")))
 
 (defun gptel-scope--error-message (err)
@@ -756,11 +756,10 @@ Set by gptel-scope-expand.  It calls RETRY when the user lifted the
 refusal, else CALLBACK with the refusal.")
 
 (defun gptel-scope--askable-p (decision)
-  "Return non-nil when the refusal DECISION is one the user may lift."
+  "Return non-nil when the refusal DECISION is one the user may lift.
+The module says so of its reason (:askable); it needs a :resource too."
   (and (plist-get decision :resource)
-       (member (plist-get decision :reason)
-               '("command_not_allowed" "dangerous_command" "directory_not_in_scope"
-                 "path_not_in_scope" "subcommand_not_allowed" "flag_not_allowed"))))
+       (plist-get decision :askable)))
 
 (defun gptel-scope--denial-json (decision)
   "Return the JSON for the model of the refusal DECISION.
@@ -769,7 +768,7 @@ A brief refusal has its answer written now, from its :refusal."
       (let ((refusal (plist-get decision :refusal)))
         (and refusal (gptel-scope-module-refusal-json refusal)))
       (gptel-scope--json :success nil :allowed nil
-                         :reason (or (plist-get decision :reason) "denied")
+                         :reason (or (plist-get decision :reason) gptel-scope--reason-denied)
                          :tool (or (plist-get decision :tool) :null)
                          :message (or (plist-get decision :message) "The call was refused."))))
 
@@ -802,7 +801,7 @@ module checked it); one refused with untrusted_scope did not."
   (let ((doc (ignore-errors (gptel-scope-document))))
     (and doc
          (list :scope-document doc
-               :approved (if (equal (plist-get event :reason) "untrusted_scope")
+               :approved (if (equal (plist-get event :reason) gptel-scope--reason-untrusted-scope)
                              nil
                            (and (gptel-scope-trust-approved doc) t))))))
 
@@ -810,7 +809,7 @@ module checked it); one refused with untrusted_scope did not."
 
 (defun gptel-scope--untrusted-file (decision)
   "Return the unapproved scope document that refused DECISION, or nil."
-  (and (equal (plist-get decision :reason) "untrusted_scope")
+  (and (equal (plist-get decision :reason) gptel-scope--reason-untrusted-scope)
        (or (plist-get (plist-get decision :untrusted) :file)
            (plist-get decision :path))))
 
@@ -851,7 +850,7 @@ arguments, go into its events."
   (if (not (plist-get decision :allowed))
       (progn
         (gptel-scope--emit 'denied (plist-get decision :tool) args
-                           :reason (or (plist-get decision :reason) "denied")
+                           :reason (or (plist-get decision :reason) gptel-scope--reason-denied)
                            :message (plist-get decision :message))
         (gptel-scope--refuse buffer callback decision retry))
     (let ((timeout (gptel-scope--timeout-arg timeout decision))

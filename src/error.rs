@@ -2,6 +2,10 @@
 
 use thiserror::Error;
 
+pub mod reason;
+
+use reason::Reason;
+
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ScopeError {
     /// A scope document that does not parse, has an unknown key or a wrong type.
@@ -54,14 +58,14 @@ impl ScopeError {
     }
 
     /// The reason code of SPEC §3 that a tool result carries for this error.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
-            ScopeError::InvalidConfig { .. } => "invalid_config",
-            ScopeError::NoScopeConfig(_) => "no_scope_config",
-            ScopeError::Io { .. } => "io_error",
-            ScopeError::InvalidArgument(_) => "invalid_argument",
-            ScopeError::Edit { .. } => "edit_error",
-            ScopeError::UntrustedScope { .. } => "untrusted_scope",
+            ScopeError::InvalidConfig { .. } => Reason::InvalidConfig,
+            ScopeError::NoScopeConfig(_) => Reason::NoScopeConfig,
+            ScopeError::Io { .. } => Reason::IoError,
+            ScopeError::InvalidArgument(_) => Reason::InvalidArgument,
+            ScopeError::Edit { .. } => Reason::EditError,
+            ScopeError::UntrustedScope { .. } => Reason::UntrustedScope,
         }
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! The folders are layers; each uses only the ones listed before it (ARCHITECTURE.md):
 //!
-//! - [`error`], [`resolve`], [`bounded`]: typed errors, path resolution on the file system,
-//!   and the bounded read of the files the engine reads for itself;
+//! - [`error`], [`resolve`], [`bounded`]: typed errors and the reason codes ([`Reason`]),
+//!   path resolution on the file system, and the bounded read of the files the engine reads
+//!   for itself;
 //! - [`output`]: what the model is shown of an output (truncation, redaction);
 //! - [`wall`]: the supervisor every command runs under (limits, reaping, Landlock);
 //! - [`run`]: commands started by the module (under the supervisor) and their output
@@ -29,6 +30,7 @@ pub mod scope;
 pub mod shell;
 pub mod wall;
 
+pub use error::reason::Reason;
 pub use error::{Result, ScopeError};
 
 #[cfg(feature = "mimalloc")]

@@ -149,13 +149,14 @@
       (let ((refusal d))
         (setq d (gptel-scope-module-refusal-details refusal))
         (should (equal (gptel-scope-test--plist-keys d)
-                       '(:allowed :tool :reason :message :resource :validation-type
-                                  :required-scope :category :violations :refusal)))
+                       '(:allowed :tool :reason :grantable :askable :message :resource
+                                  :validation-type :required-scope :category :violations
+                                  :refusal)))
         (should (eq (plist-get d :refusal) refusal))
         (should (equal d (gptel-scope-module-refusal-details refusal)))
         (should-not (eq d (gptel-scope-module-refusal-details refusal))))
-      (dolist (key '(:allowed :tool :reason :message :resource :validation-type
-                              :required-scope :category))
+      (dolist (key '(:allowed :tool :reason :grantable :askable :message :resource
+                              :validation-type :required-scope :category))
         (should (equal (plist-get d key) (plist-get full key))))
       (should-error (gptel-scope-module-refusal-details "not a refusal"))
       (should-error (gptel-scope-module-refusal-details (make-bool-vector 1 nil)))

@@ -402,7 +402,7 @@ fn c13_windows_table_loads_and_validates() {
         ("grep", vec!["x"], Some("command_not_allowed")),
     ] {
         let r = check_argv(&s, Platform::Windows, cmd, &args(&a));
-        assert_eq!(r.err().map(|v| v.reason), reason, "{cmd} {a:?}");
+        assert_eq!(r.err().map(|v| v.reason.as_str()), reason, "{cmd} {a:?}");
     }
 }
 

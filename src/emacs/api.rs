@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::policy::decide::{self, Ctx, Decision};
 use crate::policy::paths::{self, Access, PathVerdict};
 use crate::scope::config::{self, LoadedScope};
-use crate::{Result, ScopeError};
+use crate::{Reason, Result, ScopeError};
 
 /// The request types and their preparation live in [`crate::policy::request`]; re-exported here for
 /// the binding, the tests and the benchmarks.
@@ -38,6 +38,8 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
         "tool": tool,
         "allowed": false,
         "reason": reason,
+        "grantable": reason.grantable(),
+        "askable": reason.askable(),
         "message": message,
         "base_command": null,
         "category": null,
@@ -257,7 +259,7 @@ pub fn refusal_response(d: &Decision) -> String {
 
 fn decision_value(d: &Decision, prepared: &Prepared) -> Value {
     let mut v = serde_json::to_value(d).unwrap_or_else(
-        |e| json!({"allowed": false, "reason": "invalid_argument", "message": e.to_string()}),
+        |e| json!({"allowed": false, "reason": Reason::InvalidArgument, "message": e.to_string()}),
     );
     let bt = &prepared.loaded.scope.bash_tools;
     v["timeout"] = json!(bt.timeout);
@@ -482,12 +484,12 @@ pub fn check_path(json: &str) -> Result<Value> {
     });
     let (allowed, reason, message, pattern) = match &verdict {
         PathVerdict::Allowed(p) => (true, None, "Allowed.".to_string(), Some(p.clone())),
-        PathVerdict::Denied(p) => (false, Some("path_denied"), format!("{target} matches the deny pattern `{p}`; it is never allowed"), Some(p.clone())),
-        PathVerdict::ScopeDocument(doc) => (false, Some("scope_document"), paths::scope_document_message(&format!("`{raw}`"), &r.target, doc), None),
+        PathVerdict::Denied(p) => (false, Some(Reason::PathDenied), format!("{target} matches the deny pattern `{p}`; it is never allowed"), Some(p.clone())),
+        PathVerdict::ScopeDocument(doc) => (false, Some(Reason::ScopeDocument), paths::scope_document_message(&format!("`{raw}`"), &r.target, doc), None),
         PathVerdict::OutOfScope if granted.is_some() => (true, None, "Allowed once by the user's grant.".to_string(), None),
         PathVerdict::OutOfScope => (
             false,
-            Some("path_not_in_scope"),
+            Some(Reason::PathNotInScope),
             format!(
                 "{target} is outside the {} scope (allowed: {}). Use a path inside the scope, or call request_scope_expansion with tool_name \"{tool}\", resource \"{target}\" and your reason.",
                 access.as_str(),
@@ -504,6 +506,8 @@ pub fn check_path(json: &str) -> Result<Value> {
         "access": access.as_str(),
         "allowed": allowed,
         "reason": reason,
+        "grantable": reason.is_some_and(Reason::grantable),
+        "askable": reason.is_some_and(Reason::askable),
         "message": message,
         "pattern": pattern,
         "allowed_patterns": prepared.matcher.patterns_for(access),
@@ -1106,7 +1110,7 @@ mod tests {
         let req = json!({"command": "ls", "directory": "relative", "sources": [{"file": t.path().join("scope.yml")}]}).to_string();
         match decide_command(&req).expect("reply") {
             Judged::Full(v) => {
-                assert_eq!(v["reason"], json!("invalid_argument"));
+                assert_eq!(v["reason"], json!(Reason::InvalidArgument));
                 assert!(v["response"].is_string());
             }
             _ => panic!("not in full"),

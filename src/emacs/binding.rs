@@ -25,8 +25,10 @@ emacs::use_symbols! {
     nil t
     k_access => ":access"
     k_allowed => ":allowed"
+    k_askable => ":askable"
     k_category => ":category"
     k_directory => ":directory"
+    k_grantable => ":grantable"
     k_grants_used => ":grants-used"
     k_max_output_chars => ":max-output-chars"
     k_message => ":message"
@@ -347,7 +349,8 @@ fn refused_brief<'e>(env: &'e Env, d: Decision) -> Result<Value<'e>> {
 
 /// The plist of a brief refusal `refusal` holding `d`: what the `denied` event says, what the
 /// expansion menu is offered (the resource and each violation's resource, kind, access and
-/// reason), and the refusal itself. The evidence is left out: `check-command' gives it again.
+/// reason), whether a grant may lift it and whether the user may be asked (`:grantable`,
+/// `:askable`, from [`crate::Reason`]), and the refusal itself. The evidence is left out: `check-command' gives it again.
 fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<Value<'e>> {
     let resource = opt_str(env, d.resource.as_deref())?;
     let violations = if d.violations.is_empty() {
@@ -363,7 +366,7 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<V
                 k_access.bind(env),
                 opt_str(env, v.access)?,
                 k_reason.bind(env),
-                lstr(env, v.reason)?,
+                lstr(env, v.reason.as_str())?,
             ])?);
         }
         env.list(&vs[..])?
@@ -375,6 +378,10 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<V
         lstr(env, &d.tool)?,
         k_reason.bind(env),
         opt_str(env, d.reason)?,
+        k_grantable.bind(env),
+        d.grantable.into_lisp(env)?,
+        k_askable.bind(env),
+        d.askable.into_lisp(env)?,
         k_message.bind(env),
         lstr(env, &d.message)?,
         k_resource.bind(env),
@@ -413,8 +420,8 @@ fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
 /// takes (:sandbox is what the sandbox shows the call beyond the scope: :read :write
 /// :write-in :programs); a
 /// refusal as the refusal itself, a `user-ptr' (`plist-get' of it is nil). Its plist is
-/// `gptel-scope-module-refusal-details' of it, (:allowed nil :tool :reason :message
-/// :resource :validation-type :required-scope :category :violations :refusal), each
+/// `gptel-scope-module-refusal-details' of it, (:allowed nil :tool :reason :grantable
+/// :askable :message :resource :validation-type :required-scope :category :violations :refusal), each
 /// violation (:resource :validation-type :access :reason), which is all offering the
 /// expansion menu takes; the model's answer is `gptel-scope-module-refusal-json' of it. A
 /// refusal for a bad directory or scope comes as a plist in full, with its :response, and
@@ -442,8 +449,8 @@ fn decide_command<'e>(
     )
 }
 
-/// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :message
-/// :resource :validation-type :required-scope :category :violations :refusal REFUSAL), each
+/// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :grantable
+/// :askable :message :resource :validation-type :required-scope :category :violations :refusal REFUSAL), each
 /// violation (:resource :validation-type :access :reason). Made anew at each call.
 #[defun]
 fn refusal_details<'e>(env: &'e Env, refusal: Value<'e>) -> Result<Value<'e>> {

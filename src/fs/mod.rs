@@ -22,7 +22,7 @@ use thiserror::Error;
 use crate::policy::decide::Grant;
 use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::FsMode;
-use crate::ScopeError;
+use crate::{Reason, ScopeError};
 
 /// Why a file tool refused or failed (F13). Each has its own reason code.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -76,18 +76,18 @@ pub enum FsError {
 
 impl FsError {
     /// The reason code sent to the model.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
-            FsError::BoundaryViolation { .. } => "boundary_violation",
-            FsError::PathDenied { .. } => "path_denied",
-            FsError::PathNotInScope { .. } => "path_not_in_scope",
-            FsError::ScopeDocument { .. } => "scope_document",
-            FsError::PatchParse { .. } => "patch_parse_error",
-            FsError::PatchApply { .. } => "patch_apply_error",
-            FsError::Binary { .. } => "binary_file",
-            FsError::NotFound { .. } => "not_found",
-            FsError::InvalidArgument(_) => "invalid_argument",
-            FsError::Io { .. } => "io_error",
+            FsError::BoundaryViolation { .. } => Reason::BoundaryViolation,
+            FsError::PathDenied { .. } => Reason::PathDenied,
+            FsError::PathNotInScope { .. } => Reason::PathNotInScope,
+            FsError::ScopeDocument { .. } => Reason::ScopeDocument,
+            FsError::PatchParse { .. } => Reason::PatchParseError,
+            FsError::PatchApply { .. } => Reason::PatchApplyError,
+            FsError::Binary { .. } => Reason::BinaryFile,
+            FsError::NotFound { .. } => Reason::NotFound,
+            FsError::InvalidArgument(_) => Reason::InvalidArgument,
+            FsError::Io { .. } => Reason::IoError,
             FsError::Scope(e) => e.reason(),
         }
     }

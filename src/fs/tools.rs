@@ -114,6 +114,10 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
         "reason": e.reason(),
         "message": message,
     });
+    // A refusal by the scope rather than a failure: Emacs tells the user of it as `denied`.
+    if e.reason().refusal() {
+        v["refused"] = json!(true);
+    }
     if let Some(p) = path {
         v["path"] = json!(p);
     }

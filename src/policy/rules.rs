@@ -3,13 +3,14 @@
 //! `tool_commands`, and by `bash_tools.commands` for shell commands.
 
 use crate::scope::{CommandRule, Platform, Scope};
+use crate::Reason;
 
 /// Why a command was refused, with a message the model can act on (C15).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleViolation {
     /// `denied`, `command_not_allowed`, `subcommand_denied`, `subcommand_not_allowed`,
     /// `flag_not_allowed`.
-    pub reason: &'static str,
+    pub reason: Reason,
     pub message: String,
     /// The rule that refused it (`tool_commands.posix.blacklist.commands: rm`).
     pub rule: String,
@@ -72,7 +73,7 @@ pub fn check_rule(
     let (rule, label, args) = if rule.has_subcommands {
         let Some(pos) = args.iter().position(|a| !is_flag(a, platform)) else {
             return Err(RuleViolation {
-                reason: "subcommand_not_allowed",
+                reason: Reason::SubcommandNotAllowed,
                 message: format!(
                     "`{name}` needs a subcommand; allowed: {}",
                     list(rule.subcommands.keys())
@@ -84,7 +85,7 @@ pub fn check_rule(
         if let Some(bl) = &rule.blacklist {
             if bl.subcommands.iter().any(|s| s == sub) {
                 return Err(RuleViolation {
-                    reason: "subcommand_denied",
+                    reason: Reason::SubcommandDenied,
                     message: format!("`{name} {sub}` is blacklisted (dangerous operation); it is never allowed. Allowed subcommands: {}", list(rule.subcommands.keys())),
                     rule: format!("{name}.blacklist.subcommands: {sub}"),
                 });
@@ -92,7 +93,7 @@ pub fn check_rule(
         }
         let Some(sub_rule) = rule.subcommands.get(sub) else {
             return Err(RuleViolation {
-                reason: "subcommand_not_allowed",
+                reason: Reason::SubcommandNotAllowed,
                 message: format!("`{name} {sub}` is not an allowed subcommand. Allowed: {}. Use list_allowed_commands for details.", list(rule.subcommands.keys())),
                 rule: format!("{name}.subcommands"),
             });
@@ -122,7 +123,7 @@ pub fn check_rule(
             };
             if !ok {
                 return Err(RuleViolation {
-                    reason: "flag_not_allowed",
+                    reason: Reason::FlagNotAllowed,
                     message: format!(
                         "{label} flag '{f}' not allowed. Allowed flags: {}",
                         list(allowed)
@@ -146,7 +147,7 @@ pub fn check_argv(
     let key = platform.as_str();
     if table.blacklist.commands.iter().any(|c| c == command) {
         return Err(RuleViolation {
-            reason: "denied",
+            reason: Reason::Denied,
             message: format!(
                 "Command '{command}' blacklisted: it is never allowed. Do not retry it."
             ),
@@ -155,7 +156,7 @@ pub fn check_argv(
     }
     let Some(rule) = table.allowed.get(command) else {
         return Err(RuleViolation {
-            reason: "command_not_allowed",
+            reason: Reason::CommandNotAllowed,
             message: format!(
                 "Command '{command}' not allowed. Available: {}. Use list_allowed_commands() for details, or request_scope_expansion to ask the user.",
                 list(table.allowed.keys())

@@ -18,6 +18,7 @@
 //! file over a file, an empty read-only file system over a directory). When the walk cannot
 //! tell (a limit, an unreadable directory), `cannot_mask` says why and nothing may run.
 
+use crate::Reason;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
@@ -103,7 +104,7 @@ pub fn call_needs(d: &crate::policy::decide::Decision) -> CallNeeds {
         .filter(|v| v.granted && v.validation_type == "path" && v.resource.starts_with('/'))
     {
         let list = match v.access {
-            Some("write") if v.reason == "directory_not_in_scope" => &mut needs.write_in,
+            Some("write") if v.reason == Reason::DirectoryNotInScope => &mut needs.write_in,
             Some("write") => &mut needs.write,
             _ => &mut needs.read,
         };
@@ -829,7 +830,7 @@ mod tests {
                                      "masks": [], "cannot_mask": null, "network": false, "tools": [], "limits": {}})
         );
         let err = mounts_for_request("{\"sources\": []}").unwrap_err();
-        assert_eq!(err.reason(), "no_scope_config");
+        assert_eq!(err.reason(), Reason::NoScopeConfig);
     }
 
     /// An allow-once grant of a path shows it writable for the call it lets through; a grant

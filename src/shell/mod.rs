@@ -61,10 +61,11 @@ pub enum Problem {
 }
 
 impl Problem {
-    pub fn reason(&self) -> &'static str {
+    /// The reason code of the problem.
+    pub fn reason(&self) -> crate::Reason {
         match self {
-            Problem::Parse(_) => "parse_error",
-            Problem::Unsupported(_) => "unsupported_construct",
+            Problem::Parse(_) => crate::Reason::ParseError,
+            Problem::Unsupported(_) => crate::Reason::UnsupportedConstruct,
         }
     }
 

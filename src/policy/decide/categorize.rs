@@ -65,7 +65,7 @@ impl<'a> Judge<'a> {
             _ => name.to_string(),
         };
         self.violate(
-            "command_not_allowed",
+            Reason::CommandNotAllowed,
             format!(
                 "`{resource}` is not in any category of the scope (read_only, safe_write, dangerous). Use an allowed command (list_allowed_commands shows them), or call request_scope_expansion with tool_name \"{}\", resource \"{resource}\" and your reason.",
                 self.ctx.tool
@@ -79,7 +79,7 @@ impl<'a> Judge<'a> {
 
     pub(super) fn dangerous(&mut self, entry: &str, label: &str) {
         self.violate(
-            "dangerous_command",
+            Reason::DangerousCommand,
             format!(
                 "`{entry}` is a dangerous command: it runs only when the user allows it. Call request_scope_expansion with tool_name \"{}\", resource \"{label}\" and your reason, then retry.",
                 self.ctx.tool

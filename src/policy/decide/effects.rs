@@ -127,7 +127,7 @@ impl<'a> Judge<'a> {
                 argv::Item::End { .. } => continue,
                 argv::Item::RunTime { word: w, .. } if has_path_options(&sem) => {
                     self.violate(
-                        "run_time_operand",
+                        Reason::RunTimeOperand,
                         scope::run_time_message(&w.raw, &format!("a word of {base} that could be an option reading, writing or running programs")),
                         Some(label.to_string()),
                         w.raw.clone(),
@@ -288,7 +288,7 @@ impl<'a> Judge<'a> {
         };
         for var in sem.deny_env.iter().filter(|v| named(v) > 0) {
             self.violate(
-                "denied",
+                Reason::Denied,
                 format!("setting {var} can make {base} run other programs or read other files; it is not allowed. Run {base} without it."),
                 Some(label.to_string()),
                 var.clone(),
@@ -305,7 +305,7 @@ impl<'a> Judge<'a> {
                 .collect();
             if named != values.len() {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("{base} reads the files that {var} names, and this command line names {var} where the engine cannot see the value it sets; set it only as `{var}=PATH {base} ...` with a literal path in scope, or run {base} without it."),
                     Some(label.to_string()),
                     var.clone(),
@@ -356,7 +356,7 @@ impl<'a> Judge<'a> {
                 "Run the command without it",
             ));
             self.violate(
-                "flag_not_allowed",
+                Reason::FlagNotAllowed,
                 format!("`{base} {opt}` {why}; it is not allowed. {instead} (the user may allow it with a `semantics:` entry for {base} in the scope; request_scope_expansion cannot)."),
                 Some(label.to_string()),
                 format!("{base} {opt}"),
@@ -410,7 +410,7 @@ impl<'a> Judge<'a> {
                     }
                 }
                 None => self.violate(
-                    "run_time_operand",
+                    Reason::RunTimeOperand,
                     scope::run_time_message(&v.raw, &format!("the directory of {base} {opt}")),
                     Some(label.to_string()),
                     v.raw.clone(),

@@ -218,7 +218,7 @@ impl<'a> Judge<'a> {
             return;
         }
         self.violate(
-            "subcommand_not_allowed",
+            Reason::SubcommandNotAllowed,
             format!(
                 "`git {sub}` is not a git command: git runs it as an alias from its configuration (the repository's own included) or as a `git-{sub}` program, either of which can run anything. Use the git command it stands for, or call request_scope_expansion with tool_name \"{}\", resource \"git {sub}\" and your reason.",
                 self.ctx.tool
@@ -317,7 +317,7 @@ impl<'a> Judge<'a> {
         };
         let what = a.map_or_else(|| format!("git {sub}"), |a| format!("git {sub} {a}"));
         self.violate(
-            "subcommand_denied",
+            Reason::SubcommandDenied,
             format!("`{what}` {why}, which the engine does not judge; it is not allowed. Run what you need directly (each command is judged), or ask the user."),
             Some(label.to_string()),
             what,
@@ -378,7 +378,7 @@ impl<'a> Judge<'a> {
                     .or_else(|| self.ctx.matcher.protected_below_but_repositories(&r.target));
                 if let Some(doc) = hit {
                     self.violate(
-                        "scope_document",
+                        Reason::ScopeDocument,
                         self.ctx.matcher.scope_document_message(
                             &format!("`git {sub}` of `{v}`"),
                             &r.target,
@@ -485,7 +485,7 @@ impl<'a> Judge<'a> {
                 let r = paths::resolve(&base.join(path.trim_start_matches(":/")));
                 if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
                     self.violate(
-                        "path_denied",
+                        Reason::PathDenied,
                         format!("`{v}` (git path) names {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),
                         None,
                         r.target.to_string_lossy().into_owned(),

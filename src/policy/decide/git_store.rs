@@ -418,7 +418,7 @@ impl<'a> Judge<'a> {
                     format!(" `git {}` takes no pathspec that leaves it out: use `git log -p` or `git diff` with one.", line.sub)
                 };
                 self.violate(
-                    "reaches_denied_path",
+                    Reason::ReachesDeniedPath,
                     format!(
                         "`{label}` prints files from git's object store, and {} (deny pattern `{pattern}`) is {}: a denied file is never read, from the work tree or from git.{how}",
                         path.display(),
@@ -476,7 +476,7 @@ impl<'a> Judge<'a> {
                     }
                 };
                 self.violate(
-                    "reaches_denied_path",
+                    Reason::ReachesDeniedPath,
                     format!("`{label}` reads an object of git's object store by its hash, and {why}: which path it had, and so whether it is a denied file, cannot be told, and a denied file is never read, from the work tree or from git. Name commits by a ref (`HEAD~1`, a branch) or a hash that history reaches, and files as REV:PATH."),
                     Some(label.to_string()),
                     base.to_string(),
@@ -511,7 +511,7 @@ impl<'a> Judge<'a> {
         match gitstore::look(top, self.ctx.matcher, Look::ALL, &|_| false, &gitstore::Limits::default()) {
             Answer::Clean => {}
             Answer::Holds { path, pattern, where_ } => self.violate(
-                "reaches_denied_path",
+                Reason::ReachesDeniedPath,
                 format!(
                     "`{label}` prints an object of git's object store whatever its path, and {} (deny pattern `{pattern}`) is {}: a denied file is never read, from the work tree or from git. Name objects as REV:PATH (`HEAD:src/main.rs`), which is judged by its path.",
                     path.display(),
@@ -615,7 +615,7 @@ impl<'a> Judge<'a> {
                     let r = paths::resolve(&dir.join(e));
                     if let PathVerdict::Denied(p) = self.ctx.matcher.check(&r, Access::Read) {
                         self.violate(
-                            "path_denied",
+                            Reason::PathDenied,
                             format!("`{e}` (operand of git {}) names {} which matches the deny pattern `{p}`; it is never allowed", line.sub, r.target.display()),
                             Some(label.to_string()),
                             r.target.to_string_lossy().into_owned(),
@@ -714,7 +714,7 @@ impl<'a> Judge<'a> {
             )
         };
         self.violate(
-            "reaches_denied_path",
+            Reason::ReachesDeniedPath,
             format!(
                 "`{label}` reads {} (deny pattern `{pattern}`) into git's object store, from where any git command could print it: a denied file is never read. Add files by name, or {how}.",
                 path.display()
@@ -730,7 +730,7 @@ impl<'a> Judge<'a> {
     fn store_unknown(&mut self, label: &str, why: &str, how: Option<String>) {
         let how = how.map(|h| format!(" {h}")).unwrap_or_default();
         self.violate(
-            "reaches_denied_path",
+            Reason::ReachesDeniedPath,
             format!("`{label}` reads git's object store, and whether it holds a denied path cannot be told ({why}): a denied file is never read, from the work tree or from git.{how}"),
             Some(label.to_string()),
             label.to_string(),

@@ -1,46 +1,7 @@
 //! Step 7 (SPEC §3): allow-once grants cover what they may, and the decision is assembled:
-//! the first violation by severity, the message, the evidence.
+//! the strictest violation ([`Reason`]'s order), the message, the evidence.
 
 use super::*;
-
-/// Reason codes no grant can cover.
-pub(super) fn grantable(reason: &str) -> bool {
-    matches!(
-        reason,
-        "command_not_allowed"
-            | "dangerous_command"
-            | "directory_not_in_scope"
-            | "path_not_in_scope"
-            | "subcommand_not_allowed"
-    )
-}
-
-/// Which violation a decision reports first: what no grant can fix before what the user
-/// may allow, and commands before the paths they touch.
-pub(super) fn severity(reason: &str) -> usize {
-    const ORDER: &[&str] = &[
-        "parse_error",
-        "privilege_escalation",
-        "scope_document",
-        "denied",
-        "unsupported_construct",
-        "dynamic_command",
-        "path_denied",
-        "reaches_denied_path",
-        "flag_not_allowed",
-        "subcommand_denied",
-        "dangerous_command",
-        "command_not_allowed",
-        "subcommand_not_allowed",
-        "directory_not_in_scope",
-        "path_not_in_scope",
-        "run_time_operand",
-    ];
-    ORDER
-        .iter()
-        .position(|r| *r == reason)
-        .unwrap_or(ORDER.len())
-}
 
 pub(super) fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option<&Path>) -> bool {
     let r = g.resource.trim();
@@ -70,7 +31,7 @@ impl<'a> Judge<'a> {
     /// Whether the violation found last is one a grant of this call covers.
     pub(super) fn last_granted(&self) -> bool {
         self.violations.last().is_some_and(|v| {
-            grantable(v.reason)
+            v.reason.grantable()
                 && self.ctx.grants.iter().any(|g| {
                     g.tool == self.ctx.tool && grant_covers(g, v, &self.command, self.ctx.home)
                 })
@@ -95,10 +56,11 @@ impl<'a> Judge<'a> {
         }
         let open: Vec<&Violation> = self.violations.iter().filter(|v| !v.granted).collect();
         let allowed = open.is_empty();
+        // The strictest; of several as strict, the first found.
         let primary = open
             .iter()
-            .min_by_key(|v| severity(v.reason))
             .copied()
+            .reduce(|a, b| if b.reason > a.reason { b } else { a })
             .cloned();
         let required = self.max_access.map_or("read", Access::as_str);
         let mut message = match &primary {
@@ -147,7 +109,9 @@ impl<'a> Judge<'a> {
             command: self.command.clone(),
             tool: self.ctx.tool.to_string(),
             allowed,
-            reason: primary.as_ref().map(|p| p.reason),
+            reason: primary.as_ref().map(|p| p.reason.as_str()),
+            grantable: primary.as_ref().is_some_and(|p| p.reason.grantable()),
+            askable: primary.as_ref().is_some_and(|p| p.reason.askable()),
             message,
             base_command: self.base.clone(),
             category: self.max_category.map(|c| c.as_str().to_string()),
@@ -172,7 +136,7 @@ mod tests {
     #[test]
     fn grants_cover_their_resource_only() {
         let v = |vt: &'static str, resource: &str| Violation {
-            reason: "path_not_in_scope",
+            reason: Reason::PathNotInScope,
             message: String::new(),
             command: Some("cat /x/y".into()),
             resource: resource.into(),
@@ -237,32 +201,33 @@ mod tests {
 
     #[test]
     fn severity_puts_what_no_grant_fixes_first() {
-        assert!(severity("parse_error") < severity("denied"));
-        assert!(severity("denied") < severity("dangerous_command"));
-        assert!(severity("dangerous_command") < severity("directory_not_in_scope"));
-        assert!(severity("directory_not_in_scope") < severity("path_not_in_scope"));
-        assert!(severity("path_not_in_scope") < severity("something_else"));
+        assert!(Reason::ParseError > Reason::Denied);
+        assert!(Reason::Denied > Reason::DangerousCommand);
+        assert!(Reason::DangerousCommand > Reason::DirectoryNotInScope);
+        assert!(Reason::DirectoryNotInScope > Reason::PathNotInScope);
+        // A code no decision produces (a file tool's) ranks below every decision's.
+        assert!(Reason::PathNotInScope > Reason::NotFound);
         for r in [
-            "denied",
-            "privilege_escalation",
-            "path_denied",
-            "parse_error",
-            "dynamic_command",
-            "run_time_operand",
-            "unsupported_construct",
-            "flag_not_allowed",
-            "subcommand_denied",
+            Reason::Denied,
+            Reason::PrivilegeEscalation,
+            Reason::PathDenied,
+            Reason::ParseError,
+            Reason::DynamicCommand,
+            Reason::RunTimeOperand,
+            Reason::UnsupportedConstruct,
+            Reason::FlagNotAllowed,
+            Reason::SubcommandDenied,
         ] {
-            assert!(!grantable(r), "{r}");
+            assert!(!r.grantable(), "{r}");
         }
         for r in [
-            "command_not_allowed",
-            "dangerous_command",
-            "directory_not_in_scope",
-            "path_not_in_scope",
-            "subcommand_not_allowed",
+            Reason::CommandNotAllowed,
+            Reason::DangerousCommand,
+            Reason::DirectoryNotInScope,
+            Reason::PathNotInScope,
+            Reason::SubcommandNotAllowed,
         ] {
-            assert!(grantable(r), "{r}");
+            assert!(r.grantable(), "{r}");
         }
     }
 }

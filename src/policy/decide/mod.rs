@@ -22,6 +22,7 @@ use crate::policy::paths::{self, Access, Matcher, PathVerdict};
 use crate::scope::semantics::{self, CommandSemantics, OperandKind};
 use crate::scope::{Platform, Scope};
 use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
+use crate::Reason;
 
 mod argv;
 mod categorize;
@@ -35,7 +36,6 @@ mod readers;
 mod scope;
 
 use categorize::entry_matches;
-use grants::grantable;
 pub(crate) use name::SHELLS;
 
 /// An allow-once grant: lets one call of `tool` on `resource` through.
@@ -91,7 +91,7 @@ pub struct PathEvidence {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Violation {
-    pub reason: &'static str,
+    pub reason: Reason,
     pub message: String,
     /// The command it concerns.
     pub command: Option<String>,
@@ -99,7 +99,7 @@ pub struct Violation {
     pub resource: String,
     /// `command` or `path`.
     pub validation_type: &'static str,
-    /// Whether an allow-once grant may cover it.
+    /// Whether an allow-once grant may cover it ([`Reason::grantable`]).
     pub grantable: bool,
     /// Covered by a grant.
     pub granted: bool,
@@ -112,7 +112,12 @@ pub struct Decision {
     pub command: String,
     pub tool: String,
     pub allowed: bool,
+    /// The code of the strictest violation no grant covered ([`Reason::as_str`]).
     pub reason: Option<&'static str>,
+    /// Whether an allow-once grant may lift that violation ([`Reason::grantable`]).
+    pub grantable: bool,
+    /// Whether the user may be offered the expansion menu for it ([`Reason::askable`]).
+    pub askable: bool,
     pub message: String,
     pub base_command: Option<String>,
     pub category: Option<String>,
@@ -127,6 +132,10 @@ pub struct Decision {
     pub resource: Option<String>,
     pub validation_type: Option<&'static str>,
 }
+
+/// The verdict of refused evidence (a command or a path). The same word as the reason code
+/// [`Reason::Denied`], but of another vocabulary (`allowed`, `denied`, `out_of_scope`, ...).
+const DENIED: &str = "denied";
 
 /// Most scope patterns a refusal's message lists; the evidence keeps them all.
 const LISTED_PATTERNS: usize = 12;
@@ -353,7 +362,7 @@ impl<'a> Judge<'a> {
 
     fn violate(
         &mut self,
-        reason: &'static str,
+        reason: Reason,
         message: String,
         command: Option<String>,
         resource: String,
@@ -366,7 +375,7 @@ impl<'a> Judge<'a> {
             command,
             resource,
             validation_type: vt,
-            grantable: grantable(reason),
+            grantable: reason.grantable(),
             granted: false,
             access: access.map(Access::as_str),
         };

@@ -466,7 +466,7 @@ impl<'a> Judge<'a> {
                 n => (format!("`{n}`"), format!("\"${n}\"")),
             };
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!(
                     "`{shown}` evaluates the text of {what}, which this command sets at run time, as an arithmetic expression: a value such as `a[$(cmd)]` would run `cmd`. \
                      Pass the value as it is ({value}), compare numbers with `[ {value} -gt 3 ]` (`[` and `test` do not evaluate their operands), or read the value first and write the number in the next command."
@@ -513,7 +513,7 @@ impl<'a> Judge<'a> {
             };
             if hit {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("a command before or beside the loop over `{}` may create or remove files where its glob looks, which would change what it matches when the loop runs; run that command first, on its own, then the loop", g.raw),
                     None,
                     g.raw.clone(),
@@ -551,7 +551,7 @@ impl<'a> Judge<'a> {
         for w in globs {
             if shell::glob_reaches_parent(w.value.as_deref().unwrap_or(&w.raw)) {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("the glob `{}` can match `..` (the parent directory) in bash 5.1 and older; match dotfiles with `.[!.]*` or name the files", w.raw),
                     Some(label()),
                     w.raw.clone(),
@@ -565,7 +565,7 @@ impl<'a> Judge<'a> {
             None => {
                 let label = label();
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("`{label}` runs after a `cd` to a directory that cannot be known before running; use a literal directory"),
                     Some(label.clone()),
                     self.command.clone(),
@@ -610,7 +610,7 @@ impl<'a> Judge<'a> {
         let name = name.split('[').next().unwrap_or(name);
         if shell_state_var(name) {
             self.violate(
-                "denied",
+                Reason::Denied,
                 format!("{name} is one of bash's own variables: setting it changes how the shell finds, expands or runs later commands; it is not allowed. Run the commands without it."),
                 Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
                 name.to_string(),
@@ -626,7 +626,7 @@ impl<'a> Judge<'a> {
                 format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it.")
             };
             self.violate(
-                "denied",
+                Reason::Denied,
                 message,
                 Some(if label.is_empty() {
                     format!("{name}=...")
@@ -655,7 +655,7 @@ impl<'a> Judge<'a> {
             .find(|n| shell_state_var(n) || dangerous_var(n))
         {
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!("the value of {name} (`{value}`) sets {n} when an arithmetic expression evaluates it; pass the text another way (a file, or an argument)"),
                 Some(if label.is_empty() { format!("{name}=...") } else { label.to_string() }),
                 name.to_string(),
@@ -702,8 +702,8 @@ impl<'a> Judge<'a> {
         });
         self.argv_inner(words, cwds, via, context, under_replace, &label, &mut ev);
         if let Some(v) = self.violations[before..].first() {
-            ev.verdict = "denied";
-            ev.reason = Some(v.reason);
+            ev.verdict = DENIED;
+            ev.reason = Some(v.reason.as_str());
         }
         if let Some(s) = self.commands.get_mut(slot) {
             *s = ev;
@@ -724,7 +724,7 @@ impl<'a> Judge<'a> {
         let Some(name) = words.first().and_then(WordInfo::exact) else {
             let raw = words.first().map(|w| w.raw.clone()).unwrap_or_default();
             self.violate(
-                "dynamic_command",
+                Reason::DynamicCommand,
                 format!("the command name `{raw}` is built at run time (variable, substitution, glob or brace expansion); write the command name literally"),
                 Some(label.to_string()),
                 raw,
@@ -739,7 +739,7 @@ impl<'a> Judge<'a> {
 
         if PRIVILEGE.contains(&base) {
             self.violate(
-                "privilege_escalation",
+                Reason::PrivilegeEscalation,
                 format!(
                     "`{base}` runs commands with elevated privileges; gptel-scope never does that"
                 ),
@@ -754,7 +754,7 @@ impl<'a> Judge<'a> {
         if let Some(entry) = bt.deny.iter().find(|e| entry_matches(e, base, &sub_words)) {
             ev.rule = Some(format!("deny: {entry}"));
             self.violate(
-                "denied",
+                Reason::Denied,
                 format!("`{entry}` is on the scope's deny list: it is never allowed (security policy). Do not retry it; achieve the goal with allowed commands."),
                 Some(label.to_string()),
                 entry.clone(),
@@ -784,7 +784,7 @@ impl<'a> Judge<'a> {
                         return;
                     }
                     self.violate(
-                        "command_not_allowed",
+                        Reason::CommandNotAllowed,
                         format!("`{name}` runs a file by its path; only commands named in the scope may run (a path-qualified name must be listed exactly). Use the bare command name, or call request_scope_expansion with tool_name \"{}\" and resource \"{name}\".", self.ctx.tool),
                         Some(label.to_string()),
                         name.to_string(),
@@ -805,7 +805,7 @@ impl<'a> Judge<'a> {
                 }))
         {
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!("`{base}` changes how the shell reads or runs later commands (shell options, builtins, command lookup); it is not allowed. Run the commands without it."),
                 Some(label.to_string()),
                 base.to_string(),
@@ -822,7 +822,7 @@ impl<'a> Judge<'a> {
                 Ok(()) => {}
                 Err(SetRefusal::Option(opt)) => {
                     self.violate(
-                        "unsupported_construct",
+                        Reason::UnsupportedConstruct,
                         format!("`set {opt}` changes how the shell reads or runs later commands; only `set -e`, `-u`, `-x`, `-o pipefail` (`errexit`, `nounset`, `xtrace`) and their `+` forms are allowed. Run the commands without `set {opt}`."),
                         Some(label.to_string()),
                         format!("set {opt}"),
@@ -833,7 +833,7 @@ impl<'a> Judge<'a> {
                 }
                 Err(SetRefusal::Dynamic(raw)) => {
                     self.violate(
-                        "dynamic_command",
+                        Reason::DynamicCommand,
                         format!("`{label}`: the option `{raw}` of `set` is built at run time; write the options literally"),
                         Some(label.to_string()),
                         "set".into(),
@@ -860,7 +860,7 @@ impl<'a> Judge<'a> {
             }
             if !bt.allow_constructs.iter().any(|c| c == key) {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead"),
                     Some(label.to_string()),
                     base.to_string(),
@@ -874,7 +874,7 @@ impl<'a> Judge<'a> {
                 match script {
                     Some(parts) => self.script(&parts.join(" "), cwds, via, "eval"),
                     None => self.violate(
-                        "dynamic_command",
+                        Reason::DynamicCommand,
                         "`eval` of text built at run time cannot be judged".into(),
                         Some(label.to_string()),
                         base.to_string(),
@@ -906,10 +906,10 @@ impl<'a> Judge<'a> {
                             let action = action.to_string();
                             self.script(&action, cwds, via, "trap");
                         }
-                        None => self.violate("dynamic_command", format!("`{label}`: the action of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
+                        None => self.violate(Reason::DynamicCommand, format!("`{label}`: the action of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
                     }
                 } else if args.get(i).is_some_and(|a| a.exact().is_none()) {
-                    self.violate("dynamic_command", format!("`{label}`: an argument of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None);
+                    self.violate(Reason::DynamicCommand, format!("`{label}`: an argument of `trap` is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None);
                 }
             }
             // Aliases are expanded by `sh` (POSIX mode, dash) and zsh scripts, never judged.
@@ -924,7 +924,7 @@ impl<'a> Judge<'a> {
                     .any(|a| a.exact().is_none_or(|s| s.contains('=')))
             {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("`{label}`: an alias defined in a script of {} is expanded in the commands after it, which are judged as written; run the commands directly instead", via.join(" → ")),
                     Some(label.to_string()),
                     base.to_string(),
@@ -1097,7 +1097,7 @@ impl<'a> Judge<'a> {
                     })
                 {
                     self.violate(
-                        "unsupported_construct",
+                        Reason::UnsupportedConstruct,
                         format!("`{label}`: a name reference (-n) lets a later assignment set any variable; it is not allowed"),
                         Some(label.to_string()),
                         base.to_string(),
@@ -1111,7 +1111,7 @@ impl<'a> Judge<'a> {
                         .contains(['[', '`', '$'])
                 }) {
                     self.violate(
-                        "unsupported_construct",
+                        Reason::UnsupportedConstruct,
                         format!("`{label}`: a declared name with a subscript or expansion is evaluated by the shell; it is not allowed"),
                         Some(label.to_string()),
                         base.to_string(),
@@ -1134,7 +1134,7 @@ impl<'a> Judge<'a> {
                         self.arithmetic_value(name, value, label);
                         if value.contains("$(") || value.contains('`') {
                             self.violate(
-                                "unsupported_construct",
+                                Reason::UnsupportedConstruct,
                                 format!("the value of {name} holds command-substitution syntax that a later expansion could run"),
                                 Some(label.to_string()),
                                 name.to_string(),
@@ -1145,7 +1145,7 @@ impl<'a> Judge<'a> {
                     }
                     Some(_) => {}
                     None => self.violate(
-                        "dynamic_command",
+                        Reason::DynamicCommand,
                         format!("`{label}`: a declaration built at run time cannot be judged"),
                         Some(label.to_string()),
                         base.to_string(),
@@ -1175,7 +1175,7 @@ impl<'a> Judge<'a> {
                     self.run_time.set_at_run_time(&n);
                     self.assignment(&n, label)
                 }
-                None => self.violate("dynamic_command", format!("`{label}`: the name of a variable `{base}` sets is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
+                None => self.violate(Reason::DynamicCommand, format!("`{label}`: the name of a variable `{base}` sets is built at run time; write it literally"), Some(label.to_string()), base.to_string(), "command", None),
             }
         }
         if base == "let" {
@@ -1203,7 +1203,7 @@ impl<'a> Judge<'a> {
             })
         {
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!("`{label}`: `{base} -C` runs text as a command; it is not allowed"),
                 Some(label.to_string()),
                 base.to_string(),
@@ -1222,7 +1222,7 @@ impl<'a> Judge<'a> {
                 })
             {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("`{label}`: {base} evaluates subscripts, and an argument holds command-substitution syntax"),
                     Some(label.to_string()),
                     base.to_string(),
@@ -1297,7 +1297,7 @@ impl<'a> Judge<'a> {
                 .collect::<Vec<_>>()
                 .join(" ");
             self.violate(
-                "command_not_allowed",
+                Reason::CommandNotAllowed,
                 format!("`{label}` runs no command; call the command directly"),
                 Some(label.clone()),
                 wrapper.to_string(),
@@ -1342,7 +1342,7 @@ impl<'a> Judge<'a> {
         });
         if let Some(opt) = refused {
             self.violate(
-                "flag_not_allowed",
+                Reason::FlagNotAllowed,
                 format!("`env {opt}` re-parses a command line or changes directory; call the command directly."),
                 Some(label.to_string()),
                 "env".into(),
@@ -1358,7 +1358,7 @@ impl<'a> Judge<'a> {
         // The options, `-` and the assignments are env's: none may be built at run time.
         while let Some(w) = args.get(i) {
             let Some(s) = w.exact() else {
-                self.violate("dynamic_command", format!("`{label}`: an argument of env (`{}`) is built at run time; write it literally.", w.raw), Some(label.to_string()), "env".into(), "command", None);
+                self.violate(Reason::DynamicCommand, format!("`{label}`: an argument of env (`{}`) is built at run time; write it literally.", w.raw), Some(label.to_string()), "env".into(), "command", None);
                 return;
             };
             let Some((name, _)) = s.split_once('=') else {
@@ -1433,7 +1433,7 @@ impl<'a> Judge<'a> {
             }
             "-p" | "--interactive" | "-o" | "--open-tty" => {
                 me.violate(
-                    "flag_not_allowed",
+                    Reason::FlagNotAllowed,
                     format!("`xargs {}` needs a terminal; it is not allowed.", o.name),
                     Some(label.to_string()),
                     "xargs".into(),
@@ -1460,7 +1460,7 @@ impl<'a> Judge<'a> {
             if let Some(doc) = self.ctx.matcher.writable_protected() {
                 let name = args[i].display();
                 self.violate(
-                    "scope_document",
+                    Reason::ScopeDocument,
                     format!(
                         "{} (`xargs {name}` writes paths read from its input, which the engine cannot see, and the write scope holds it: pass the paths as arguments)",
                         self.ctx.matcher.scope_document_message(&format!("`{label}`"), &doc, &doc.to_string_lossy())
@@ -1499,7 +1499,7 @@ impl<'a> Judge<'a> {
                     i += 1;
                     continue;
                 }
-                self.violate("flag_not_allowed", format!("`{name} {s}` is not allowed (it can run startup files or change how scripts are read)"), Some(label.to_string()), name.to_string(), "command", None);
+                self.violate(Reason::FlagNotAllowed, format!("`{name} {s}` is not allowed (it can run startup files or change how scripts are read)"), Some(label.to_string()), name.to_string(), "command", None);
                 return;
             }
             if (s.starts_with('-') || s.starts_with('+')) && s.len() > 1 {
@@ -1530,7 +1530,7 @@ impl<'a> Judge<'a> {
                         None => {}
                         Some(opt) if !opt.is_empty() => {
                             self.violate(
-                                "unsupported_construct",
+                                Reason::UnsupportedConstruct,
                                 format!("`{name} {opt}` changes how the shell reads or runs the commands it is given; only `-e`, `-u`, `-x`, `-o pipefail` (`errexit`, `nounset`, `xtrace`) and their `+` forms are allowed. Run it without `{opt}`."),
                                 Some(label.to_string()),
                                 name.to_string(),
@@ -1540,7 +1540,7 @@ impl<'a> Judge<'a> {
                             return;
                         }
                         Some(_) => {
-                            self.violate("flag_not_allowed", format!("`{name} -{ch}` is not allowed (login and interactive shells run startup files)"), Some(label.to_string()), name.to_string(), "command", None);
+                            self.violate(Reason::FlagNotAllowed, format!("`{name} -{ch}` is not allowed (login and interactive shells run startup files)"), Some(label.to_string()), name.to_string(), "command", None);
                             return;
                         }
                     }
@@ -1574,7 +1574,7 @@ impl<'a> Judge<'a> {
                 return;
             }
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!("`{label}` runs a script file or standard input that cannot be judged before it runs; run its commands directly, or `{name} -c 'COMMANDS'`"),
                 Some(label.to_string()),
                 name.to_string(),
@@ -1585,7 +1585,7 @@ impl<'a> Judge<'a> {
         }
         let Some(script) = args.get(i) else {
             self.violate(
-                "parse_error",
+                Reason::ParseError,
                 format!("`{name} -c` without a script"),
                 Some(label.to_string()),
                 name.to_string(),
@@ -1596,7 +1596,7 @@ impl<'a> Judge<'a> {
         };
         if under_replace {
             self.violate(
-                "dynamic_command",
+                Reason::DynamicCommand,
                 format!("`{label}` under `xargs -I` builds its script from input at run time; use `xargs {name} -c '... \"$1\"' _` or run the commands directly"),
                 Some(label.to_string()),
                 name.to_string(),
@@ -1607,7 +1607,7 @@ impl<'a> Judge<'a> {
         }
         let Some(text) = script.exact() else {
             self.violate(
-                "dynamic_command",
+                Reason::DynamicCommand,
                 format!("the script of `{name} -c` is built at run time; write it literally"),
                 Some(label.to_string()),
                 name.to_string(),
@@ -1647,7 +1647,7 @@ impl<'a> Judge<'a> {
             // bash refuses it ("filename argument required"), and so does the engine: nothing
             // allowed runs a construct the scope does not list.
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!("`{base}` needs the file it runs; name the file (`{base} ./FILE`), or run the commands directly."),
                 Some(label.to_string()),
                 base.to_string(),
@@ -1658,7 +1658,7 @@ impl<'a> Judge<'a> {
         };
         let Some(path) = file.exact() else {
             self.violate(
-                "run_time_operand",
+                Reason::RunTimeOperand,
                 scope::run_time_message(&file.raw, &format!("the file {base} runs")),
                 Some(label.to_string()),
                 file.raw.clone(),
@@ -1669,7 +1669,7 @@ impl<'a> Judge<'a> {
         };
         if !path.contains('/') {
             self.violate(
-                "unsupported_construct",
+                Reason::UnsupportedConstruct,
                 format!("`{base} {path}` looks the file up in PATH before the current directory; write its path with a slash (`{base} ./{path}`)."),
                 Some(label.to_string()),
                 base.to_string(),
@@ -1705,7 +1705,7 @@ impl<'a> Judge<'a> {
             }
             None => {
                 self.violate(
-                    "unsupported_construct",
+                    Reason::UnsupportedConstruct,
                     format!("`{base}` runs text that cannot be judged before it runs; run the commands directly instead, or ask the user to list the file (`{base} {path}`) in the scope"),
                     Some(label.to_string()),
                     base.to_string(),

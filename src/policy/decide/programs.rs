@@ -318,7 +318,7 @@ impl<'a> Judge<'a> {
                 v.push(format!("find {s}"));
                 if inner.is_empty() {
                     self.violate(
-                        "parse_error",
+                        Reason::ParseError,
                         format!("`find {s}` without a command"),
                         Some(label.to_string()),
                         "find".into(),
@@ -380,7 +380,7 @@ impl<'a> Judge<'a> {
                 continue;
             }
             self.violate(
-                "flag_not_allowed",
+                Reason::FlagNotAllowed,
                 format!("`find {s}` is not a find predicate gptel-scope knows; use the common predicates (-name, -type, -path, -newer, -maxdepth, -print, ...)"),
                 Some(label.to_string()),
                 "find".into(),
@@ -406,7 +406,7 @@ impl<'a> Judge<'a> {
                 argv::Item::Opt(o) => match o.name.as_str() {
                     "-e" | "--expression" => scripts.extend(o.value),
                     "-f" | "--file" => {
-                        self.violate("unsupported_construct", format!("`sed {}` runs a script from a file that cannot be judged; pass the script with -e instead.", o.name), Some(label.to_string()), "sed".into(), "command", None);
+                        self.violate(Reason::UnsupportedConstruct, format!("`sed {}` runs a script from a file that cannot be judged; pass the script with -e instead.", o.name), Some(label.to_string()), "sed".into(), "command", None);
                         return;
                     }
                     "-i" | "--in-place" => in_place = true,
@@ -430,7 +430,7 @@ impl<'a> Judge<'a> {
                     for (kind, target) in sed_effects(text) {
                         match kind {
                             SedEffect::Exec => self.violate(
-                                "flag_not_allowed",
+                                Reason::FlagNotAllowed,
                                 "the sed script runs a shell command (`e`); it is not allowed"
                                     .into(),
                                 Some(label.to_string()),
@@ -456,7 +456,7 @@ impl<'a> Judge<'a> {
                     }
                 }
                 None => self.violate(
-                    "dynamic_command",
+                    Reason::DynamicCommand,
                     "the sed script is built at run time; write it literally".into(),
                     Some(label.to_string()),
                     "sed".into(),
@@ -584,7 +584,7 @@ impl<'a> Judge<'a> {
                     if REFUSED.contains(&o.name.as_str())
                         || o.candidates.iter().any(|c| REFUSED.contains(&c.as_str())) =>
                 {
-                    self.violate("unsupported_construct", format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline instead.", o.name), Some(label.to_string()), "awk".into(), "command", None);
+                    self.violate(Reason::UnsupportedConstruct, format!("`awk {}` runs a program or extension from a file that cannot be judged, or writes or reads files of its own (gawk's `-i inplace` rewrites files); pass the program inline instead.", o.name), Some(label.to_string()), "awk".into(), "command", None);
                     return;
                 }
                 argv::Item::Opt(o) if o.name == "-e" || o.name == "--source" => {
@@ -612,7 +612,7 @@ impl<'a> Judge<'a> {
                 Some(text) => {
                     if let Some(why) = awk_danger(text) {
                         self.violate(
-                            "unsupported_construct",
+                            Reason::UnsupportedConstruct,
                             format!("the awk program {why}; use grep, sed or a simpler program"),
                             Some(label.to_string()),
                             "awk".into(),
@@ -622,7 +622,7 @@ impl<'a> Judge<'a> {
                     }
                 }
                 None => self.violate(
-                    "dynamic_command",
+                    Reason::DynamicCommand,
                     "the awk program is built at run time; write it literally".into(),
                     Some(label.to_string()),
                     "awk".into(),

@@ -22,7 +22,7 @@ use super::scope::{glob_base, glob_expand};
 use super::*;
 
 /// The reason code of a refusal for a denied entry a recursive reader would reach.
-pub(super) const REACHES_DENIED: &str = "reaches_denied_path";
+pub(super) const REACHES_DENIED: Reason = Reason::ReachesDeniedPath;
 
 /// Whether `name` matches the shell wildcard `pattern` as fnmatch(3) does without
 /// `FNM_PERIOD` (a leading dot is matched by `*`): `*`, `?`, `[...]` (with `!` or `^`
@@ -1663,7 +1663,7 @@ impl Judge<'_> {
             path: e.shown(),
             resolved: first.to_string_lossy().into_owned(),
             access: Access::Read.as_str(),
-            verdict: if self.ctx.masked { "masked" } else { "denied" },
+            verdict: if self.ctx.masked { "masked" } else { DENIED },
             pattern: Some(pattern.clone()),
             source: format!(
                 "under {shown}, read by {}",

@@ -226,7 +226,7 @@ impl<'a> Judge<'a> {
         match self.ctx.matcher.check(&r, access) {
             PathVerdict::Allowed(_) => {}
             PathVerdict::ScopeDocument(doc) => self.violate(
-                "scope_document",
+                Reason::ScopeDocument,
                 self.ctx
                     .matcher
                     .scope_document_message(&format!("`{label}`"), &r.target, &doc),
@@ -236,7 +236,7 @@ impl<'a> Judge<'a> {
                 Some(access),
             ),
             PathVerdict::Denied(p) => self.violate(
-                "path_denied",
+                Reason::PathDenied,
                 format!(
                     "the directory {} matches the deny pattern `{p}`: nothing may run there",
                     r.target.display()
@@ -249,7 +249,7 @@ impl<'a> Judge<'a> {
             PathVerdict::OutOfScope => {
                 let patterns = self.ctx.matcher.patterns_for(access);
                 self.violate(
-                    "directory_not_in_scope",
+                    Reason::DirectoryNotInScope,
                     format!(
                         "`{label}` needs {} scope on the directory {}, which no {} pattern covers (allowed: {}). Run it in a directory inside the scope, or call request_scope_expansion with tool_name \"{}\", resource \"{}\" and your reason.",
                         access.as_str(),
@@ -290,7 +290,7 @@ impl<'a> Judge<'a> {
     ) {
         let protected = doc.to_string_lossy();
         self.violate(
-            "scope_document",
+            Reason::ScopeDocument,
             format!(
                 "{} ({how})",
                 self.ctx
@@ -361,13 +361,13 @@ impl<'a> Judge<'a> {
                 path: w.raw.clone(),
                 resolved: String::new(),
                 access: access.as_str(),
-                verdict: if enforce { "denied" } else { "unchecked" },
+                verdict: if enforce { DENIED } else { "unchecked" },
                 pattern: None,
                 source: source.to_string(),
             });
             if enforce {
                 self.violate(
-                    "run_time_operand",
+                    Reason::RunTimeOperand,
                     msg,
                     None,
                     w.raw.clone(),
@@ -400,9 +400,9 @@ impl<'a> Judge<'a> {
             let verdict = self.ctx.matcher.check(&r, access);
             let (ev_verdict, pattern) = match &verdict {
                 PathVerdict::Allowed(p) => ("allowed", Some(p.clone())),
-                PathVerdict::Denied(p) => ("denied", Some(p.clone())),
+                PathVerdict::Denied(p) => (DENIED, Some(p.clone())),
                 PathVerdict::OutOfScope => (if enforce { "out_of_scope" } else { "warning" }, None),
-                PathVerdict::ScopeDocument(_) => ("scope_document", None),
+                PathVerdict::ScopeDocument(_) => (Reason::ScopeDocument.as_str(), None),
             };
             self.paths.push(PathEvidence {
                 path: v.clone(),
@@ -415,7 +415,7 @@ impl<'a> Judge<'a> {
             match verdict {
                 PathVerdict::Allowed(_) => {}
                 PathVerdict::ScopeDocument(doc) => self.violate(
-                    "scope_document",
+                    Reason::ScopeDocument,
                     self.ctx.matcher.scope_document_message(&format!("`{v}` ({source})"), &r.target, &doc),
                     None,
                     r.target.to_string_lossy().into_owned(),
@@ -423,7 +423,7 @@ impl<'a> Judge<'a> {
                     Some(access),
                 ),
                 PathVerdict::Denied(p) => self.violate(
-                    "path_denied",
+                    Reason::PathDenied,
                     format!("`{v}` ({source}) leads to {} which matches the deny pattern `{p}`; it is never allowed", r.target.display()),
                     None,
                     r.target.to_string_lossy().into_owned(),
@@ -441,7 +441,7 @@ impl<'a> Judge<'a> {
                         r.target.display()
                     );
                     if enforce {
-                        self.violate("path_not_in_scope", msg, None, r.target.to_string_lossy().into_owned(), "path", Some(access));
+                        self.violate(Reason::PathNotInScope, msg, None, r.target.to_string_lossy().into_owned(), "path", Some(access));
                     } else {
                         self.warn(format!(
                             "`{v}` ({source}) is outside the scope ({}); path arguments are not enforced, so this was allowed, but use relative paths inside the project so the scope can be validated",
