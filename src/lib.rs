@@ -2,8 +2,8 @@
 //!
 //! The folders are layers; each uses only the ones listed before it (ARCHITECTURE.md):
 //!
-//! - [`error`], [`resolve`], [`bounded`]: typed errors and the reason codes ([`Reason`]),
-//!   path resolution on the file system, and the bounded read of the files the engine reads
+//! - [`error`], [`tool`], [`resolve`], [`bounded`]: typed errors and the reason codes
+//!   ([`Reason`]), the tools' names ([`Tool`]), path resolution on the file system, and the bounded read of the files the engine reads
 //!   for itself;
 //! - [`output`]: what the model is shown of an output (truncation, redaction);
 //! - [`wall`]: the supervisor every command runs under (limits, reaping, Landlock);
@@ -28,10 +28,12 @@ pub mod resolve;
 pub mod run;
 pub mod scope;
 pub mod shell;
+pub mod tool;
 pub mod wall;
 
 pub use error::reason::Reason;
 pub use error::{Result, ScopeError};
+pub use tool::Tool;
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

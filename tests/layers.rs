@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, usize)] = &[
     ("error", 0),
     ("resolve", 0),
+    ("tool", 0),
     ("bounded", 1),
     ("output", 1),
     ("wall", 1),

@@ -2,12 +2,17 @@
 //! ([`gptel_scope::Reason`]), and `lisp/gptel-scope-core.el` names once each code the elisp
 //! produces or reads (`gptel-scope--reason-...`). No other file of `src/` or `lisp/` writes a
 //! code as a string literal; tests, docs and corpora are exempt.
+//!
+//! So with the tools' names: `src/tool.rs` writes each ([`gptel_scope::Tool`]), no other file
+//! of `src/` does (the elisp's owner is checked by `test/gptel-scope-layers-test.el`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use gptel_scope::Reason;
+use gptel_scope::{Reason, Tool};
 
+/// The Rust file that owns the tools' names.
+const TOOL_OWNER: &str = "src/tool.rs";
 /// The Rust file that owns the engine's codes.
 const RUST_OWNER: &str = "src/error/reason.rs";
 /// The elisp file that names every code the elisp uses, once.
@@ -169,5 +174,52 @@ fn the_checker_finds_a_stray_code() {
     assert_eq!(
         lisp_codes("(defconst gptel-scope--reason-denied \"denied\"\n  \"Doc.\")"),
         ["denied"]
+    );
+}
+
+#[test]
+fn tool_names_are_written_only_by_their_owner() {
+    let names: Vec<String> = Tool::ALL.iter().map(|t| t.name().to_string()).collect();
+    let mut paths = Vec::new();
+    files(&root().join("src"), "rs", &mut paths);
+    assert!(paths.len() > 30, "{paths:?}");
+    paths.sort();
+    let mut bad = Vec::new();
+    for p in &paths {
+        let rel = p
+            .strip_prefix(root())
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned();
+        if rel == TOOL_OWNER || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(p) else {
+            continue;
+        };
+        bad.extend(strays(&rel, &text, &names));
+    }
+    assert!(
+        bad.is_empty(),
+        "tool names written outside {TOOL_OWNER} (use Tool::X.name()):\n{}",
+        bad.join("\n")
+    );
+    let owner = read(TOOL_OWNER);
+    for n in &names {
+        let k = owner.matches(&format!("\"{n}\"")).count();
+        assert_eq!(k, 1, "{TOOL_OWNER} writes \"{n}\" {k} times");
+    }
+}
+
+#[test]
+fn the_checker_finds_a_stray_tool_name() {
+    let names = vec![Tool::ReadFile.name().to_string()];
+    assert_eq!(
+        strays(
+            "src/fs/x.rs",
+            "/// \"read_file\" in a doc\nmatch op { \"read_file\" => 1 }\n",
+            &names
+        ),
+        ["src/fs/x.rs:2: \"read_file\""]
     );
 }

@@ -5,9 +5,11 @@ use std::path::Path;
 
 use super::Section;
 use crate::error::{Result, ScopeError};
+use crate::Tool;
 
-/// Tools that write the paths they are given.
-const WRITING_TOOLS: &[&str] = &["apply_patch", "write_file", "edit_file", "create_file"];
+/// Tools of other packages (checked by `gptel-scope-guarded-tools`) that write the paths
+/// they are given; of gptel-scope's own, those [`Tool::writes_paths`] says.
+const OTHER_WRITING_TOOLS: &[&str] = &["write_file", "edit_file", "create_file"];
 
 /// The section and the value that make a scope-expansion request permanent.
 ///
@@ -38,7 +40,8 @@ pub fn route(
                         "unknown access {other:?}: expected \"read\" or \"write\""
                     )))
                 }
-            } || WRITING_TOOLS.contains(&tool.trim());
+            } || (OTHER_WRITING_TOOLS.contains(&tool.trim())
+                || Tool::from_name(tool.trim()).is_some_and(Tool::writes_paths));
             let section = if writes {
                 Section::PathsWrite
             } else {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::policy::decide::{self, Ctx, Decision};
 use crate::policy::paths::{self, Access, PathVerdict};
 use crate::scope::config::{self, LoadedScope};
-use crate::{Reason, Result, ScopeError};
+use crate::{Reason, Result, ScopeError, Tool};
 
 /// The request types and their preparation live in [`crate::policy::request`]; re-exported here for
 /// the binding, the tests and the benchmarks.
@@ -357,7 +357,7 @@ fn judge_request(
 pub fn decide_command(json: &str) -> Result<Judged> {
     brief(judging(
         json,
-        "run_bash_command",
+        Tool::RunBashCommand.name(),
         |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)),
     )?)
 }
@@ -394,7 +394,7 @@ pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<
     req.directory = Some(directory.to_string());
     brief(judging_request(
         req,
-        "run_bash_command",
+        Tool::RunBashCommand.name(),
         |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)),
     )?)
 }
@@ -416,14 +416,14 @@ fn brief(judging: Judging) -> Result<Judged> {
 
 /// `run_bash_command`: judges a shell command.
 pub fn check_command(json: &str) -> Result<Value> {
-    judge_request(json, "run_bash_command", |_, ctx, command, dir| {
+    judge_request(json, Tool::RunBashCommand.name(), |_, ctx, command, dir| {
         Ok(decide::decide(ctx, command, dir))
     })
 }
 
 /// `run_command`: judges an argv (no shell).
 pub fn check_argv(json: &str) -> Result<Value> {
-    judge_request(json, "run_command", |req, ctx, program, dir| {
+    judge_request(json, Tool::RunCommand.name(), |req, ctx, program, dir| {
         let args = req.args.clone().unwrap_or_default();
         Ok(decide::decide_argv(
             ctx,
@@ -438,7 +438,10 @@ pub fn check_argv(json: &str) -> Result<Value> {
 /// Judges one path for reading or writing (file tools, add-to-scope previews).
 pub fn check_path(json: &str) -> Result<Value> {
     let req = Request::parse(json)?;
-    let tool = req.tool.clone().unwrap_or_else(|| "read_file".into());
+    let tool = req
+        .tool
+        .clone()
+        .unwrap_or_else(|| Tool::ReadFile.name().into());
     let raw = req
         .path
         .clone()

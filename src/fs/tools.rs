@@ -15,6 +15,7 @@ use super::{apply, grep, list, patch, read, Boundary, FsError, Guard};
 use crate::policy::decide::Grant;
 use crate::policy::paths::Access;
 use crate::policy::request::{self, SourceSpec};
+use crate::Tool;
 
 /// A file tool request.
 #[derive(Debug, Default, Deserialize)]
@@ -41,15 +42,6 @@ pub struct FsRequest {
     /// As [`request::Request::protect`]: paths that hold rules, never written.
     pub protect: Vec<String>,
 }
-
-/// The tools this module answers.
-pub const TOOLS: &[&str] = &[
-    "read_file",
-    "list_dir",
-    "grep_files",
-    "apply_patch",
-    "check_path",
-];
 
 fn count(name: &str, v: Option<i64>) -> Result<Option<usize>, FsError> {
     match v {
@@ -142,12 +134,13 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
 }
 
 fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
-    if !TOOLS.contains(&op) {
+    let Some(op) = Tool::from_name(op).filter(|t| Tool::FILE_TOOLS.contains(t)) else {
+        let names: Vec<_> = Tool::FILE_TOOLS.iter().map(|t| t.name()).collect();
         return Err(FsError::InvalidArgument(format!(
             "unknown file tool `{op}` (one of {})",
-            TOOLS.join(", ")
+            names.join(", ")
         )));
-    }
+    };
     let areq = request::Request {
         sources: req.sources.clone(),
         home: req.home.clone(),
@@ -208,7 +201,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
     };
     let path = req.path.clone().unwrap_or_else(|| ".".into());
     let mut v = match op {
-        "read_file" => {
+        Tool::ReadFile => {
             let p = req
                 .path
                 .as_deref()
@@ -222,14 +215,14 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
             )?;
             to_value(&r)?
         }
-        "list_dir" => to_value(&list::list_dir(
+        Tool::ListDir => to_value(&list::list_dir(
             &guard,
             &path,
             count("depth", req.depth)?,
             count("offset", req.offset)?.unwrap_or(0),
             count("limit", req.limit)?,
         )?)?,
-        "grep_files" => {
+        Tool::GrepFiles => {
             let pattern = req
                 .pattern
                 .as_deref()
@@ -242,7 +235,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
                 count("limit", req.limit)?,
             )?)?
         }
-        "apply_patch" => {
+        Tool::ApplyPatch => {
             let text = req
                 .patch
                 .as_deref()
