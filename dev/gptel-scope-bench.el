@@ -230,7 +230,7 @@ given without them."
   (let* ((commands (gptel-scope-bench--corpus))
          (n (length commands))
          ;; What run_bash_command sends: the command, the directory and its buffer's scope.
-         (scope (gptel-scope--scope-json (current-buffer)))
+         (scope (gptel-scope--scope-json (current-buffer) (gptel-scope--masked)))
          (decide-fn (lambda (c) (gptel-scope-module-decide-command c dir scope)))
          (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands))
          (allowed (cl-count-if (lambda (c) (plist-get (funcall decide-fn c) :allowed)) commands)))

@@ -26,31 +26,39 @@
 
 ;; The bottom layer of gptel-scope, required by every feature: the
 ;; customization group and the options every feature shares, the error
-;; symbols, and the loader of the Rust module (building it with cargo
-;; when it is missing or of another version).  It requires no other
-;; gptel-scope file, so the features above it form an acyclic graph:
+;; symbols and reason codes, the names of the tools, JSON for the model
+;; that never fails, and the loader of the Rust module (building it with
+;; cargo when it is missing or of another version).  It requires no
+;; other gptel-scope file, so the features above it form an acyclic
+;; graph (each lists what it requires):
 ;;
-;;   gptel-scope-core      options, errors, module loader
-;;   gptel-scope-events    the audit log          (core)
+;;   gptel-scope-core      options, errors, tool names, JSON, module loader
 ;;   gptel-scope-trust     approval of scope documents (core)
-;;   gptel-scope-exec      running a judged command (core)
-;;   gptel-scope-tools     the scope of a buffer, the command tools
-;;                         (core, exec, events, trust)
+;;   gptel-scope-session   the scope of a chat buffer, the envelope of
+;;                         module requests, grants, refusals (core, trust)
+;;   gptel-scope-events    the audit log          (core, trust, session)
+;;   gptel-scope-sandbox   bubblewrap, Landlock   (core, session)
 ;;   gptel-scope-env       the environment of commands, redaction of
-;;                         secrets in every result (core, exec, tools)
-;;   gptel-scope-sandbox   bubblewrap             (core, exec, tools)
-;;   gptel-scope-fs        the file tools         (core, tools, events, env,
-;;                         sandbox)
-;;   gptel-scope-pty       terminal sessions      (core, exec, events, tools, env)
-;;   gptel-scope-expand    request_scope_expansion, allow-once (core, tools)
+;;                         secrets                (core, session, sandbox)
+;;   gptel-scope-exec      running a judged command (core, sandbox, env)
+;;   gptel-scope-lint      the scope's own flaws  (core, session)
+;;   gptel-scope-expand    answering request_scope_expansion, allow-once,
+;;                         Add to scope           (core, session)
 ;;   gptel-scope-menu      its transient menu, loaded when first shown
 ;;                         (transient, expand)
-;;   gptel-scope-explain   explain, init          (core, tools, env)
+;;   gptel-scope-call      the one path of a tool call (core, trust,
+;;                         session, events, sandbox, env, exec, expand)
+;;   gptel-scope-tools     the command tools, request_scope_expansion
+;;                         (call, expand, exec, ...)
+;;   gptel-scope-fs        the file tools         (call, env, sandbox, lint)
+;;   gptel-scope-pty       terminal sessions      (call, tools, exec, env)
+;;   gptel-scope-explain   explain, init          (session, call, env, lint)
 ;;   gptel-scope           the entry point: requires the features and
 ;;                         registers the tools with gptel, last.
 
 ;;; Code:
 
+(require 'cl-lib)
 (require 'seq)
 (require 'subr-x)
 
@@ -138,6 +146,7 @@ report that the module is missing until you run
 (define-error 'gptel-scope-untrusted-scope "Scope document not approved" 'gptel-scope-error)
 (define-error 'gptel-scope-module-error "gptel-scope module unavailable" 'gptel-scope-error)
 (define-error 'gptel-scope-sandbox-error "gptel-scope sandbox unavailable" 'gptel-scope-error)
+(define-error 'gptel-scope-remote-directory "Remote directory" 'gptel-scope-error)
 
 ;;;; Reason codes
 
@@ -181,6 +190,163 @@ report that the module is missing until you run
 (defconst gptel-scope--reason-interactive-shell-startup-files
   "interactive_shell_startup_files"
   "The reason of a terminal shell refused as it would run startup files.")
+
+
+;;;; Tool names
+
+;; The names the model calls the tools by, written here once; every
+;; other file names a tool by its constant
+;; (test/gptel-scope-layers-test.el checks it).
+
+(defconst gptel-scope--tool-run-bash-command "run_bash_command"
+  "The tool running a shell command (gptel-scope-tools).")
+
+(defconst gptel-scope--tool-run-command "run_command"
+  "The tool running a program with an argument array (gptel-scope-tools).")
+
+(defconst gptel-scope--tool-list-allowed-commands "list_allowed_commands"
+  "The tool listing the commands the scope allows (gptel-scope-tools).")
+
+(defconst gptel-scope--tool-request-scope-expansion "request_scope_expansion"
+  "The tool asking the user to widen the scope (gptel-scope-tools).")
+
+(defconst gptel-scope--tool-read-file "read_file"
+  "The file tool reading a file (gptel-scope-fs).")
+
+(defconst gptel-scope--tool-list-dir "list_dir"
+  "The file tool listing a directory (gptel-scope-fs).")
+
+(defconst gptel-scope--tool-grep-files "grep_files"
+  "The file tool searching files (gptel-scope-fs).")
+
+(defconst gptel-scope--tool-apply-patch "apply_patch"
+  "The file tool changing files with a patch (gptel-scope-fs).")
+
+(defconst gptel-scope--tool-get-system-info "get_system_info"
+  "The tool describing the system and the scope (gptel-scope-fs).")
+
+(defconst gptel-scope--tool-exec-command "exec_command"
+  "The tool starting a terminal session (gptel-scope-pty).")
+
+(defconst gptel-scope--tool-write-stdin "write_stdin"
+  "The tool writing to a terminal session (gptel-scope-pty).")
+
+;;;; Errors and JSON for the model
+
+(defun gptel-scope--error-reason (err)
+  "Return the reason code of the error ERR."
+  (cond ((eq (car err) 'gptel-scope-remote-directory) gptel-scope--reason-remote-directory)
+        ((eq (car err) 'gptel-scope-module-error) gptel-scope--reason-module-unavailable)
+        ((eq (car err) 'gptel-scope-sandbox-error) gptel-scope--reason-sandbox-unavailable)
+        ((memq (car err) '(gptel-scope-invalid-argument wrong-type-argument file-missing))
+         gptel-scope--reason-invalid-argument)
+        ((eq (car err) 'gptel-scope-invalid-config) gptel-scope--reason-invalid-config)
+        ((eq (car err) 'gptel-scope-no-scope-config) gptel-scope--reason-no-scope-config)
+        ((eq (car err) 'gptel-scope-untrusted-scope) gptel-scope--reason-untrusted-scope)
+        (t "error")))
+
+(defun gptel-scope--error-message (err)
+  "Return the message of the error ERR for the model.
+An invalid argument or a remote directory is its own sentence; other
+errors are their `error-message-string'."
+  (if (and (memq (car err) '(gptel-scope-invalid-argument gptel-scope-remote-directory
+                             gptel-scope-untrusted-scope))
+           (consp (cdr err)) (stringp (cadr err)))
+      (cadr err)
+    (error-message-string err)))
+
+
+(defun gptel-scope--json-encode (object &rest args)
+  "Return `json-serialize' of OBJECT with ARGS, as text.
+Emacs 30's `json-serialize' returns unibyte UTF-8 bytes, Emacs 28 and
+29 a multibyte string.  gptel puts a tool's result into its next
+request with `json-serialize', which on Emacs 30 refuses a unibyte
+string that is not ASCII; so every result for the model, and every
+JSON text nested in other JSON, is made here: decoded as UTF-8 when
+unibyte (an ASCII string is returned as it is)."
+  (let ((s (apply #'json-serialize object args)))
+    (if (multibyte-string-p s) s (decode-coding-string s 'utf-8-unix t))))
+
+(defun gptel-scope--json-string (s)
+  "Return S as a string `json-serialize' takes: valid Unicode.
+A unibyte string is decoded as UTF-8; raw bytes, surrogates and
+characters beyond Unicode become U+FFFD."
+  (let ((s (if (multibyte-string-p s) s (decode-coding-string s 'utf-8-unix t))))
+    (if (ignore-errors (json-serialize (vector s)))
+        s
+      (apply #'string (mapcar (lambda (c)
+                                (if (or (> c #x10FFFF) (<= #xD800 c #xDFFF)) #xFFFD c))
+                              (string-to-list s))))))
+
+(defun gptel-scope--plist-p (value)
+  "Return non-nil when VALUE is a proper list of keyword and value pairs."
+  (and (consp value) (keywordp (car value))
+       (let ((n (proper-list-p value)))
+         (and n (cl-evenp n)
+              (cl-loop for (k) on value by #'cddr always (keywordp k))))))
+
+(defun gptel-scope--json-value (value &optional depth)
+  "Return VALUE converted for `json-serialize', at nesting DEPTH.
+Strings become valid Unicode, t true, nil null, keywords and symbols
+their names, keyword plists objects (a key once), other proper lists
+and vectors arrays, a dotted pair a two-element array, integers that
+do not fit a fixnum and floats that are not finite strings, hash
+tables objects, and anything else its printed representation.  Data
+nested deeper than 16 levels is cut to its printed representation."
+  (let ((depth (or depth 0)))
+    (cond
+     ((eq value t) t)
+     ((null value) :null)
+     ((memq value '(:null :false)) value)
+     ((stringp value) (gptel-scope--json-string value))
+     ((fixnump value) value)
+     ((integerp value) (number-to-string value))
+     ((floatp value) (if (or (isnan value) (= value 1.0e+INF) (= value -1.0e+INF))
+                         (number-to-string value)
+                       value))
+     ((keywordp value) (substring (symbol-name value) 1))
+     ((symbolp value) (gptel-scope--json-string (symbol-name value)))
+     ((> depth 16) (gptel-scope--json-string (format "%S" value)))
+     ((gptel-scope--plist-p value)
+      (let ((seen nil) (out nil))
+        (cl-loop for (k v) on value by #'cddr
+                 unless (memq k seen)
+                 do (push k seen)
+                 (push k out)
+                 (push (gptel-scope--json-value v (1+ depth)) out))
+        (nreverse out)))
+     ((and (consp value) (proper-list-p value))
+      (vconcat (mapcar (lambda (v) (gptel-scope--json-value v (1+ depth))) value)))
+     ((consp value)
+      (if (consp (cdr value))
+          ;; An improper list of more than a pair: its printed representation.
+          (gptel-scope--json-string (format "%S" value))
+        (vector (gptel-scope--json-value (car value) (1+ depth))
+                (gptel-scope--json-value (cdr value) (1+ depth)))))
+     ((and (vectorp value) (not (recordp value)))
+      (vconcat (mapcar (lambda (v) (gptel-scope--json-value v (1+ depth))) value)))
+     ((hash-table-p value)
+      (let ((h (make-hash-table :test #'equal)))
+        (maphash (lambda (k v)
+                   (let ((key (gptel-scope--json-value k (1+ depth))))
+                     (puthash (if (stringp key) key (format "%S" key))
+                              (gptel-scope--json-value v (1+ depth)) h)))
+                 value)
+        h))
+     (t (gptel-scope--json-string (format "%S" value))))))
+
+(defun gptel-scope--json (&rest plist)
+  "Serialize PLIST for the model, as text; nil values become false.
+A value `json-serialize' refuses (a string that is not valid text, say)
+is converted by `gptel-scope--json-value', so this never signals."
+  ;; PLIST is this call's own list: its nil values are replaced in place.
+  (let ((tail plist))
+    (while tail
+      (unless (cadr tail) (setcar (cdr tail) :false))
+      (setq tail (cddr tail))))
+  (condition-case nil
+      (gptel-scope--json-encode plist)
+    (error (gptel-scope--json-encode (gptel-scope--json-value plist)))))
 
 ;;;; The module
 

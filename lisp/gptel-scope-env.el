@@ -31,17 +31,18 @@
 ;; piece, a long line of read_file) is redacted before the cut or has
 ;; the beginning of a secret held back, so that no prefix shows.
 ;;
-;; This feature sets `gptel-scope-exec-environment-function' (commands
-;; and terminal sessions, with or without the sandbox: bwrap is started
-;; with this environment and passes it on) and
-;; `gptel-scope--redact-function' (every tool result).
+;; gptel-scope-exec gives every command and terminal session the
+;; environment of `gptel-scope-env-for-command' (with or without the
+;; sandbox: bwrap is started with this environment and passes it on),
+;; and gptel-scope-call redacts every tool result with
+;; `gptel-scope-env-redact-result'.
 
 ;;; Code:
 
 (require 'cl-lib)
 (require 'gptel-scope-core)
-(require 'gptel-scope-exec)
-(require 'gptel-scope-tools)
+(require 'gptel-scope-session)
+(require 'gptel-scope-sandbox)
 
 (declare-function gptel-scope-module-environment "gptel-scope-module" (request entries api-key))
 (declare-function gptel-scope-module-environment-fates "gptel-scope-module" (request entries api-key))
@@ -51,6 +52,10 @@
 
 (defvar gptel-api-key)
 (defvar gptel-backend)
+
+(defconst gptel-scope-exec--core
+  "\\`\\(PATH\\|HOME\\|USER\\|LOGNAME\\|SHELL\\|LANG\\|LC_[^=]*\\|TERM\\|TZ\\|TMPDIR\\)="
+  "The entries of the core variables, when no scope makes the environment.")
 
 (defun gptel-scope-env--keys ()
   "Return gptel's API keys that are strings: `gptel-api-key', the backend's."
@@ -69,7 +74,7 @@
            (progn
              ;; Nothing is looked up for a remote chat directory.
              (with-current-buffer buffer (gptel-scope--check-local))
-             (gptel-scope--scope-json buffer))
+             (gptel-scope--scope-json buffer (gptel-scope--masked)))
          (error nil))))
 
 (defun gptel-scope-env--call (function buffer)
@@ -184,9 +189,6 @@ not get), :redacted (names whose values are hidden in results) and
                      (if (plist-get v :redacted) "  (value redacted in results)" ""))))
     (dolist (w (plist-get plan :warnings))
       (princ (format "  warning: %s\n" w)))))
-
-(setq gptel-scope-exec-environment-function #'gptel-scope-env-for-command)
-(setq gptel-scope--redact-function #'gptel-scope-env-redact-result)
 
 (provide 'gptel-scope-env)
 ;;; gptel-scope-env.el ends here

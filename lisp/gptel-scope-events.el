@@ -42,6 +42,8 @@
 (require 'subr-x)
 (require 'tabulated-list)
 (require 'gptel-scope-core)
+(require 'gptel-scope-trust)
+(require 'gptel-scope-session)
 
 ;;;; Options
 
@@ -112,10 +114,17 @@ An error of a function is reported and does not stop the others."
      nil)
    event))
 
-(defvar gptel-scope--event-scope-function nil
-  "Function (EVENT) returning what a start or denied EVENT adds about its scope.
-A plist (:scope-document FILE :approved BOOL), or nil; set by
-gptel-scope-tools.")
+(defun gptel-scope--event-scope (event)
+  "Return the scope document of EVENT's call and whether it is approved.
+A call that started ran under its document's approved content (the
+module checked it); one refused with untrusted_scope did not."
+  (let ((doc (ignore-errors (gptel-scope-document))))
+    (and doc
+         (list :scope-document doc
+               :approved (if (equal (plist-get event :reason) gptel-scope--reason-untrusted-scope)
+                             nil
+                           (and (gptel-scope-trust-approved doc) t))))))
+
 
 (defun gptel-scope--emit (type tool args &rest props)
   "Emit an event of TYPE for the call of TOOL with ARGS and PROPS.
@@ -132,8 +141,8 @@ return the event."
     (condition-case err
         (progn
           ;; Which document the call ran under, and whether it was approved.
-          (when (and (memq type '(start denied)) gptel-scope--event-scope-function)
-            (nconc event (funcall gptel-scope--event-scope-function event)))
+          (when (memq type '(start denied))
+            (nconc event (gptel-scope--event-scope event)))
           (unless (memq type gptel-scope-event-types)
             (message "gptel-scope: unknown event type %S from %s" type tool))
           (gptel-scope--record-event event)
@@ -144,9 +153,6 @@ return the event."
     event))
 
 ;;;; Errors
-
-(declare-function gptel-scope--error-reason "gptel-scope-tools" (err))
-(declare-function gptel-scope--error-message "gptel-scope-tools" (err))
 
 (defmacro gptel-scope--with-error-event (tool args &rest body)
   "Run BODY; on an error emit an `error' event of TOOL with ARGS and re-signal.
@@ -165,76 +171,6 @@ error's message."
                                         (gptel-scope--error-message ,err)
                                       (error-message-string ,err)))
         (signal (car ,err) (cdr ,err))))))
-
-;;;; JSON that never fails
-
-(defun gptel-scope--json-string (s)
-  "Return S as a string `json-serialize' takes: valid Unicode.
-A unibyte string is decoded as UTF-8; raw bytes, surrogates and
-characters beyond Unicode become U+FFFD."
-  (let ((s (if (multibyte-string-p s) s (decode-coding-string s 'utf-8-unix t))))
-    (if (ignore-errors (json-serialize (vector s)))
-        s
-      (apply #'string (mapcar (lambda (c)
-                                (if (or (> c #x10FFFF) (<= #xD800 c #xDFFF)) #xFFFD c))
-                              (string-to-list s))))))
-
-(defun gptel-scope--plist-p (value)
-  "Return non-nil when VALUE is a proper list of keyword and value pairs."
-  (and (consp value) (keywordp (car value))
-       (let ((n (proper-list-p value)))
-         (and n (cl-evenp n)
-              (cl-loop for (k) on value by #'cddr always (keywordp k))))))
-
-(defun gptel-scope--json-value (value &optional depth)
-  "Return VALUE converted for `json-serialize', at nesting DEPTH.
-Strings become valid Unicode, t true, nil null, keywords and symbols
-their names, keyword plists objects (a key once), other proper lists
-and vectors arrays, a dotted pair a two-element array, integers that
-do not fit a fixnum and floats that are not finite strings, hash
-tables objects, and anything else its printed representation.  Data
-nested deeper than 16 levels is cut to its printed representation."
-  (let ((depth (or depth 0)))
-    (cond
-     ((eq value t) t)
-     ((null value) :null)
-     ((memq value '(:null :false)) value)
-     ((stringp value) (gptel-scope--json-string value))
-     ((fixnump value) value)
-     ((integerp value) (number-to-string value))
-     ((floatp value) (if (or (isnan value) (= value 1.0e+INF) (= value -1.0e+INF))
-                         (number-to-string value)
-                       value))
-     ((keywordp value) (substring (symbol-name value) 1))
-     ((symbolp value) (gptel-scope--json-string (symbol-name value)))
-     ((> depth 16) (gptel-scope--json-string (format "%S" value)))
-     ((gptel-scope--plist-p value)
-      (let ((seen nil) (out nil))
-        (cl-loop for (k v) on value by #'cddr
-                 unless (memq k seen)
-                 do (push k seen)
-                 (push k out)
-                 (push (gptel-scope--json-value v (1+ depth)) out))
-        (nreverse out)))
-     ((and (consp value) (proper-list-p value))
-      (vconcat (mapcar (lambda (v) (gptel-scope--json-value v (1+ depth))) value)))
-     ((consp value)
-      (if (consp (cdr value))
-          ;; An improper list of more than a pair: its printed representation.
-          (gptel-scope--json-string (format "%S" value))
-        (vector (gptel-scope--json-value (car value) (1+ depth))
-                (gptel-scope--json-value (cdr value) (1+ depth)))))
-     ((and (vectorp value) (not (recordp value)))
-      (vconcat (mapcar (lambda (v) (gptel-scope--json-value v (1+ depth))) value)))
-     ((hash-table-p value)
-      (let ((h (make-hash-table :test #'equal)))
-        (maphash (lambda (k v)
-                   (let ((key (gptel-scope--json-value k (1+ depth))))
-                     (puthash (if (stringp key) key (format "%S" key))
-                              (gptel-scope--json-value v (1+ depth)) h)))
-                 value)
-        h))
-     (t (gptel-scope--json-string (format "%S" value))))))
 
 (defun gptel-scope--event-json (event)
   "Return EVENT as one line of JSON; never signal."

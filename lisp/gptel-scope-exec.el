@@ -52,9 +52,12 @@
 (require 'cl-lib)
 (require 'seq)
 (require 'gptel-scope-core)
+(require 'gptel-scope-sandbox)
+(require 'gptel-scope-env)
 
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
+(declare-function gptel-scope-module-truncate-stream "gptel-scope-module" (text max-bytes max-lines))
 (declare-function gptel-scope-module-spawn "gptel-scope-module"
                   (program argv environment directory cap-bytes channel))
 (declare-function gptel-scope-module-capture-new "gptel-scope-module" (cap-bytes))
@@ -96,36 +99,25 @@ protected instead (SECURITY.md).")
 (defconst gptel-scope-exec--unset '("BASH_ENV" "ENV" "PROMPT_COMMAND" "CDPATH" "GLOBIGNORE")
   "Variables removed from the environment of every command.")
 
-(defvar gptel-scope-exec-argv-function nil
+(defvar gptel-scope-exec-argv-function #'gptel-scope-sandbox-wrap
   "Function (ARGV DIRECTORY) saying how ARGV runs, or nil.
 `gptel-scope-exec-wrap' calls it, in the buffer whose scope applies,
-for each command (gptel-scope-sandbox sets it).  It returns a plist
+for each command: by default the sandbox's `gptel-scope-sandbox-wrap';
+nil runs ARGV as it is, under the supervisor alone.  It returns a plist
 \(:argv ARGV :wall WALL :spec SPEC): the argv to run (bubblewrap's
 around ARGV, or ARGV), the wall it runs behind (`bwrap', `landlock' or
 nil) and the supervisor's spec (a plist for `json-serialize': :wall,
 :read, :write, :network, :limits); or a plain argv, or nil for ARGV as
 it is.  It may signal to refuse the run.")
 
-(defvar gptel-scope-exec-call nil
-  "What the decision of the call being started says it needs, or nil.
-A plist (:read PATHS :write PATHS :write-in DIRS :programs NAMES):
-what a grant let it read, the paths it writes, the directories a grant
-let it write in, and the programs it runs.  Bound around
-`gptel-scope-exec-start' by the tools, for
-`gptel-scope-exec-argv-function' (the sandbox shows the call what its
-decision allowed, and its programs' toolchains).")
-
-(defvar gptel-scope-exec-environment-function nil
+(defvar gptel-scope-exec-environment-function #'gptel-scope-env-for-command
   "Function returning (ENV . REDACTOR) for a command, or nil.
 `gptel-scope-exec-start' calls it with no argument, in the buffer whose
 scope applies: ENV is the list of NAME=VALUE entries the command gets
 \(before the variables of `gptel-scope-exec--set'), REDACTOR what hides
-the values left out in its output (gptel-scope-env sets it).  Without
-it a command gets only the core variables of Emacs's environment.")
-
-(defconst gptel-scope-exec--core
-  "\\`\\(PATH\\|HOME\\|USER\\|LOGNAME\\|SHELL\\|LANG\\|LC_[^=]*\\|TERM\\|TZ\\|TMPDIR\\)="
-  "The entries of the core variables, when no scope makes the environment.")
+the values left out in its output.  By default the scope's environment
+\(`gptel-scope-env-for-command'); nil gives a command only the core
+variables of Emacs's environment (`gptel-scope-exec--core').")
 
 (defun gptel-scope-exec--scoped ()
   "Return (ENV . REDACTOR) for a command started in the current buffer."
@@ -216,6 +208,11 @@ without it, Emacs does."
   (if (fboundp 'gptel-scope-module-truncate-output)
       (plist-get (gptel-scope-module-truncate-output bytes most-positive-fixnum) :output)
     (gptel-scope-exec--decode-in-lisp bytes)))
+
+(defun gptel-scope-exec-truncate-stream (text max-bytes max-lines)
+  "Return TEXT, output of a terminal session, cut to MAX-BYTES and MAX-LINES.
+A plist from the module: :output, what is shown, and what was cut."
+  (gptel-scope-module-truncate-stream text max-bytes max-lines))
 
 (defun gptel-scope-exec--decode-in-lisp (bytes)
   "Decode BYTES as `gptel-scope-exec-decode' does, without the module."

@@ -11,9 +11,9 @@
 
 ;;; Commentary:
 
-;; The request_scope_expansion tool: after a refusal the model asks for a
-;; tool and a resource, with a reason, and the user answers from a
-;; transient menu:
+;; What answers request_scope_expansion (the tool is defined in
+;; gptel-scope-tools): after a refusal the model asks for a tool and a
+;; resource, with a reason, and the user answers from a transient menu:
 ;;
 ;;   d  Deny (reject the tool call)      a  Add to scope (permanent)
 ;;   o  Allow once (this turn)           e  Edit the scope document
@@ -36,7 +36,8 @@
 ;; transient's scope, read with the API of each transient version.
 ;;
 ;; With `gptel-scope-prompt-on-denial' the menu opens at the refusal
-;; itself, and the refused call runs when the user lifts the refusal.
+;; itself (gptel-scope-call asks), and the refused call runs when the
+;; user lifts the refusal.
 
 ;;; Code:
 
@@ -45,14 +46,13 @@
 (require 'subr-x)
 (require 'eieio)
 (require 'gptel-scope-core)
-(require 'gptel-scope-tools)
+(require 'gptel-scope-session)
 
 (declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
 (declare-function gptel-scope-module-add-plan "gptel-scope-module" (request))
 (declare-function transient-scope "transient")
 (autoload 'gptel-scope--expansion-show-menu "gptel-scope-menu")
 (autoload 'gptel-scope-expansion-menu "gptel-scope-menu" nil t)
-(declare-function gptel-make-tool "ext:gptel-request")
 (defvar gptel-post-response-functions)
 
 ;;;; Requests
@@ -74,11 +74,11 @@
 The default opens `gptel-scope-expansion-menu'.")
 
 (defconst gptel-scope-tool-validation
-  '(("run_bash_command" . "command")
-    ("run_command" . "command")
-    ("list_allowed_commands" . "meta")
-    ("get_system_info" . "meta")
-    ("request_scope_expansion" . "meta"))
+  `((,gptel-scope--tool-run-bash-command . "command")
+    (,gptel-scope--tool-run-command . "command")
+    (,gptel-scope--tool-list-allowed-commands . "meta")
+    (,gptel-scope--tool-get-system-info . "meta")
+    (,gptel-scope--tool-request-scope-expansion . "meta"))
   "How each tool's resources are validated; tools not listed validate paths.
 A \"meta\" tool needs no scope: request_scope_expansion always runs.")
 
@@ -92,26 +92,26 @@ A resource env:NAME asks for the variable NAME in commands' environment."
            (if (string-match-p "\\`\\(/\\|~\\|\\./\\|\\.\\./\\)" resource) "path" "command"))
           (t strategy))))
 
-(defun gptel-scope--make-request (callback tool resource reason)
+(defun gptel-scope--make-request (callback tool resource reason known)
   "Return a new request of TOOL on RESOURCE for REASON, answered to CALLBACK.
-What the current buffer recorded of the refusal fills in the details."
-  (let ((known (gptel-scope-denial tool resource)))
-    (list :id (cl-incf gptel-scope--expansion-counter)
-          :tool tool
-          :resource resource
-          :reason reason
-          :validation-type (or (plist-get known :validation-type)
-                               (gptel-scope--validation-type tool resource))
-          :access (plist-get known :access)
-          :denial-reason (plist-get known :reason)
-          :denial-message (plist-get known :message)
-          :command (plist-get known :command)
-          :callback callback
-          :buffer (current-buffer)
-          :document (gptel-scope-document)
-          :directory default-directory
-          :state 'queued
-          :edited nil)))
+KNOWN, what the current buffer recorded of the refusal
+\(`gptel-scope-denial'), fills in the details."
+  (list :id (cl-incf gptel-scope--expansion-counter)
+        :tool tool
+        :resource resource
+        :reason reason
+        :validation-type (or (plist-get known :validation-type)
+                             (gptel-scope--validation-type tool resource))
+        :access (plist-get known :access)
+        :denial-reason (plist-get known :reason)
+        :denial-message (plist-get known :message)
+        :command (plist-get known :command)
+        :callback callback
+        :buffer (current-buffer)
+        :document (gptel-scope-document)
+        :directory default-directory
+        :state 'queued
+        :edited nil))
 
 (defun gptel-scope--request-p (object)
   "Return non-nil when OBJECT is an expansion request."
@@ -121,34 +121,6 @@ What the current buffer recorded of the refusal fills in the details."
   "Queue REQUEST and show it when no other one is shown."
   (setq gptel-scope--expansion-queue (append gptel-scope--expansion-queue (list request)))
   (gptel-scope--expansion-next))
-
-(defun gptel-scope-request-scope-expansion (callback &optional tool-name resource reason)
-  "Ask the user to widen the scope for TOOL-NAME on RESOURCE, for REASON.
-CALLBACK receives the JSON answer, exactly once.  The request waits
-in a queue while another one is answered.  This is
-request_scope_expansion; it needs no scope itself.  The arguments are
-as gptel passes them (`gptel-scope--arg'); a missing REASON is
-\"(no reason given)\".  A remote chat directory or RESOURCE is
-refused: nothing there can be added to a scope."
-  (let ((once (gptel-scope--once callback)))
-    (gptel-scope--guard once "request_scope_expansion"
-      (gptel-scope--check-local)
-      (gptel-scope--string-arg "tool_name" tool-name)
-      (gptel-scope--string-arg "resource" resource)
-      (gptel-scope--check-local "resource" resource)
-      (let ((reason (or (gptel-scope--arg "reason" reason 'string) "(no reason given)")))
-        (cond
-         ((equal (cdr (assoc tool-name gptel-scope-tool-validation)) "meta")
-          (funcall once (gptel-scope--json
-                         :success t :message (format "%s needs no permission; call it directly." tool-name))))
-         ((and (not (equal (plist-get (gptel-scope-denial tool-name resource) :access) "read"))
-               (gptel-scope--rules-resource-p resource))
-          (funcall once (gptel-scope--json
-                         :success nil :allowed nil :reason gptel-scope--reason-scope-document :tool tool-name
-                         :resource resource
-                         :message (format "%s holds the rules this session runs under: no tool may write it and no request can grant that. The scope is the user's to change; tell the user what you need and why." resource))))
-         (t
-          (gptel-scope--enqueue (gptel-scope--make-request once tool-name resource reason))))))))
 
 (defun gptel-scope--rules-resource-p (resource)
   "Return non-nil when RESOURCE is a file holding rules.
@@ -376,26 +348,6 @@ errors when it cannot edit it (E33, E36)."
                 result))
           (when approved (gptel-scope--trust-journal-clear doc)))))))
 
-(defun gptel-scope--add-redo (content request)
-  "Return the hash of CONTENT after the Add to scope REQUEST, or nil.
-REQUEST is the module's JSON; the edit is made on a copy of CONTENT of
-the same name in a private temporary directory, with REQUEST's base
-directory, so the result is what the edit made of CONTENT."
-  (let* ((req (json-parse-string request :object-type 'plist))
-         (name (file-name-nondirectory (plist-get req :file)))
-         (dir (make-temp-file "gptel-scope-redo-" t))
-         (copy (expand-file-name name dir)))
-    (unwind-protect
-        (progn
-          (let ((coding-system-for-write 'no-conversion))
-            (write-region (encode-coding-string content 'utf-8) nil copy nil 'silent))
-          (plist-get (gptel-scope-module-add-to-scope
-                      (json-serialize (plist-put req :file copy)))
-                     :sha256-after))
-      (delete-directory dir t))))
-
-(setq gptel-scope--trust-redo-function #'gptel-scope--add-redo)
-
 (defun gptel-scope--approve-edit (doc approved result)
   "Keep the scope document DOC approved after Add to scope edited it.
 APPROVED is the hash approved before the edit, RESULT the module's
@@ -541,57 +493,6 @@ of a turn, and when it fails or is aborted."
         (gptel-scope--expansion-answer
          request (gptel-scope--denied-json
                   request "The turn ended before the user answered; treat the request as denied."))))))
-
-;;;; Asking at the refusal
-
-(defun gptel-scope--answer-allows-p (json)
-  "Return non-nil when the expansion answer JSON lifted the refusal."
-  (eq t (plist-get (json-parse-string json :object-type 'plist :false-object nil :null-object nil)
-                   :success)))
-
-(defun gptel-scope--refused-by-user-json (decision)
-  "Return the refusal DECISION as JSON for the model, marked as the user's."
-  (let ((r (json-parse-string (gptel-scope--denial-json decision) :object-type 'plist)))
-    (setq r (plist-put r :user_denied t))
-    (setq r (plist-put r :message (concat "The user was asked and did not allow it. "
-                                          (or (plist-get r :message) ""))))
-    (gptel-scope--json-encode r)))
-
-(defun gptel-scope--ask-on-denial (buffer decision retry callback)
-  "Ask the user about the refusal DECISION of a call from BUFFER.
-Lifted: call RETRY.  Denied: give CALLBACK the refusal."
-  (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-    (gptel-scope--enqueue
-     (gptel-scope--make-request
-      ;; Called with the user's answer: an error here must still answer.
-      (lambda (answer)
-        (gptel-scope--guard callback (plist-get decision :tool)
-          (if (gptel-scope--answer-allows-p answer)
-              (funcall retry)
-            (funcall callback (gptel-scope--refused-by-user-json decision)))))
-      (plist-get decision :tool) (plist-get decision :resource)
-      (format "the call `%s' was refused" (gptel-scope--shown (plist-get decision :command)))))))
-
-(setq gptel-scope--denial-handler #'gptel-scope--ask-on-denial)
-
-;;;; Registration with gptel
-
-(defconst gptel-scope-request-scope-expansion-description
-  "Ask the user to widen the scope after a tool refused a call for scope reasons (the refusal names request_scope_expansion, the tool and the resource). Pass the tool name, the resource exactly as the refusal gives it, and why the task needs it. The user may deny, allow it once (retry the same call right away), or add it to the scope permanently. On success retry the call; on denial do not retry or work around it. Commands get only the environment variables the scope lets through: when one fails for a missing variable, ask for it with the resource env:NAME (the name only)."
-  "What the model is told about request_scope_expansion.")
-
-(defun gptel-scope-register-expansion-tool ()
-  "Register request_scope_expansion with gptel, in the category \"scope\"."
-  (gptel-make-tool
-   :name "request_scope_expansion" :category "scope" :async t
-   :function #'gptel-scope-request-scope-expansion
-   :description gptel-scope-request-scope-expansion-description
-   :args (gptel-scope--tool-args '(:name "tool_name" :type string
-                       :description "The tool that was refused, e.g. run_bash_command")
-               '(:name "resource" :type string
-                       :description "What to allow: the command, path or pattern the refusal named, or env:NAME for an environment variable")
-               '(:name "reason" :type string
-                       :description "Why the task needs it, in a sentence for the user"))))
 
 (provide 'gptel-scope-expand)
 ;;; gptel-scope-expand.el ends here

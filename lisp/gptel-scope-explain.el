@@ -26,7 +26,8 @@
 
 (require 'subr-x)
 (require 'gptel-scope-core)
-(require 'gptel-scope-tools)
+(require 'gptel-scope-session)
+(require 'gptel-scope-call)
 (require 'gptel-scope-env)
 (require 'gptel-scope-lint)
 

@@ -30,17 +30,17 @@
 (require 'cl-lib)
 (require 'seq)
 (require 'gptel-scope-core)
-(require 'gptel-scope-tools)
+(require 'gptel-scope-trust)
+(require 'gptel-scope-session)
 (require 'gptel-scope-events)
 (require 'gptel-scope-env)
 (require 'gptel-scope-sandbox)
 (require 'gptel-scope-lint)
+(require 'gptel-scope-call)
+(require 'gptel-scope-expand)
 
-(defvar gptel-scope-tool-validation)
 (declare-function gptel-make-tool "ext:gptel-request")
 (declare-function gptel-scope-module-version "gptel-scope-module" ())
-(declare-function gptel-scope-module-file-tool "gptel-scope-module" (op request))
-(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 
 (defcustom gptel-scope-guarded-tools nil
   "Tools not defined by gptel-scope whose path arguments are checked.
@@ -56,7 +56,9 @@ is off for tools whose calls gptel-scope judges itself."
                                           (choice (const read) (const write)))))
   :group 'gptel-scope)
 
-(defconst gptel-scope-fs-tools '("read_file" "list_dir" "grep_files" "apply_patch")
+(defconst gptel-scope-fs-tools
+  (list gptel-scope--tool-read-file gptel-scope--tool-list-dir
+        gptel-scope--tool-grep-files gptel-scope--tool-apply-patch)
   "The file tools of this feature.")
 
 ;;;; Calling the module
@@ -79,10 +81,7 @@ See `gptel-scope--arg': 5.0 and \"5\" are 5; else signal."
   "Run the module's file tool OP with ARGS, a plist, under BUFFER's scope.
 TOOL, default OP, is the tool the result and the grants are for.
 Return the tool's JSON result, a string."
-  (gptel-scope-load-module)
-  (let ((buffer (or buffer (current-buffer))))
-    (gptel-scope-module-file-tool
-     op (apply #'gptel-scope--request buffer :tool (or tool op) (gptel-scope-fs--keys args)))))
+  (gptel-scope--file-tool op (or buffer (current-buffer)) (or tool op) (gptel-scope-fs--keys args)))
 
 (defun gptel-scope-fs--emit (type tool args &rest props)
   "Emit the event TYPE of TOOL called with ARGS, with PROPS."
@@ -91,11 +90,14 @@ Return the tool's JSON result, a string."
 (defun gptel-scope-fs--decision (op result json &optional access)
   "Return the refusal RESULT of OP, a parsed plist, as a decision plist.
 JSON is the result as sent to the model.  ACCESS, \"read\" or \"write\",
-is what was refused; by default what OP needs."
-  (list :allowed nil :tool op
+is what was refused; by default what OP needs.  The user may be asked
+about any refusal of a file tool that names a resource (:askable), and
+an unapproved scope document is offered for approval (:untrusted)."
+  (list :allowed nil :tool op :askable t
+        :untrusted (plist-get result :untrusted)
         :resource (plist-get result :resource)
         :validation-type (plist-get result :validation_type)
-        :required-scope (or access (if (equal op "apply_patch") "write" "read"))
+        :required-scope (or access (if (equal op gptel-scope--tool-apply-patch) "write" "read"))
         :reason (plist-get result :reason)
         :message (plist-get result :message)
         :command (or (plist-get result :path) (plist-get result :resource))
@@ -146,25 +148,14 @@ with `gptel-scope-prompt-on-denial', asked about at once."
           (gptel-scope-fs--emit (if (plist-get r :refused) 'denied 'error)
                                 op args :id id :reason reason :message (plist-get r :message)
                                 :duration-ms ms)
-          (cond
-           ;; A scope document the user has not approved: asked at once, then run again.
-           ((and (equal reason gptel-scope--reason-untrusted-scope) (not gptel-scope--trust-retrying)
-                 (gptel-scope-trust-offer (plist-get (plist-get r :untrusted) :file)))
-            (let ((gptel-scope--trust-retrying t))
-              (gptel-scope-fs--run buffer callback op args)))
-           ((not (plist-get r :resource))
-            (funcall callback json))
-           (t
-            (gptel-scope--remember-denial buffer decision)
-            (if (and gptel-scope-prompt-on-denial gptel-scope--denial-handler)
-                (funcall gptel-scope--denial-handler buffer decision
-                         (lambda ()
-                           (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-                             (let ((gptel-scope-prompt-on-denial nil))
-                               (gptel-scope--guard callback op
-                                 (gptel-scope-fs--run buffer callback op args)))))
-                         callback)
-              (funcall callback json)))))))))
+          ;; The refusal's answer, as every tool's: an unapproved scope document
+          ;; offered, the user asked, the call run again when it is lifted.
+          (gptel-scope--refuse
+           buffer callback decision
+           (lambda ()
+             (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+               (gptel-scope--guard callback op
+                 (gptel-scope-fs--run buffer callback op args))))))))))
 
 ;;;; The tools
 
@@ -174,7 +165,7 @@ MODE \"indentation\" shows the block of code holding line OFFSET instead
 of a slice.  Lines over 400 characters are cut with a marker; binary
 files are refused.  CALLBACK receives the JSON result.  This is read_file.
 The arguments are as gptel passes them (`gptel-scope--arg')."
-  (gptel-scope-fs--tool callback "read_file"
+  (gptel-scope-fs--tool callback gptel-scope--tool-read-file
                         (lambda () (list :path (gptel-scope--arg "path" path 'string t)
                                          :offset (gptel-scope-fs--int "offset" offset)
                                          :limit (gptel-scope-fs--int "limit" limit)
@@ -185,7 +176,7 @@ The arguments are as gptel passes them (`gptel-scope--arg')."
 Entries are sorted, one a line, with / for directories, * for
 executables and @ for symlinks; LIMIT entries (default 200) from OFFSET.
 CALLBACK receives the JSON result.  This is list_dir."
-  (gptel-scope-fs--tool callback "list_dir"
+  (gptel-scope-fs--tool callback gptel-scope--tool-list-dir
                         (lambda () (list :path (gptel-scope--arg "path" path 'string)
                                          :depth (gptel-scope-fs--int "depth" depth)
                                          :offset (gptel-scope-fs--int "offset" offset)
@@ -196,7 +187,7 @@ CALLBACK receives the JSON result.  This is list_dir."
 INCLUDE, a glob or a list of globs, narrows the files; LIMIT (default
 200) caps the matches.  Lines come as file:line:match.  CALLBACK
 receives the JSON result.  This is grep_files."
-  (gptel-scope-fs--tool callback "grep_files"
+  (gptel-scope-fs--tool callback gptel-scope--tool-grep-files
                         (lambda () (list :pattern (gptel-scope--string-arg "pattern" pattern)
                                          :path (gptel-scope--arg "path" path 'string)
                                          :include (let ((i (gptel-scope--arg "include" include 'string-or-strings)))
@@ -208,7 +199,7 @@ receives the JSON result.  This is grep_files."
 Every file must be in the write scope; hunks must match exactly; all
 files are written or none.  CALLBACK receives the JSON result with
 per-file stats.  This is apply_patch."
-  (gptel-scope-fs--tool callback "apply_patch"
+  (gptel-scope-fs--tool callback gptel-scope--tool-apply-patch
                         (lambda () (list :patch (gptel-scope--string-arg "patch" patch)))))
 
 (defun gptel-scope-system-info (&rest _)
@@ -237,8 +228,7 @@ files from history are refused while a denied path is there."
       (progn
         (gptel-scope--check-local)
         (let* ((scope (condition-case err
-                          (progn (gptel-scope-load-module)
-                                 (gptel-scope-module-load-scope (gptel-scope--request (current-buffer))))
+                          (gptel-scope--loaded-scope)
                         (error (list :error (error-message-string err)))))
                (module (ignore-errors (gptel-scope-module-version)))
                (doc (gptel-scope-document))
@@ -263,7 +253,7 @@ files from history are refused while a denied path is there."
            :sandbox (gptel-scope-sandbox-status)
            :denied_in_history (gptel-scope-fs--denied-in-history)
            :environment (gptel-scope-env-summary))))
-    (error (gptel-scope--error-json err "get_system_info"))))
+    (error (gptel-scope--error-json err gptel-scope--tool-get-system-info))))
 
 ;;;; Guarding other tools
 
@@ -318,11 +308,11 @@ For `gptel-pre-tool-call-functions': CALL is a plist with :name and
 ;;;; Registration with gptel
 
 (defconst gptel-scope-fs-descriptions
-  '(("read_file" . "Read a text file inside the scope: `limit' lines (default 400, at most 2000) from line `offset' (0-based). With mode \"indentation\", show instead the whole block of code that holds line `offset'. Lines over 400 characters are cut with \"… [truncated line]\". Paths are relative to the project root or absolute; they may not leave the file-system boundary, even through symlinks. The result is JSON: content, start_line, end_line, has_more, next_offset (the offset to read on from), total_lines (null for a file over 4 MiB read in part). Binary files are refused. If a path is refused for scope, call request_scope_expansion with this tool's name and the resource the refusal names.")
-    ("list_dir" . "List a directory inside the scope breadth-first, sorted, one entry a line relative to `path', marked / (directory), * (executable) or @ (symlink, not followed). `depth' levels (default 2), `limit' entries (default 200) from `offset'. Entries the scope denies are left out and counted in `hidden'.")
-    ("grep_files" . "Search files inside the scope for a regular expression (Rust regex syntax), recursively from `path' (default the project root). `include' narrows the files by glob (\"*.rs\" or a list). Matches come as file:line:text, at most `limit' (default 200); `truncated' says more exist. Hidden files, .gitignored files, binary files and files the scope denies are skipped.")
-    ("apply_patch" . "Change files with a patch: a unified diff (--- a/PATH, +++ b/PATH, @@ -l,n +l,n @@ hunks; /dev/null to create or delete) or the envelope *** Begin Patch / *** Add File: PATH / *** Update File: PATH (with @@ and ' ', '-', '+' lines; *** Move to: to rename) / *** Delete File: PATH / *** End Patch. Hunks must match the file exactly (no fuzz, no offset): read the file first. Every file must be in the write scope; all files are written or none. The result lists each file with lines added and removed.")
-    ("get_system_info" . "Describe the system without running a command: platform, Emacs and module versions, the shell, the project root, the scope files in effect, the file-system mode, the approval policy and the sandbox commands run in. Prefer it to shell commands like uname."))
+  `((,gptel-scope--tool-read-file . "Read a text file inside the scope: `limit' lines (default 400, at most 2000) from line `offset' (0-based). With mode \"indentation\", show instead the whole block of code that holds line `offset'. Lines over 400 characters are cut with \"… [truncated line]\". Paths are relative to the project root or absolute; they may not leave the file-system boundary, even through symlinks. The result is JSON: content, start_line, end_line, has_more, next_offset (the offset to read on from), total_lines (null for a file over 4 MiB read in part). Binary files are refused. If a path is refused for scope, call request_scope_expansion with this tool's name and the resource the refusal names.")
+    (,gptel-scope--tool-list-dir . "List a directory inside the scope breadth-first, sorted, one entry a line relative to `path', marked / (directory), * (executable) or @ (symlink, not followed). `depth' levels (default 2), `limit' entries (default 200) from `offset'. Entries the scope denies are left out and counted in `hidden'.")
+    (,gptel-scope--tool-grep-files . "Search files inside the scope for a regular expression (Rust regex syntax), recursively from `path' (default the project root). `include' narrows the files by glob (\"*.rs\" or a list). Matches come as file:line:text, at most `limit' (default 200); `truncated' says more exist. Hidden files, .gitignored files, binary files and files the scope denies are skipped.")
+    (,gptel-scope--tool-apply-patch . "Change files with a patch: a unified diff (--- a/PATH, +++ b/PATH, @@ -l,n +l,n @@ hunks; /dev/null to create or delete) or the envelope *** Begin Patch / *** Add File: PATH / *** Update File: PATH (with @@ and ' ', '-', '+' lines; *** Move to: to rename) / *** Delete File: PATH / *** End Patch. Hunks must match the file exactly (no fuzz, no offset): read the file first. Every file must be in the write scope; all files are written or none. The result lists each file with lines added and removed.")
+    (,gptel-scope--tool-get-system-info . "Describe the system without running a command: platform, Emacs and module versions, the shell, the project root, the scope files in effect, the file-system mode, the approval policy and the sandbox commands run in. Prefer it to shell commands like uname."))
   "What the model is told about each file tool.")
 
 (defun gptel-scope-fs--description (tool)
@@ -334,56 +324,54 @@ For `gptel-pre-tool-call-functions': CALL is a plist with :name and
 `always' confirms every call, `mutating' the writing tool apply_patch.
 An error is signaled, for `gptel-scope--confirm-function' to answer."
   (gptel-scope--check-local)
-  (gptel-scope-load-module)
-  (pcase (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
-                    :approval-policy)
+  (pcase (plist-get (gptel-scope--loaded-scope) :approval-policy)
     ("always" t)
-    ("mutating" (equal tool "apply_patch"))))
+    ("mutating" (equal tool gptel-scope--tool-apply-patch))))
 
 (defun gptel-scope-fs-register-tools ()
   "Register the file tools and get_system_info with gptel, category \"scope\"."
   (cl-flet ((confirm (tool) (gptel-scope--confirm-arg
                              (lambda (&rest _) (gptel-scope-fs--confirm-p tool)))))
     (apply #'gptel-make-tool
-           :name "read_file" :category "scope" :async t
+           :name gptel-scope--tool-read-file :category "scope" :async t
            :function #'gptel-scope-read-file
-           :description (gptel-scope-fs--description "read_file")
+           :description (gptel-scope-fs--description gptel-scope--tool-read-file)
            :args (gptel-scope--tool-args '(:name "path" :type string :description "The file: relative to the project root, or absolute")
                        '(:name "offset" :type integer :optional t :description "First line, 0-based (default 0)")
                        '(:name "limit" :type integer :optional t :description "How many lines (default 400)")
                        '(:name "mode" :type string :enum ["slice" "indentation"] :optional t
                                :description "slice (default) or indentation"))
-           (confirm "read_file"))
+           (confirm gptel-scope--tool-read-file))
     (apply #'gptel-make-tool
-           :name "list_dir" :category "scope" :async t
+           :name gptel-scope--tool-list-dir :category "scope" :async t
            :function #'gptel-scope-list-dir
-           :description (gptel-scope-fs--description "list_dir")
+           :description (gptel-scope-fs--description gptel-scope--tool-list-dir)
            :args (gptel-scope--tool-args '(:name "path" :type string :optional t :description "The directory (default the project root)")
                        '(:name "depth" :type integer :optional t :description "Levels to descend (default 2)")
                        '(:name "offset" :type integer :optional t :description "Entries to skip (default 0)")
                        '(:name "limit" :type integer :optional t :description "Entries to show (default 200)"))
-           (confirm "list_dir"))
+           (confirm gptel-scope--tool-list-dir))
     (apply #'gptel-make-tool
-           :name "grep_files" :category "scope" :async t
+           :name gptel-scope--tool-grep-files :category "scope" :async t
            :function #'gptel-scope-grep-files
-           :description (gptel-scope-fs--description "grep_files")
+           :description (gptel-scope-fs--description gptel-scope--tool-grep-files)
            :args (gptel-scope--tool-args '(:name "pattern" :type string :description "A regular expression")
                        '(:name "path" :type string :optional t :description "Where to search (default the project root)")
                        '(:name "include" :type string :optional t :description "A glob of the files to search, e.g. *.py")
                        '(:name "limit" :type integer :optional t :description "Most matches (default 200)"))
-           (confirm "grep_files"))
+           (confirm gptel-scope--tool-grep-files))
     (apply #'gptel-make-tool
-           :name "apply_patch" :category "scope" :async t
+           :name gptel-scope--tool-apply-patch :category "scope" :async t
            :function #'gptel-scope-apply-patch
-           :description (gptel-scope-fs--description "apply_patch")
+           :description (gptel-scope-fs--description gptel-scope--tool-apply-patch)
            :args (gptel-scope--tool-args '(:name "patch" :type string :description "A unified diff or a *** Begin Patch envelope"))
-           (confirm "apply_patch"))
+           (confirm gptel-scope--tool-apply-patch))
     (apply #'gptel-make-tool
-           :name "get_system_info" :category "scope"
+           :name gptel-scope--tool-get-system-info :category "scope"
            :function #'gptel-scope-system-info
-           :description (gptel-scope-fs--description "get_system_info")
+           :description (gptel-scope-fs--description gptel-scope--tool-get-system-info)
            :args nil
-           (confirm "get_system_info"))))
+           (confirm gptel-scope--tool-get-system-info))))
 
 (provide 'gptel-scope-fs)
 ;;; gptel-scope-fs.el ends here

@@ -26,7 +26,7 @@
 (require 'cl-lib)
 (require 'subr-x)
 (require 'gptel-scope-core)
-(require 'gptel-scope-tools)
+(require 'gptel-scope-session)
 
 (declare-function gptel-scope-module-lint "gptel-scope-module" (request))
 

@@ -53,10 +53,11 @@
 (require 'gptel-scope-core)
 (require 'gptel-scope-exec)
 (require 'gptel-scope-events)
+(require 'gptel-scope-session)
+(require 'gptel-scope-call)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-env)
 
-(declare-function gptel-scope-module-truncate-stream "gptel-scope-module" (text max-bytes max-lines))
 
 ;;;; Options
 
@@ -233,7 +234,7 @@ received since the last answer) and :lines (lines of the new text)."
          (lines (min gptel-scope-pty-poll-max-lines
                      (max 0 (- gptel-scope-pty-session-max-lines
                                (gptel-scope-pty--session-shown-lines session)))))
-         (cut (gptel-scope-module-truncate-stream text bytes lines))
+         (cut (gptel-scope-exec-truncate-stream text bytes lines))
          (total (gptel-scope-pty--session-total session))
          (dropped (- total (gptel-scope-pty--session-kept session)))
          (new-drop (> dropped (gptel-scope-pty--session-reported-dropped session)))
@@ -471,8 +472,8 @@ run_bash_command judges it.  This is exec_command."
         (once (gptel-scope--once callback))
         (args (list :cmd cmd :workdir workdir :yield_time_ms yield-time-ms
                     :max_output_tokens max-output-tokens)))
-    (gptel-scope--guard once "exec_command"
-      (gptel-scope--with-error-event "exec_command" args
+    (gptel-scope--guard once gptel-scope--tool-exec-command
+      (gptel-scope--with-error-event gptel-scope--tool-exec-command args
         (gptel-scope--check-local)
         (let* ((cmd (gptel-scope--string-arg "cmd" cmd))
                (workdir (progn (gptel-scope--directory-arg workdir "workdir") workdir))
@@ -481,7 +482,7 @@ run_bash_command judges it.  This is exec_command."
                (d (gptel-scope-check-bash-command cmd workdir buffer)))
           (cond
            ((not (plist-get d :allowed))
-            (gptel-scope--emit 'denied "exec_command" args
+            (gptel-scope--emit 'denied gptel-scope--tool-exec-command args
                                :reason (or (plist-get d :reason) gptel-scope--reason-denied)
                                :message (plist-get d :message))
             (gptel-scope--refuse
@@ -496,18 +497,18 @@ run_bash_command judges it.  This is exec_command."
                    (msg (format "On a terminal `%s` with no script is an interactive shell and would run your startup files (~/.%src), which were not judged. Start it as %s."
                                 (string-join argv " ") name
                                 (if (equal name "zsh") "`zsh -f`" "`bash --norc`"))))
-              (gptel-scope--emit 'denied "exec_command" args
+              (gptel-scope--emit 'denied gptel-scope--tool-exec-command args
                                  :reason gptel-scope--reason-interactive-shell-startup-files :message msg)
               (funcall once (gptel-scope--json :success nil :allowed nil
                                                :reason gptel-scope--reason-interactive-shell-startup-files
-                                               :tool "exec_command" :command cmd :message msg))))
+                                               :tool gptel-scope--tool-exec-command :command cmd :message msg))))
            ((>= (hash-table-count gptel-scope-pty--sessions) gptel-scope-pty-max-sessions)
-            (funcall once (gptel-scope-pty--too-many "exec_command" args)))
+            (funcall once (gptel-scope-pty--too-many gptel-scope--tool-exec-command args)))
            (t
             (let* ((sid (cl-incf gptel-scope-pty--last-id))
                    (id (gptel-scope--event-id))
                    (start (float-time))
-                   (_ (gptel-scope--emit 'start "exec_command" args :id id :session-id sid))
+                   (_ (gptel-scope--emit 'start gptel-scope--tool-exec-command args :id id :session-id sid))
                    (session (gptel-scope-pty--start d cmd sid)))
               ;; The grant is used up by the call it let through (E18).
               (gptel-scope--use-grants buffer (plist-get d :grants-used))
@@ -515,9 +516,9 @@ run_bash_command judges it.  This is exec_command."
                session yield
                ;; Run by a timer or the sentinel: an error here must still answer.
                (lambda ()
-                 (gptel-scope--guard once "exec_command"
+                 (gptel-scope--guard once gptel-scope--tool-exec-command
                    (gptel-scope-pty--respond
-                    session "exec_command" args id start tokens once nil
+                    session gptel-scope--tool-exec-command args id start tokens once nil
                     (list :warnings (vconcat (plist-get d :warnings)))))))))))))))
 
 (defun gptel-scope-write-stdin (callback &optional session-id chars yield-time-ms max-output-tokens close)
@@ -532,8 +533,8 @@ an invalid_argument error.  This is write_stdin."
   (let ((once (gptel-scope--once callback))
         (args (list :session_id session-id :chars chars :yield_time_ms yield-time-ms
                     :max_output_tokens max-output-tokens :close close)))
-    (gptel-scope--guard once "write_stdin"
-      (gptel-scope--with-error-event "write_stdin" args
+    (gptel-scope--guard once gptel-scope--tool-write-stdin
+      (gptel-scope--with-error-event gptel-scope--tool-write-stdin args
         ;; Sessions are local; a chat whose directory became remote is
         ;; refused as every tool refuses it.
         (gptel-scope--check-local)
@@ -548,7 +549,7 @@ an invalid_argument error.  This is write_stdin."
                (id (gptel-scope--event-id))
                (start (float-time))
                (notes nil))
-          (gptel-scope--emit 'start "write_stdin" args :id id
+          (gptel-scope--emit 'start gptel-scope--tool-write-stdin args :id id
                              :session-id (gptel-scope-pty--session-id session))
           (unless (string-empty-p chars)
             (cond ((not (process-live-p proc))
@@ -561,15 +562,13 @@ an invalid_argument error.  This is write_stdin."
            session yield
            ;; Run by a timer or the sentinel: an error here must still answer.
            (lambda ()
-             (gptel-scope--guard once "write_stdin"
+             (gptel-scope--guard once gptel-scope--tool-write-stdin
                (when (and close (not (gptel-scope-pty--session-exited session)))
                  (setf (gptel-scope-pty--session-closed session) t)
                  (gptel-scope-pty--kill session))
-               (gptel-scope-pty--respond session "write_stdin" args id start tokens once notes)))))))))
+               (gptel-scope-pty--respond session gptel-scope--tool-write-stdin args id start tokens once notes)))))))))
 
 ;;;; Approval
-
-(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
 
 (defun gptel-scope-pty-confirm-p (&rest _)
   "Return non-nil when the scope's approval_policy wants write_stdin confirmed.
@@ -577,9 +576,7 @@ Input to a session is not judged, so both `always' and `mutating'
 confirm it.  An error is signaled, for `gptel-scope--confirm-function'
 to answer."
   (gptel-scope--check-local)
-  (gptel-scope-load-module)
-  (member (plist-get (gptel-scope-module-load-scope (gptel-scope--request (current-buffer)))
-                     :approval-policy)
+  (member (plist-get (gptel-scope--loaded-scope) :approval-policy)
           '("always" "mutating")))
 
 ;;;; Descriptions for the model
@@ -600,7 +597,7 @@ to answer."
   "Register exec_command and write_stdin with gptel, in the category \"scope\"."
   (apply
    #'gptel-make-tool
-   :name "exec_command" :category "scope" :async t
+   :name gptel-scope--tool-exec-command :category "scope" :async t
    :function #'gptel-scope-exec-command
    :description gptel-scope-exec-command-description
    :args (gptel-scope--tool-args '(:name "cmd" :type string :description "The bash command to start in a terminal")
@@ -612,10 +609,10 @@ to answer."
                        :description "Most output to return, in tokens of about 4 bytes (default 8000)"))
    (gptel-scope--confirm-arg
     (lambda (&optional cmd workdir &rest _)
-      (gptel-scope--confirm-p "run_bash_command" cmd workdir))))
+      (gptel-scope--confirm-p gptel-scope--tool-run-bash-command cmd workdir))))
   (apply
    #'gptel-make-tool
-   :name "write_stdin" :category "scope" :async t
+   :name gptel-scope--tool-write-stdin :category "scope" :async t
    :function #'gptel-scope-write-stdin
    :description gptel-scope-write-stdin-description
    :args (gptel-scope--tool-args '(:name "session_id" :type integer :description "The session_id exec_command returned")

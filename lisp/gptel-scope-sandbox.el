@@ -42,10 +42,7 @@
 (require 'cl-lib)
 (require 'seq)
 (require 'gptel-scope-core)
-(require 'gptel-scope-exec)
-(require 'gptel-scope-tools)
-
-(declare-function gptel-scope-module-sandbox-mounts "gptel-scope-module" (request))
+(require 'gptel-scope-session)
 
 (defcustom gptel-scope-sandbox 'auto
   "The wall that confines the commands the module allowed.
@@ -85,6 +82,15 @@ naming the entry and how to exclude it."
 
 (defconst gptel-scope-sandbox--system-links '("/bin" "/sbin" "/lib" "/lib32" "/lib64" "/libx32")
   "Top directories that are links into /usr on merged systems, else read-only.")
+
+(defvar gptel-scope-exec-call nil
+  "What the decision of the call being started says it needs, or nil.
+A plist (:read PATHS :write PATHS :write-in DIRS :programs NAMES):
+what a grant let it read, the paths it writes, the directories a grant
+let it write in, and the programs it runs.  Bound around
+`gptel-scope-exec-start' by the tools, for
+`gptel-scope-exec-argv-function' (the sandbox shows the call what its
+decision allowed, and its programs' toolchains).")
 
 (defvar gptel-scope-sandbox--works nil
   "Alist (PROGRAM . WORKS) of the sandbox programs tried in this session.")
@@ -322,13 +328,10 @@ toolchains its programs resolve to on the PATH of `process-environment'.
 With DIRECTORY and no CALL (a terminal session), the toolchains of
 every program the scope lists.  With DIRECTORY, the rules of the
 repository it runs in are protected."
-  (gptel-scope-load-module)
-  (let ((buffer (or buffer (current-buffer))))
-    (gptel-scope-module-sandbox-mounts
-     (apply #'gptel-scope--request buffer
-            (append (and directory (list :directory (directory-file-name (expand-file-name directory))
-                                         :env (vconcat process-environment)))
-                    (and call (list :call (gptel-scope-sandbox--call-json call))))))))
+  (apply #'gptel-scope--sandbox-mounts (or buffer (current-buffer))
+         (append (and directory (list :directory (directory-file-name (expand-file-name directory))
+                                      :env (vconcat process-environment)))
+                 (and call (list :call (gptel-scope-sandbox--call-json call))))))
 
 (defvar gptel-scope-sandbox--warned nil
   "Non-nil once the user was told which wall commands run behind.")
@@ -427,6 +430,20 @@ That is when `gptel-scope-sandbox' wraps commands here and
   (and (eq gptel-scope-sandbox-denied-reads 'mask)
        (eq (gptel-scope-sandbox-wall) 'bwrap)))
 
+(defvar gptel-scope-masked-function #'gptel-scope-sandbox-masks-p
+  "Function telling whether commands run where denied entries are masked.
+Called with no argument when a command is judged; non-nil means the
+command runs in a sandbox that masks every entry a deny pattern covers
+under the scope's directories, so the module allows a command reading a
+whole tree with a warning instead of refusing it.  By default the
+sandbox's `gptel-scope-sandbox-masks-p'.")
+
+(defun gptel-scope--masked ()
+  "Return t when commands run with denied entries masked, else :false (JSON).
+The decisions of commands say so to the module
+\(`gptel-scope-masked-function')."
+  (if (and gptel-scope-masked-function (funcall gptel-scope-masked-function)) t :false))
+
 (defconst gptel-scope-sandbox--failures
   '((not-found . "\\(?:^\\|: \\)\\([^ :\n]+\\): \\(?:command not found\\|No such file or directory\\)$")
     (read-only . "\\(?:^\\|[ `'\"]\\)\\(/?[^ :`'\"\n]+\\)['\"]?: Read-only file system")
@@ -466,13 +483,6 @@ a path the sandbox shows read-only, or one it does not show."
        (when (and full (file-exists-p full))
          (format "The sandbox caused this: %s exists outside the sandbox but is not shown inside it: it is outside the scope's read paths, or a deny pattern hides it.  If the task needs it and no deny pattern covers it, call request_scope_expansion with the path and your reason."
                  full))))))
-
-(unless gptel-scope-failure-note-function
-  (setq gptel-scope-failure-note-function #'gptel-scope-sandbox-failure-note))
-(unless gptel-scope-exec-argv-function
-  (setq gptel-scope-exec-argv-function #'gptel-scope-sandbox-wrap))
-(unless gptel-scope-masked-function
-  (setq gptel-scope-masked-function #'gptel-scope-sandbox-masks-p))
 
 (provide 'gptel-scope-sandbox)
 ;;; gptel-scope-sandbox.el ends here

@@ -50,6 +50,7 @@
 (require 'subr-x)
 (require 'gptel-scope-core)
 
+(declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
 (declare-function diff-no-select "diff" (old new &optional switches no-async buf))
 
 (defcustom gptel-scope-trust-file
@@ -206,10 +207,23 @@ seconds at most, then signals `gptel-scope-trust-error'."
   (declare (indent 0) (debug t))
   `(gptel-scope--trust-call-with-lock (lambda () ,@body)))
 
-(defvar gptel-scope--trust-redo-function nil
-  "Function (CONTENT REQUEST) giving the hash of CONTENT after the edit REQUEST.
-Set by Add to scope (`gptel-scope--add-redo'); used to complete an
-edit whose Emacs was killed between its write and its approval.")
+(defun gptel-scope--add-redo (content request)
+  "Return the hash of CONTENT after the Add to scope REQUEST, or nil.
+REQUEST is the module's JSON; the edit is made on a copy of CONTENT of
+the same name in a private temporary directory, with REQUEST's base
+directory, so the result is what the edit made of CONTENT."
+  (let* ((req (json-parse-string request :object-type 'plist))
+         (name (file-name-nondirectory (plist-get req :file)))
+         (dir (make-temp-file "gptel-scope-redo-" t))
+         (copy (expand-file-name name dir)))
+    (unwind-protect
+        (progn
+          (let ((coding-system-for-write 'no-conversion))
+            (write-region (encode-coding-string content 'utf-8) nil copy nil 'silent))
+          (plist-get (gptel-scope-module-add-to-scope
+                      (json-serialize (plist-put req :file copy)))
+                     :sha256-after))
+      (delete-directory dir t))))
 
 (defun gptel-scope--trust-journal (file approved request)
   "Note in FILE's entry, approved as APPROVED, that Add to scope edits it.
@@ -253,7 +267,7 @@ approved content (`gptel-scope--trust-recover')."
 Called with the lock just taken, so no noted edit is still running.
 A document whose content is still the approved one keeps its approval;
 one whose content is what the noted edit makes of the approved content
-\(`gptel-scope--trust-redo-function') is approved; any other stays
+\(`gptel-scope--add-redo') is approved; any other stays
 unapproved.  The note is removed either way.  Errors are reported and
 leave the list as it was."
   (condition-case err
@@ -269,10 +283,8 @@ leave the list as it was."
                   (let* ((bytes (ignore-errors (gptel-scope--file-bytes (car e))))
                          (hash (and bytes (gptel-scope--sha256 bytes)))
                          (redo (and hash (not (equal hash (plist-get props :sha256)))
-                                    gptel-scope--trust-redo-function
                                     (ignore-errors
-                                      (funcall gptel-scope--trust-redo-function
-                                               (plist-get props :content) request)))))
+                                      (gptel-scope--add-redo (plist-get props :content) request)))))
                     (if (and redo (equal redo hash))
                         (list (car e) :sha256 hash
                               :content (decode-coding-string bytes 'utf-8)

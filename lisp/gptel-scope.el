@@ -37,19 +37,28 @@
 ;; batch Emacs.
 ;;
 ;; This file is the entry point.  It loads the features, each of which
-;; requires only gptel-scope-core and features below it:
+;; requires gptel-scope-core and only features below it:
 ;;
-;;   gptel-scope-core     options, error symbols, the module loader
-;;   gptel-scope-exec     running a judged command (make-process)
+;;   gptel-scope-core     options, error symbols, reason codes, tool
+;;                        names, JSON for the model, the module loader
 ;;   gptel-scope-trust    approval of scope documents (`gptel-scope-trust')
-;;   gptel-scope-sandbox  in a bubblewrap sandbox of the scope, where it works
-;;   gptel-scope-tools    the command tools and the scope of a buffer
+;;   gptel-scope-session  the scope of a chat buffer: sources, document,
+;;                        protected paths, the envelope of every module
+;;                        request, allow-once grants, remembered refusals
+;;   gptel-scope-events   the audit log and event hooks
+;;   gptel-scope-sandbox  the wall of a command: bubblewrap, Landlock, none
 ;;   gptel-scope-env      the environment of commands, redaction of secrets
+;;   gptel-scope-exec     running a judged command (sandboxed, in the
+;;                        scope's environment)
+;;   gptel-scope-lint     `gptel-scope-lint': where the scope defeats itself
+;;   gptel-scope-expand   answering request_scope_expansion, allow-once,
+;;                        Add to scope
+;;   gptel-scope-menu     its transient menu (loaded when first shown)
+;;   gptel-scope-call     the one path of every tool call: arguments,
+;;                        judgement, refusal, asking, events, redaction
+;;   gptel-scope-tools    the command tools and request_scope_expansion
 ;;   gptel-scope-fs       the file tools
 ;;   gptel-scope-pty      terminal sessions
-;;   gptel-scope-expand   request_scope_expansion, allow-once
-;;   gptel-scope-menu     its transient menu (loaded when first shown)
-;;   gptel-scope-lint     `gptel-scope-lint': where the scope defeats itself
 ;;   gptel-scope-explain  `gptel-scope-explain', `gptel-scope-init'
 ;;
 ;; and then registers the tools with gptel: at once when gptel is
@@ -63,15 +72,18 @@
 ;;; Code:
 
 (require 'gptel-scope-core)
-(require 'gptel-scope-exec)
 (require 'gptel-scope-trust)
-(require 'gptel-scope-tools)
+(require 'gptel-scope-session)
+(require 'gptel-scope-events)
+(require 'gptel-scope-sandbox)
 (require 'gptel-scope-env)
+(require 'gptel-scope-exec)
+(require 'gptel-scope-lint)
+(require 'gptel-scope-expand)
+(require 'gptel-scope-call)
+(require 'gptel-scope-tools)
 (require 'gptel-scope-fs)
 (require 'gptel-scope-pty)
-(require 'gptel-scope-sandbox)
-(require 'gptel-scope-expand)
-(require 'gptel-scope-lint)
 (require 'gptel-scope-explain)
 
 (defvar gptel-post-response-functions)
