@@ -133,7 +133,8 @@ fn main() {
 
     // What run_bash_command sends through the module: the command, the directory, and the
     // rest of the request (the buffer's scope) serialized once.
-    let scope_json = serde_json::json!({"home": dir, "sources": [{"file": scope_file}], "tool": "run_bash_command"}).to_string();
+    let scope_json = serde_json::json!({"home": dir, "sources": [{"file": scope_file}]}).to_string();
+    let session = gptel_scope::emacs::session::Session::open(&scope_json).expect("session");
     let dir_text = dir.display().to_string();
     let (mut parse, mut ours, mut decision, mut brief, mut json) = Default::default();
     for _ in 0..RUNS {
@@ -147,7 +148,7 @@ fn main() {
             black_box(decide::decide(&ctx, black_box(c), &dir));
         });
         Passes::run(&mut brief, &commands, |c| {
-            black_box(api::decide_command_in(black_box(c), &dir_text, &scope_json).ok());
+            black_box(api::decide_command_in(&session, black_box(c), &dir_text).ok());
         });
         let mut k = 0;
         Passes::run(&mut json, &commands, |_| {
@@ -196,7 +197,7 @@ fn main() {
     // What the file system is asked per decision, and per brief request.
     let (asked0, stamps0) = (gptel_scope::policy::paths::probes_asked(), config::cache_stats().stamps_read);
     for c in &commands {
-        black_box(api::decide_command_in(c, &dir_text, &scope_json).ok());
+        black_box(api::decide_command_in(&session, c, &dir_text).ok());
     }
     let asked = (gptel_scope::policy::paths::probes_asked() - asked0) as f64 / n;
     let stamps = (config::cache_stats().stamps_read - stamps0) as f64 / n;

@@ -41,12 +41,10 @@
 (require 'gptel-scope)
 (require 'gptel-scope-tools)
 (require 'gptel-scope-env)
+(require 'gptel-scope-cli)
 
 (declare-function gptel-scope-module-parse "gptel-scope-module" (command))
-(declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
-(declare-function gptel-scope-module-decide "gptel-scope-module" (request))
-(declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
-(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
+(declare-function gptel-scope-module-judge "gptel-scope-module" (session call))
 (declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
 (declare-function gptel-scope-module-fs-stats "gptel-scope-module" ())
 (declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
@@ -217,10 +215,10 @@ without the sandbox."
 
 (defun gptel-scope-bench--decisions (dir)
   "Measure decisions on the corpus against the bare parse and a spawn, in DIR.
-The decision is `gptel-scope-module-decide-command', what
-run_bash_command calls, with what it sends (the command, the
-directory and the buffer's scope); the full evidence
-\(`gptel-scope-module-check-command', what explain shows) and the
+The decision is `gptel-scope-module-judge', what run_bash_command
+calls, with what it sends (the buffer's session and the call: the
+command and its directory); the full evidence
+\(`gptel-scope-cli-check-command', what explain shows) and the
 tool's whole judging step (`gptel-scope-check-bash-command', the
 request made from the buffer's scope) are info rows.  The decision
 and the bare parse are measured side by side
@@ -229,19 +227,22 @@ collections its passes cause, amortized, and the decision is also
 given without them."
   (let* ((commands (gptel-scope-bench--corpus))
          (n (length commands))
-         ;; What run_bash_command sends: the command, the directory and its buffer's scope.
-         (scope (gptel-scope--scope-json (current-buffer) (gptel-scope--masked)))
-         (decide-fn (lambda (c) (gptel-scope-module-decide-command c dir scope)))
+         ;; What run_bash_command sends: its buffer's session, the command and the directory.
+         (session (gptel-scope--session (current-buffer)))
+         (decide-fn (lambda (c)
+                      (gptel-scope-module-judge
+                       session (json-serialize (list :tool gptel-scope--tool-run-bash-command
+                                                     :command c :directory dir :masked :false)))))
          (requests (mapcar (lambda (c) (gptel-scope-bench--request dir c)) commands))
          (allowed (cl-count-if (lambda (c) (plist-get (funcall decide-fn c) :allowed)) commands)))
     ;; Warm up: load the scope, fill every cache once.
-    (dolist (r requests) (gptel-scope-module-check-command r))
+    (dolist (r requests) (gptel-scope-cli-check-command r))
     (dolist (c commands) (funcall decide-fn c))
     (dolist (c commands) (gptel-scope-module-parse c))
     (let* ((side (gptel-scope-bench--side-by-side commands (list #'gptel-scope-module-parse decide-fn)))
            (parse (car (nth 0 side)))
            (decide (car (nth 1 side)))
-           (evidence (gptel-scope-bench--passes requests #'gptel-scope-module-check-command))
+           (evidence (gptel-scope-bench--passes requests #'gptel-scope-cli-check-command))
            (full (gptel-scope-bench--passes
                   commands (lambda (c) (gptel-scope-check-bash-command c dir nil t))))
            (fs (let ((before (gptel-scope-module-fs-stats)))
@@ -286,21 +287,21 @@ given without them."
   "Measure the scope cache and a 1,000-pattern scope through the module, in DIR."
   (let* ((req (gptel-scope-bench--request dir "ls"))
          (count 1000))
-    (gptel-scope-module-check-command req)
+    (gptel-scope-cli-check-command req)
     (let* ((io0 (gptel-scope-bench--io))
            (io1 (gptel-scope-bench--io))
-           (_ (dotimes (_ count) (gptel-scope-module-check-command req)))
+           (_ (dotimes (_ count) (gptel-scope-cli-check-command req)))
            (io2 (gptel-scope-bench--io))
            ;; What reading /proc/self/io itself costs is taken out.
            (bytes (- (- (car io2) (car io1)) (- (car io1) (car io0))))
            (calls (- (- (cadr io2) (cadr io1)) (- (cadr io1) (cadr io0)))))
       (gptel-scope-bench--row (format "Emacs: bytes read in %d cached decisions" count)
                               (format "%d B, %d reads" bytes calls) "0" nil "= 0" (<= bytes 0))))
-  (let ((before (plist-get (gptel-scope-module-check-command (gptel-scope-bench--request dir "ls")) :allowed)))
+  (let ((before (plist-get (gptel-scope-cli-check-command (gptel-scope-bench--request dir "ls")) :allowed)))
     (gptel-scope-bench--write (expand-file-name "scope.yml" dir)
                               (replace-regexp-in-string "read_only: \\[ls, " "read_only: ["
                                                         (gptel-scope-bench--scope-text dir)))
-    (let* ((after (plist-get (gptel-scope-module-check-command (gptel-scope-bench--request dir "ls")) :allowed))
+    (let* ((after (plist-get (gptel-scope-cli-check-command (gptel-scope-bench--request dir "ls")) :allowed))
            (ok (and before (not after))))
       (gptel-scope-bench--row "Emacs: edited scope picked up on next call"
                               (if ok "yes" "no") "yes" nil "yes" ok))
@@ -319,7 +320,7 @@ given without them."
         (let* ((req (json-serialize (list :command "ls" :directory dir :home dir
                                           :sources (vector (list :file file)))))
                (start (float-time)))
-          (gptel-scope-module-check-command req)
+          (gptel-scope-cli-check-command req)
           (push (- (float-time) start) times))))
     (let ((ms (* 1e3 (gptel-scope-bench--median times))))
       (gptel-scope-bench--row "Emacs: 1,000-pattern scope, first decision"

@@ -31,15 +31,48 @@
 (require 'gptel-scope)
 (require 'gptel-scope-explain)
 
-(declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
-(declare-function gptel-scope-module-check-command-json "gptel-scope-module" (request))
+(declare-function gptel-scope-module-open "gptel-scope-module" (envelope))
+(declare-function gptel-scope-module-judge "gptel-scope-module" (session call))
+
+(defconst gptel-scope-cli--envelope-keys
+  '(:sources :grants :home :project_root :platform :check_trust :protect)
+  "The keys of a request that belong to the session, not to one call.")
+
+(defun gptel-scope-cli-judge-plist (tool request &rest keys)
+  "Judge REQUEST, a plist of a whole request (scope and call), as a call of TOOL.
+The scope's keys open a session (`gptel-scope-module-open'), the
+others and KEYS are the call's (`gptel-scope-module-judge'); a :tool
+of REQUEST becomes the call's :for_tool."
+  (let ((envelope nil) (call nil))
+    (while request
+      (let ((k (pop request)) (v (pop request)))
+        (cond ((memq k gptel-scope-cli--envelope-keys)
+               (setq envelope (plist-put envelope k v)))
+              ((eq k :tool) (setq call (plist-put call :for_tool v)))
+              (t (setq call (plist-put call k v))))))
+    (gptel-scope-module-judge (gptel-scope-module-open (json-serialize envelope))
+                              (json-serialize (append (list :tool tool) call keys)))))
+
+(defun gptel-scope-cli-judge (tool request &rest keys)
+  "Judge REQUEST, the JSON of a whole request, as a call of TOOL with KEYS.
+See `gptel-scope-cli-judge-plist'.  REQUEST that is not a JSON object
+goes to the module as the call, for it to refuse."
+  (let ((plist (condition-case nil
+                   (json-parse-string request :object-type 'plist)
+                 (json-error 'bad))))
+    (if (eq plist 'bad)
+        (gptel-scope-module-judge (gptel-scope-module-open "{}") request)
+      (apply #'gptel-scope-cli-judge-plist tool plist keys))))
+
+(defun gptel-scope-cli-check-command (request)
+  "The decision, with its evidence, on the command of REQUEST (JSON)."
+  (gptel-scope-cli-judge gptel-scope--tool-run-bash-command request :evidence t))
 
 (defun gptel-scope-cli--request (command scope dir)
   "Return the JSON request judging COMMAND in DIR under the SCOPE file."
   (json-serialize
    (list :command command
          :directory dir
-         :tool "run_bash_command"
          :sources (if scope (vector (list :file scope)) [])
          :home (expand-file-name "~"))))
 
@@ -63,10 +96,12 @@
              (line-dir (plist-get obj :directory)))
         (unless (stringp cmd)
           (signal 'gptel-scope-invalid-argument (list "each line needs a string \"command\"")))
-        (gptel-scope-module-check-command-json
+        (gptel-scope-cli-judge
+         gptel-scope--tool-run-bash-command
          (gptel-scope-cli--request cmd scope (if (stringp line-dir)
                                                  (directory-file-name (expand-file-name line-dir dir))
-                                               dir))))
+                                               dir))
+         :evidence t :as_json t))
     (error (json-serialize
             (list :command :null :allowed :false :reason "invalid_input"
                   :message (error-message-string err))))))
@@ -83,7 +118,7 @@
     (if (and command (not (string-empty-p command)))
         (progn
           (gptel-scope-print-decision
-           (gptel-scope-module-check-command (gptel-scope-cli--request command scope dir)))
+           (gptel-scope-cli-check-command (gptel-scope-cli--request command scope dir)))
           (princ (format "scope:      %s\n" (or scope "none (no scope.yml above the directory)")))
           (when scope (gptel-scope-print-lint scope)))
       (when scope

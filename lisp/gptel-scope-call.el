@@ -49,13 +49,8 @@
 (require 'gptel-scope-exec)
 (require 'gptel-scope-expand)
 
-(declare-function gptel-scope-module-check-command "gptel-scope-module" (request))
-(declare-function gptel-scope-module-decide-command "gptel-scope-module" (command directory scope))
 (declare-function gptel-scope-module-refusal-json "gptel-scope-module" (refusal))
 (declare-function gptel-scope-module-refusal-details "gptel-scope-module" (refusal))
-(declare-function gptel-scope-module-check-argv "gptel-scope-module" (request))
-(declare-function gptel-scope-module-list-commands "gptel-scope-module" (request))
-(declare-function gptel-scope-module-file-tool "gptel-scope-module" (op request))
 (declare-function gptel-scope-module-truename "gptel-scope-module" (path))
 
 ;;;; Results for the model
@@ -471,13 +466,9 @@ written from, by `gptel-scope--denial-json'), and the :command and
       (gptel-scope-load-module)
       (let* ((command (gptel-scope--string-arg "command" command))
              (dir (gptel-scope--directory-arg directory))
-             (d (if brief
-                    (gptel-scope-module-decide-command
-                     command dir (gptel-scope--scope-json buffer (gptel-scope--masked)))
-                  (gptel-scope-module-check-command
-                   (gptel-scope--request buffer :command command :directory dir
-                                         :tool gptel-scope--tool-run-bash-command
-                                         :masked (gptel-scope--masked))))))
+             (d (apply #'gptel-scope--judge buffer gptel-scope--tool-run-bash-command
+                       :command command :directory dir :masked (gptel-scope--masked)
+                       (unless brief (list :evidence t)))))
         (cond
          ;; A brief refusal, the refusal itself: its plist is made now.
          ((user-ptrp d)
@@ -490,22 +481,18 @@ written from, by `gptel-scope--denial-json'), and the :command and
 The arguments are read already; BUFFER's scope applies.  With MASKED
 \(see `gptel-scope--masked') the decision knows whether denied entries
 are masked."
-  (gptel-scope-load-module)
-  (gptel-scope-module-check-argv
-   (apply #'gptel-scope--request buffer
-          :command command :args (vconcat args) :directory directory :tool tool
-          (and masked (list :masked masked)))))
+  (apply #'gptel-scope--judge buffer gptel-scope--tool-run-command
+         :for_tool tool :command command :args (vconcat args) :directory directory
+         (and masked (list :masked masked))))
 
 (defun gptel-scope--allowed-commands (buffer)
   "Return the module's list, as JSON text, of the commands of BUFFER's scope."
-  (gptel-scope-load-module)
-  (gptel-scope-module-list-commands (gptel-scope--request buffer)))
+  (gptel-scope--judge buffer gptel-scope--tool-list-allowed-commands))
 
 (defun gptel-scope--file-tool (op buffer tool keys)
   "Return the JSON result of the module's file tool OP under BUFFER's scope.
 TOOL is the tool the result and the grants are for, KEYS its arguments."
-  (gptel-scope-load-module)
-  (gptel-scope-module-file-tool op (apply #'gptel-scope--request buffer :tool tool keys)))
+  (apply #'gptel-scope--judge buffer op :for_tool tool keys))
 
 ;;;; Refusals remembered
 

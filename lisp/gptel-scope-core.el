@@ -231,6 +231,11 @@ report that the module is missing until you run
 (defconst gptel-scope--tool-write-stdin "write_stdin"
   "The tool writing to a terminal session (gptel-scope-pty).")
 
+(defconst gptel-scope--tool-check-path "check_path"
+  "The file operation judging one path (gptel-scope-fs's guarded tools).
+Not a tool of the model's: it checks the paths other packages' tools
+are given.")
+
 ;;;; Errors and JSON for the model
 
 (defun gptel-scope--error-reason (err)

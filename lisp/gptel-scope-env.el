@@ -44,8 +44,7 @@
 (require 'gptel-scope-session)
 (require 'gptel-scope-sandbox)
 
-(declare-function gptel-scope-module-environment "gptel-scope-module" (request entries api-key))
-(declare-function gptel-scope-module-environment-fates "gptel-scope-module" (request entries api-key))
+(declare-function gptel-scope-module-environment "gptel-scope-module" (request entries api-key names-only))
 (declare-function gptel-scope-module-redact "gptel-scope-module" (redactor text))
 (declare-function gptel-scope-module-partial-tail "gptel-scope-module" (redactor text))
 (declare-function gptel-backend-key "ext:gptel-openai" (backend))
@@ -74,20 +73,23 @@
            (progn
              ;; Nothing is looked up for a remote chat directory.
              (with-current-buffer buffer (gptel-scope--check-local))
-             (gptel-scope--scope-json buffer (gptel-scope--masked)))
+             (gptel-scope--scope-json buffer))
          (error nil))))
 
-(defun gptel-scope-env--call (function buffer)
-  "Call the module's FUNCTION on BUFFER's scope, `process-environment' and keys.
-Without a scope that loads, the built-in defaults apply."
+(defun gptel-scope-env--call (names-only buffer)
+  "Ask the module for the environment of commands under BUFFER's scope.
+With NAMES-ONLY, what becomes of each variable instead.
+From `process-environment' and gptel's keys (see
+`gptel-scope-module-environment').  Without a scope that loads, the
+built-in defaults apply."
   (let ((scope (gptel-scope-env--scope buffer))
         (keys (if (buffer-live-p buffer)
                   (with-current-buffer buffer (gptel-scope-env--keys))
                 (gptel-scope-env--keys))))
     (gptel-scope-load-module)
     (condition-case nil
-        (funcall function scope process-environment keys)
-      (gptel-scope-error (funcall function nil process-environment keys)))))
+        (gptel-scope-module-environment scope process-environment keys names-only)
+      (gptel-scope-error (gptel-scope-module-environment nil process-environment keys names-only)))))
 
 (defun gptel-scope-env (&optional buffer)
   "Return the environment of a command under BUFFER's scope, now.
@@ -96,13 +98,13 @@ A plist: :env (the NAME=VALUE entries a command gets), :redactor (for
 many values it hides).  Made from `process-environment' and gptel's
 keys at each call; the module keeps the scope and the redactor while
 they do not change."
-  (gptel-scope-env--call #'gptel-scope-module-environment (or buffer (current-buffer))))
+  (gptel-scope-env--call nil (or buffer (current-buffer))))
 
 (defun gptel-scope-env-fates (&optional buffer)
   "Return what becomes of each variable in BUFFER's commands, names only.
 A plist: :variables, each (:name :fate :pattern :redacted), and
 :warnings about the scope's `environment:'."
-  (gptel-scope-env--call #'gptel-scope-module-environment-fates (or buffer (current-buffer))))
+  (gptel-scope-env--call t (or buffer (current-buffer))))
 
 (defun gptel-scope-env--use-grants (buffer)
   "Use up BUFFER's allow-once grants of variables (resources env:NAME)."

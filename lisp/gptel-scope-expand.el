@@ -49,7 +49,6 @@
 (require 'gptel-scope-session)
 
 (declare-function gptel-scope-module-add-to-scope "gptel-scope-module" (request))
-(declare-function gptel-scope-module-add-plan "gptel-scope-module" (request))
 (declare-function transient-scope "transient")
 (autoload 'gptel-scope--expansion-show-menu "gptel-scope-menu")
 (autoload 'gptel-scope-expansion-menu "gptel-scope-menu" nil t)
@@ -232,7 +231,7 @@ value, asked once per request); without one, the sections it could be."
                        (let ((doc (plist-get request :document)))
                          (when (and doc (file-exists-p doc))
                            (gptel-scope-load-module)
-                           (let ((p (gptel-scope-module-add-plan (gptel-scope--add-request-json request))))
+                           (let ((p (gptel-scope-module-add-to-scope (gptel-scope--add-request-json request t))))
                              (format "%s: %s" (plist-get p :section) (plist-get p :value))))))
                      'none))
       (plist-put request :add-plan plan))
@@ -310,10 +309,12 @@ into dir/** (E15)."
         (concat resource "/")
       resource)))
 
-(defun gptel-scope--add-request-json (request)
-  "The JSON the module's Add to scope functions take for REQUEST."
+(defun gptel-scope--add-request-json (request &optional plan)
+  "The JSON `gptel-scope-module-add-to-scope' takes for REQUEST.
+With PLAN, it asks only where the resource would go."
   (json-serialize
-   (append (list :file (plist-get request :document)
+   (append (and plan (list :plan t))
+           (list :file (plist-get request :document)
                  :validation_type (plist-get request :validation-type)
                  :resource (gptel-scope--add-resource request)
                  :tool (plist-get request :tool)

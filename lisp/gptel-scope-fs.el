@@ -282,7 +282,7 @@ A remote chat directory or path signals `gptel-scope-remote-directory'."
               (gptel-scope--check-local (substring (symbol-name (car arg)) 1) path)
               (let* ((access (symbol-name (cdr arg)))
                      (json (gptel-scope-fs-call
-                            "check_path"
+                            gptel-scope--tool-check-path
                             (list :path path :access access
                                   :directory (directory-file-name (expand-file-name default-directory)))
                             buffer name))

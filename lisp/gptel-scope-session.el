@@ -41,8 +41,9 @@
 (require 'gptel-scope-core)
 (require 'gptel-scope-trust)
 
-(declare-function gptel-scope-module-load-scope "gptel-scope-module" (request))
-(declare-function gptel-scope-module-sandbox-mounts "gptel-scope-module" (request))
+(declare-function gptel-scope-module-open "gptel-scope-module" (envelope))
+(declare-function gptel-scope-module-judge "gptel-scope-module" (session call))
+(declare-function gptel-scope-module-mounts "gptel-scope-module" (session call))
 (declare-function project-root "project" (project))
 
 ;;;; Where the scope comes from
@@ -223,35 +224,31 @@ the Emacs init files."
         (vconcat (mapcar (lambda (g) (list :tool (car g) :resource (cdr g))) gptel-scope--allow-once))
       [])))
 
-(defun gptel-scope--envelope (sources home &optional root masked)
+(defun gptel-scope--envelope (sources home &optional root)
   "Return the scope envelope of the current buffer, a plist for the module.
-Every request to the module carries it: SOURCES (`gptel-scope-sources'),
-the allow-once grants, HOME, the check of approvals, the protected
-paths, with MASKED (t or :false, see `gptel-scope--masked') when given,
-and, when no source is a document, the project root: ROOT, or the one
-`gptel-scope--project-root' finds."
+A session of the module is opened on it (`gptel-scope--session'):
+SOURCES (`gptel-scope-sources'), the allow-once grants, HOME, the check
+of approvals, the protected paths and, when no source is a document,
+the project root: ROOT, or the one `gptel-scope--project-root' finds."
   (nconc (list :sources sources
                :grants (gptel-scope--grants)
                :home home
                :check_trust t
                :protect (gptel-scope-protected-paths))
-         (and masked (list :masked masked))
          (unless (cl-loop for s across sources thereis (plist-get s :file))
            (list :project_root (or root (gptel-scope--project-root))))))
 
-(defun gptel-scope--request (buffer &rest keys)
-  "Return the JSON request with KEYS under BUFFER's scope and grants.
-KEYS come first, then the envelope (`gptel-scope--envelope')."
-  (with-current-buffer buffer
-    (json-serialize (nconc keys (gptel-scope--envelope (gptel-scope-sources) (expand-file-name "~"))))))
-
 (defvar-local gptel-scope--scope-json nil
-  "The scope part of this buffer's last brief request, and what it was made of.
-A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON RULES MASKED]
+  "This buffer's last scope envelope, and what it was made of.
+A vector [PRESET INLINE DOCUMENT GRANTS HOME-ENTRY HOME ROOT JSON RULES]
 \(copies of `gptel-scope', `gptel-scope-inline' and the allow-once
 grants; the HOME entry of `process-environment' HOME was made from;
-RULES what the approvals and the protected paths were made from; MASKED
-whether commands ran with denied entries masked).")
+RULES what the approvals and the protected paths were made from).")
+
+(defvar-local gptel-scope--session nil
+  "The module's session on this buffer's scope: (JSON . SESSION).
+JSON is the envelope it was opened on, as `gptel-scope--scope-json'
+made it.")
 
 (defun gptel-scope--rules-key ()
   "Return what this buffer's approvals and protected paths are made of.
@@ -268,13 +265,11 @@ the options naming the profiles and the trust list."
       (setq env (cdr env)))
     entry))
 
-(defun gptel-scope--scope-json (buffer &optional masked)
-  "Return the JSON of BUFFER's scope for the module, without a command.
-That is its envelope (`gptel-scope--envelope'), as
-`gptel-scope--request' sends it, with MASKED: t when commands run with
-denied entries masked (see `gptel-scope--masked'), nil or :false when
-not.  It is made again only when one of its parts changed: every call
-looks for the document and compares the rest."
+(defun gptel-scope--scope-json (buffer)
+  "Return the JSON of BUFFER's scope envelope (`gptel-scope--envelope').
+It is made again only when one of its parts changed: every call looks
+for the document and compares the rest; unchanged, the same string
+comes back."
   (with-current-buffer buffer
     (let* ((doc (gptel-scope--document-checked (gptel-scope-document)))
            (c gptel-scope--scope-json)
@@ -282,21 +277,40 @@ looks for the document and compares the rest."
            (entry (gptel-scope--home-entry))
            (home (if (and c (eq (aref c 4) entry)) (aref c 5) (expand-file-name "~")))
            (root (unless doc (gptel-scope--project-root)))
-           (rules (gptel-scope--rules-key))
-           (masked (or masked :false)))
+           (rules (gptel-scope--rules-key)))
       (if (and c
                (equal (aref c 2) doc) (eq (aref c 5) home) (equal (aref c 6) root)
                (equal (aref c 0) gptel-scope) (equal (aref c 1) gptel-scope-inline)
                (equal (aref c 3) gptel-scope--allow-once)
-               (equal (aref c 8) rules)
-               (eq (aref c 9) masked))
+               (equal (aref c 8) rules))
           (aref c 7)
         (let* ((sources (gptel-scope-sources))
-               (json (json-serialize (gptel-scope--envelope sources home root masked))))
+               (json (json-serialize (gptel-scope--envelope sources home root))))
           (setq gptel-scope--scope-json
                 (vector (copy-tree gptel-scope t) (copy-tree gptel-scope-inline t) doc
-                        (copy-tree gptel-scope--allow-once) entry home root json rules masked))
+                        (copy-tree gptel-scope--allow-once) entry home root json rules))
           json)))))
+
+(defun gptel-scope--session (buffer)
+  "Return the module's session on BUFFER's scope, opened when it changed.
+The envelope is `gptel-scope--scope-json' of BUFFER; the session is
+opened on it again only when it is a new string."
+  (gptel-scope-load-module)
+  (let ((json (gptel-scope--scope-json buffer)))
+    (with-current-buffer buffer
+      (if (eq (car gptel-scope--session) json)
+          (cdr gptel-scope--session)
+        (let ((session (gptel-scope-module-open json)))
+          (setq gptel-scope--session (cons json session))
+          session)))))
+
+(defun gptel-scope--judge (buffer tool &rest keys)
+  "Return the module's answer to a call of TOOL with KEYS under BUFFER's scope.
+KEYS are the call's own fields (a plist: its arguments, :directory,
+:masked); the scope, the grants and the rest come from BUFFER's
+session (`gptel-scope--session').  See `gptel-scope-module-judge'."
+  (let ((session (gptel-scope--session buffer)))
+    (gptel-scope-module-judge session (json-serialize (cons :tool (cons tool keys))))))
 
 ;;;; Grants and refusals
 
@@ -347,13 +361,12 @@ it is wanted."
   "Return BUFFER's scope as loaded by the module, a plist.
 Its files, boundary, approval policy, timeout and so on; signal when it
 does not load."
-  (gptel-scope-load-module)
-  (gptel-scope-module-load-scope (gptel-scope--request (or buffer (current-buffer)))))
+  (gptel-scope--judge (or buffer (current-buffer)) gptel-scope--tool-get-system-info))
 
 (defun gptel-scope--sandbox-mounts (buffer &rest keys)
   "Return the sandbox mounts the module derives from BUFFER's scope and KEYS."
-  (gptel-scope-load-module)
-  (gptel-scope-module-sandbox-mounts (apply #'gptel-scope--request buffer keys)))
+  (let ((session (gptel-scope--session buffer)))
+    (gptel-scope-module-mounts session (json-serialize keys))))
 
 ;;;; Remote directories
 

@@ -307,10 +307,10 @@ ARGS are the registered argument specs; VALUE is at POSITION.  A
   "An error that is not gptel-scope's own asks the user rather than run unconfirmed."
   (gptel-scope-test--with-args-project dir
     (let ((confirm (plist-get (gptel-scope-test--tool "run_bash_command") :confirm)))
-      (cl-letf (((symbol-function 'gptel-scope-module-load-scope)
+      (cl-letf (((symbol-function 'gptel-scope-module-judge)
                  (lambda (&rest _) (error "Something unexpected"))))
         (should (eq (funcall confirm "echo hi" ".") t)))
-      (cl-letf (((symbol-function 'gptel-scope-module-load-scope)
+      (cl-letf (((symbol-function 'gptel-scope-module-judge)
                  (lambda (&rest _) (signal 'gptel-scope-no-scope-config '("none")))))
         (should (eq (funcall confirm "echo hi" ".") nil))))))
 

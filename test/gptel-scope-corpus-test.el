@@ -10,6 +10,7 @@
 ;;; Code:
 
 (require 'test-helper)
+(require 'gptel-scope-cli)
 
 (defconst gptel-scope-test--corpus
   (expand-file-name "tests/corpus/" gptel-scope-test-root)
@@ -89,12 +90,13 @@ that closing the gap forces the case to become `deny'."
                                "@ROOT@" rootname (gptel-scope-test--unescape (nth 1 fields)) t t))
                          (expected (nth 3 fields))
                          (judge (lambda (file)
-                                  (gptel-scope-module-check-command
-                                   (json-serialize
-                                    (list :command cmd :directory (concat rootname "/repo")
-                                          :home (concat rootname "/home")
-                                          :protect protect
-                                          :sources (vector (list :file file)))))))
+                                  (gptel-scope-cli-judge-plist
+                                   "run_bash_command"
+                                   (list :command cmd :directory (concat rootname "/repo")
+                                         :home (concat rootname "/home")
+                                         :protect protect
+                                         :sources (vector (list :file file)))
+                                   :evidence t)))
                          (d (funcall judge ro)))
                     (setq count (1+ count))
                     (pcase expected

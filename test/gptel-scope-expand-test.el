@@ -87,9 +87,12 @@ The record of each violation is completed from a full check when the
 model asks for it."
   (gptel-scope-test-with-chat dir
     (let ((calls 0)
-          (check (symbol-function 'gptel-scope-module-check-command)))
-      (cl-letf (((symbol-function 'gptel-scope-module-check-command)
-                 (lambda (request) (cl-incf calls) (funcall check request))))
+          (judge (symbol-function 'gptel-scope-module-judge)))
+      ;; The full checks: the calls that ask for the evidence.
+      (cl-letf (((symbol-function 'gptel-scope-module-judge)
+                 (lambda (session call)
+                   (when (string-match-p "\"evidence\":true" call) (cl-incf calls))
+                   (funcall judge session call))))
         (gptel-scope-test-call #'gptel-scope-run-bash-command "ls; rm -rf build > /etc/passwd" dir)
         ;; Refused from the brief decision: no full check yet.
         (should (= calls 0))

@@ -255,7 +255,7 @@ The directory goes after the decision, before the runner looks, and
 again in the instant between the runner's look and the process start."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (let ((sub (expand-file-name "gone" dir))
-          (check (symbol-function 'gptel-scope-module-decide-command))
+          (check (symbol-function 'gptel-scope-module-judge))
           (accessible (symbol-function 'file-accessible-directory-p)))
       (gptel-scope-test-in-chat dir
         (setq gptel-scope--allow-once (list (cons "run_bash_command" "rm x")))
@@ -267,7 +267,7 @@ again in the instant between the runner's look and the process start."
           (dolist (command '("ls" "rm x"))
             (ert-info ((format "%s %s" when command))
               (make-directory sub)
-              (cl-letf (((symbol-function 'gptel-scope-module-decide-command)
+              (cl-letf (((symbol-function 'gptel-scope-module-judge)
                          (lambda (&rest args)
                            (prog1 (apply check args) (delete-directory sub t))))
                         ;; Before the start: the runner's look sees it, later looks do not.
@@ -293,11 +293,11 @@ again in the instant between the runner's look and the process start."
   (gptel-scope-test-with-project dir gptel-scope-test--faults-scope
     (let ((sub (expand-file-name "out/sub" dir))
           (outside (file-name-as-directory (file-truename (make-temp-file "gptel-scope-outside-" t))))
-          (check (symbol-function 'gptel-scope-module-decide-command)))
+          (check (symbol-function 'gptel-scope-module-judge)))
       (unwind-protect
           (gptel-scope-test-in-chat dir
             (make-directory sub t)
-            (cl-letf (((symbol-function 'gptel-scope-module-decide-command)
+            (cl-letf (((symbol-function 'gptel-scope-module-judge)
                        (lambda (&rest args)
                          (prog1 (apply check args)
                            (delete-directory sub)
@@ -442,7 +442,7 @@ and prints one line per addition: OK or ERR."
                 (should (= (cl-count-if (lambda (l) (string-prefix-p "OK " l)) (split-string out "\n"))
                            gptel-scope-test--concurrent-adds))))
             (let* ((text (gptel-scope-test-file-string file))
-                   (scope (gptel-scope-module-load-scope
+                   (scope (gptel-scope-test-judge "get_system_info"
                            (json-serialize (list :sources (vector (list :file file)))))))
               (message "two-emacs: %d additions, %d whole snapshots read meanwhile"
                        (* (length tags) gptel-scope-test--concurrent-adds) snapshots)

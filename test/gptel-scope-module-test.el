@@ -47,17 +47,17 @@
         (should (equal (plist-get d :grants-used) '((:resource "rm x" :tool "run_bash_command"))))))))
 
 (ert-deftest gptel-scope-test-b48-no-scope-config ()
-  (let ((d (gptel-scope-module-check-command
+  (let ((d (gptel-scope-test-check-command
             (json-serialize (list :command "ls" :directory "/tmp" :sources [])))))
     (should (equal (plist-get d :reason) "no_scope_config")))
-  (should (equal (car (should-error (gptel-scope-module-load-scope "{\"sources\":[]}")
+  (should (equal (car (should-error (gptel-scope-test-judge "get_system_info" "{\"sources\":[]}")
                                     :type 'gptel-scope-no-scope-config))
                  'gptel-scope-no-scope-config)))
 
 (ert-deftest gptel-scope-test-invalid-config-signal-data ()
   (gptel-scope-test-with-project dir "bash_tools:\n  categories:\n    read_onyl: [ls]\n"
     (let ((err (should-error
-                (gptel-scope-module-load-scope
+                (gptel-scope-test-judge "get_system_info"
                  (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
                 :type 'gptel-scope-invalid-config)))
       (should (equal (plist-get (cddr err) :line) 3))
@@ -68,7 +68,7 @@
 
 (ert-deftest gptel-scope-test-error-hierarchy ()
   (should (memq 'gptel-scope-error (get 'gptel-scope-invalid-config 'error-conditions)))
-  (should-error (gptel-scope-module-check-command "not json") :type 'gptel-scope-invalid-argument))
+  (should-error (gptel-scope-test-check-command "not json") :type 'gptel-scope-invalid-argument))
 
 (ert-deftest gptel-scope-test-b33-truncate ()
   (let ((r (gptel-scope-module-truncate (make-string 50 ?x) 10)))
@@ -85,17 +85,17 @@
 
 (ert-deftest gptel-scope-test-c11-list-commands ()
   (gptel-scope-test-with-project dir gptel-scope-test--scope
-    (let ((text (gptel-scope-module-list-commands
+    (let ((text (gptel-scope-test-judge "list_allowed_commands"
                  (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
       (should (string-prefix-p "Platform: posix\n\nAvailable commands for run_command (a program and its arguments, no shell):\n" text))
       (should (string-match-p "read_only (needs read scope): ls, grep, cat" text)))))
 
 (ert-deftest gptel-scope-test-c12-check-argv ()
   (gptel-scope-test-with-project dir gptel-scope-test--scope
-    (let ((ok (gptel-scope-module-check-argv
+    (let ((ok (gptel-scope-test-judge "run_command"
                (json-serialize (list :command "grep" :args ["-n" "x" "scope.yml"] :directory (directory-file-name dir)
                                      :sources (vector (list :file (expand-file-name "scope.yml" dir)))))))
-          (bad (gptel-scope-module-check-argv
+          (bad (gptel-scope-test-judge "run_command"
                 (json-serialize (list :command "git" :args ["push"] :directory (directory-file-name dir)
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
       (should (eq (plist-get ok :allowed) t))
@@ -104,14 +104,18 @@
 (ert-deftest gptel-scope-test-check-path ()
   (gptel-scope-test-with-project dir gptel-scope-test--scope
     (let ((src (list :file (expand-file-name "scope.yml" dir))))
-      (should (eq t (plist-get (gptel-scope-module-check-path
-                                (json-serialize (list :path "scope.yml" :directory (directory-file-name dir)
-                                                      :sources (vector src))))
-                               :allowed)))
+      (should (eq t (plist-get (gptel-scope-test-parse
+                                (gptel-scope-test-judge
+                                 "check_path"
+                                 (json-serialize (list :path "scope.yml" :directory (directory-file-name dir)
+                                                       :sources (vector src)))))
+                               :success)))
       (should (equal "path_not_in_scope"
-                     (plist-get (gptel-scope-module-check-path
-                                 (json-serialize (list :path "x" :access "write" :directory (directory-file-name dir)
-                                                       :sources (vector src))))
+                     (plist-get (gptel-scope-test-parse
+                                 (gptel-scope-test-judge
+                                  "check_path"
+                                  (json-serialize (list :path "x" :access "write" :directory (directory-file-name dir)
+                                                        :sources (vector src)))))
                                 :reason))))))
 
 (ert-deftest gptel-scope-test-cli-json-lines ()
@@ -129,7 +133,7 @@
 (ert-deftest gptel-scope-test-brief-decision-for-the-tools ()
   "An allowed command comes back in brief, a refusal in brief with its answer to write."
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}, timeout: 7}\n"
-    (let ((d (gptel-scope-module-decide
+    (let ((d (gptel-scope-test-decide
               (json-serialize (list :command "ls" :directory (directory-file-name dir)
                                     :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
       (should (equal d (list :allowed t :tool "run_bash_command" :directory (directory-file-name dir)
@@ -140,8 +144,8 @@
     ;; A refusal: what answering the model and the expansion menu take, no evidence.
     (let* ((req (json-serialize (list :command "ls; rm x > /etc/y" :directory (directory-file-name dir)
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
-           (d (gptel-scope-module-decide req))
-           (full (gptel-scope-module-check-command req)))
+           (d (gptel-scope-test-decide req))
+           (full (gptel-scope-test-check-command req)))
       ;; The refusal itself, nothing else; what it says is made when it is read, anew
       ;; each time.
       (should (user-ptrp d))
@@ -174,7 +178,7 @@
                              (plist-get full :violations))))
       (should (= (length (plist-get d :violations)) 2))
       ;; A refusal for a bad directory comes in full.
-      (let ((bad (gptel-scope-module-decide
+      (let ((bad (gptel-scope-test-decide
                   (json-serialize (list :command "ls" :directory "relative"
                                         :sources (vector (list :file (expand-file-name "scope.yml" dir))))))))
         (should (equal (plist-get bad :reason) "invalid_argument"))
@@ -187,8 +191,8 @@
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls, cat]}}\n"
     (let* ((dir (directory-file-name dir))
            (scope (json-serialize (list :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
-           (a (gptel-scope-module-decide-command "ls" dir scope))
-           (b (gptel-scope-module-decide-command "ls -la | ls" dir scope)))
+           (a (gptel-scope-test-decide-command "ls" dir scope))
+           (b (gptel-scope-test-decide-command "ls -la | ls" dir scope)))
       (should (eq (plist-get a :allowed) t))
       (should (equal a b))
       (should-not (eq a b))
@@ -196,14 +200,16 @@
       (should (equal (plist-get a :category) "read_only"))
       ;; A refusal makes no cons and no string: not its plist, its message, nor the
       ;; model's answer; only itself.
-      (let (no)
+      (let ((session (gptel-scope-module-open scope))
+            (call (json-serialize (list :tool "run_bash_command" :command "frob" :directory dir)))
+            no)
         (should (equal (gptel-scope-test--made
-                        (lambda () (setq no (gptel-scope-module-decide-command "frob" dir scope))))
+                        (lambda () (setq no (gptel-scope-module-judge session call))))
                        '(0 0 0)))
         (should (user-ptrp no)))
       ;; Another directory, another plist.
       (make-directory (expand-file-name "sub" dir))
-      (let ((other (gptel-scope-module-decide-command "ls" (expand-file-name "sub" dir) scope)))
+      (let ((other (gptel-scope-test-decide-command "ls" (expand-file-name "sub" dir) scope)))
         (should-not (eq other a))
         (should (equal (plist-get other :directory) (expand-file-name "sub" dir))))
       ;; The tool's brief refusal gives back the very command string it was given,
@@ -259,7 +265,7 @@ command and message, in the plist and in the model's answer."
   (gptel-scope-test-with-project dir "paths: {read: [\"${project_root}/**\"]}\nbash_tools: {categories: {read_only: [ls]}}\n"
     (let* ((req (json-serialize (list :command "ls; rm é" :directory (directory-file-name dir)
                                       :sources (vector (list :file (expand-file-name "scope.yml" dir))))))
-           (d (gptel-scope-module-refusal-details (gptel-scope-module-decide req))))
+           (d (gptel-scope-module-refusal-details (gptel-scope-test-decide req))))
       (should (equal (plist-get d :tool) "run_bash_command"))
       (should (string= (plist-get d :reason) "command_not_allowed"))
       (let ((response (gptel-scope-module-refusal-json (plist-get d :refusal))))
@@ -316,23 +322,23 @@ command and message, in the plist and in the model's answer."
           (progn
             (make-directory sub)
             (dotimes (_ 3)
-              (should (eq (plist-get (gptel-scope-module-decide-command "ls" sub scope) :allowed) t)))
+              (should (eq (plist-get (gptel-scope-test-decide-command "ls" sub scope) :allowed) t)))
             ;; Every decision asks the file system again.
             (let ((before (plist-get (gptel-scope-module-fs-stats) :asked)))
-              (gptel-scope-module-decide-command "ls" sub scope)
+              (gptel-scope-test-decide-command "ls" sub scope)
               (should (> (plist-get (gptel-scope-module-fs-stats) :asked) before)))
             (delete-directory sub)
             (make-symbolic-link outside sub)
-            (let ((d (gptel-scope-module-refusal-details (gptel-scope-module-decide-command "ls" sub scope))))
+            (let ((d (gptel-scope-module-refusal-details (gptel-scope-test-decide-command "ls" sub scope))))
               (should (equal (plist-get d :reason) "directory_not_in_scope"))
               (should (equal (plist-get d :resource) outside)))
             ;; The scope edited in place (same length): the next decision uses it.
-            (should (eq (plist-get (gptel-scope-module-decide-command "cat x" dir scope) :allowed) t))
-            (should (user-ptrp (gptel-scope-module-decide-command "wc x" dir scope)))
+            (should (eq (plist-get (gptel-scope-test-decide-command "cat x" dir scope) :allowed) t))
+            (should (user-ptrp (gptel-scope-test-decide-command "wc x" dir scope)))
             (with-temp-file file
               (insert (format "paths: {read: [\"%s/**\"]}\nbash_tools: {categories: {read_only: [ls, wc]}}\n" dir)))
-            (should (eq (plist-get (gptel-scope-module-decide-command "wc x" dir scope) :allowed) t))
-            (should (user-ptrp (gptel-scope-module-decide-command "cat x" dir scope))))
+            (should (eq (plist-get (gptel-scope-test-decide-command "wc x" dir scope) :allowed) t))
+            (should (user-ptrp (gptel-scope-test-decide-command "cat x" dir scope))))
         (delete-directory outside t)))))
 
 (provide 'gptel-scope-module-test)

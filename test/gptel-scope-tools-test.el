@@ -292,7 +292,7 @@ A loop over a literal glob is judged with each file it matches instead."
           (should (equal (plist-get r :reason) "invalid_argument"))
           (should (equal (plist-get r :tool) "run_bash_command"))))
       ;; An unexpected error inside the module, and a program that is missing.
-      (cl-letf (((symbol-function 'gptel-scope-module-decide-command)
+      (cl-letf (((symbol-function 'gptel-scope-module-judge)
                  (lambda (&rest _) (error "Boom"))))
         (let ((r (gptel-scope-test-call #'gptel-scope-run-bash-command "ls" dir)))
           (should (equal (plist-get r :reason) "error"))

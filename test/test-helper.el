@@ -156,9 +156,31 @@ directory has no scope.yml."
      (setq default-directory (file-name-as-directory ,dir))
      ,@body))
 
+(declare-function gptel-scope-cli-judge "gptel-scope-cli" (tool request &rest keys))
+
+(defun gptel-scope-test-judge (tool request &rest keys)
+  "Judge REQUEST, the JSON of a whole request, as a call of TOOL with KEYS.
+See `gptel-scope-cli-judge'."
+  (require 'gptel-scope-cli)
+  (apply #'gptel-scope-cli-judge tool request keys))
+
+(defun gptel-scope-test-check-command (request)
+  "The decision on the command of REQUEST (scope and call, JSON), in full."
+  (gptel-scope-test-judge "run_bash_command" request :evidence t))
+
+(defun gptel-scope-test-decide (request)
+  "The decision on the command of REQUEST (scope and call, JSON), in brief."
+  (gptel-scope-test-judge "run_bash_command" request))
+
+(defun gptel-scope-test-decide-command (command directory scope)
+  "The brief decision on COMMAND in DIRECTORY under SCOPE, an envelope's JSON."
+  (gptel-scope-module-judge (gptel-scope-module-open scope)
+                            (json-serialize (list :tool "run_bash_command"
+                                                  :command command :directory directory))))
+
 (defun gptel-scope-test-check (dir command &optional grants)
   "Judge COMMAND in DIR under the nearest scope.yml with GRANTS; return the plist."
-  (gptel-scope-module-check-command
+  (gptel-scope-test-check-command
    (json-serialize (list :command command :directory (directory-file-name dir)
                          :sources (vector (list :file (expand-file-name
                                                        "scope.yml" (locate-dominating-file dir "scope.yml"))))

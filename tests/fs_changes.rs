@@ -187,10 +187,11 @@ fn a_scope_document_is_read_again_after_every_kind_of_change() {
     std::fs::write(&file, text("ls")).unwrap();
     backdate(&file);
     let scope = serde_json::json!({"home": dir, "sources": [{"file": file}]}).to_string();
+    let scope = gptel_scope::emacs::session::Session::open(&scope).unwrap();
     let d = dir.display().to_string();
     let allowed = |cmd: &str| {
         matches!(
-            api::decide_command_in(cmd, &d, &scope),
+            api::decide_command_in(&scope, cmd, &d),
             Ok(api::Judged::Allowed { .. })
         )
     };
@@ -250,7 +251,7 @@ fn a_scope_document_is_read_again_after_every_kind_of_change() {
     );
     std::fs::write(moved.join("other/scope.yml"), doc).unwrap();
     backdate(&moved.join("other/scope.yml"));
-    let cat = api::decide_command_in("cat", &d, &scope);
+    let cat = api::decide_command_in(&scope, "cat", &d);
     assert!(
         matches!(cat, Ok(api::Judged::Allowed { .. })),
         "the document the path leads to now"

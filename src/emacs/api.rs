@@ -11,6 +11,7 @@ use once_cell::sync::Lazy;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::emacs::session::Session;
 use crate::policy::decide::{self, Ctx, Decision};
 use crate::policy::paths::{self, Access, PathVerdict};
 use crate::scope::config::{self, LoadedScope};
@@ -342,12 +343,12 @@ fn judging_request(
     Ok(Judging::Decided(d, prepared))
 }
 
-fn judge_request(
-    json: &str,
+fn judge_parsed(
+    req: Request,
     default_tool: &str,
     judge: impl Fn(&Request, &Ctx, &str, &Path) -> Result<Decision>,
 ) -> Result<Value> {
-    Ok(match judging(json, default_tool, judge)? {
+    Ok(match judging_request(req, default_tool, judge)? {
         Judging::Decided(d, prepared) => decision_value(&d, &prepared),
         Judging::Refused(v) => v,
     })
@@ -362,41 +363,10 @@ pub fn decide_command(json: &str) -> Result<Judged> {
     )?)
 }
 
-/// [`decide_command`] on `command` in `directory`, the rest of the request (sources, grants,
-/// home, project root, tool) given apart as `scope`, a JSON object: a caller sends the same
-/// `scope` for every command of a session without serializing it again.
-pub fn decide_command_in(command: &str, directory: &str, scope: &str) -> Result<Judged> {
-    thread_local! {
-        /// The last scope text and what it parsed to: a session sends the same one for
-        /// every command.
-        static LAST_SCOPE: std::cell::RefCell<Option<(String, Request)>> = const { std::cell::RefCell::new(None) };
-    }
-    let known = LAST_SCOPE.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|(text, _)| text == scope)
-            .map(|(_, req)| req.clone())
-    });
-    let mut req = match known {
-        Some(req) => req,
-        None => {
-            let req = Request::parse(scope)?;
-            LAST_SCOPE.with(|l| *l.borrow_mut() = Some((scope.to_string(), req.clone())));
-            req
-        }
-    };
-    if req.command.is_some() || req.directory.is_some() {
-        return Err(ScopeError::InvalidArgument(
-            "the scope of a request must not name its command or directory".into(),
-        ));
-    }
-    req.command = Some(command.to_string());
-    req.directory = Some(directory.to_string());
-    brief(judging_request(
-        req,
-        Tool::RunBashCommand.name(),
-        |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)),
-    )?)
+/// [`decide_command`] on `command` in `directory` under `session`: what the binding's judge
+/// does for a `run_bash_command` call.
+pub fn decide_command_in(session: &Session, command: &str, directory: &str) -> Result<Judged> {
+    decide_command_request(session.command(command, directory))
 }
 
 fn brief(judging: Judging) -> Result<Judged> {
@@ -416,14 +386,33 @@ fn brief(judging: Judging) -> Result<Judged> {
 
 /// `run_bash_command`: judges a shell command.
 pub fn check_command(json: &str) -> Result<Value> {
-    judge_request(json, Tool::RunBashCommand.name(), |_, ctx, command, dir| {
+    check_command_request(Request::parse(json)?)
+}
+
+/// [`check_command`] of a parsed request.
+pub fn check_command_request(req: Request) -> Result<Value> {
+    judge_parsed(req, Tool::RunBashCommand.name(), |_, ctx, command, dir| {
         Ok(decide::decide(ctx, command, dir))
     })
 }
 
+/// [`decide_command`] of a parsed request.
+pub fn decide_command_request(req: Request) -> Result<Judged> {
+    brief(judging_request(
+        req,
+        Tool::RunBashCommand.name(),
+        |_, ctx, command, dir| Ok(decide::decide(ctx, command, dir)),
+    )?)
+}
+
 /// `run_command`: judges an argv (no shell).
 pub fn check_argv(json: &str) -> Result<Value> {
-    judge_request(json, Tool::RunCommand.name(), |req, ctx, program, dir| {
+    check_argv_request(Request::parse(json)?)
+}
+
+/// [`check_argv`] of a parsed request.
+pub fn check_argv_request(req: Request) -> Result<Value> {
+    judge_parsed(req, Tool::RunCommand.name(), |req, ctx, program, dir| {
         let args = req.args.clone().unwrap_or_default();
         Ok(decide::decide_argv(
             ctx,
@@ -691,8 +680,12 @@ pub fn text_lossy(bytes: Vec<u8>) -> String {
 
 /// Loads and validates the scope of a request: a summary, or the error.
 pub fn load_scope(json: &str) -> Result<Value> {
-    let req = Request::parse(json)?;
-    let p = prepare(&req)?;
+    load_scope_request(&Request::parse(json)?)
+}
+
+/// [`load_scope`] of a parsed request.
+pub fn load_scope_request(req: &Request) -> Result<Value> {
+    let p = prepare(req)?;
     let s = &p.loaded.scope;
     Ok(json!({
         "files": p.loaded.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
@@ -819,8 +812,12 @@ pub fn environment(
 
 /// The `list_allowed_commands` text for the scope of a request.
 pub fn list_commands(json: &str) -> Result<String> {
-    let req = Request::parse(json)?;
-    let p = prepare(&req)?;
+    list_commands_request(&Request::parse(json)?)
+}
+
+/// [`list_commands`] of a parsed request.
+pub fn list_commands_request(req: &Request) -> Result<String> {
+    let p = prepare(req)?;
     Ok(crate::policy::listing::list_allowed_commands(
         &p.loaded.scope,
         req.platform()?,
@@ -838,13 +835,19 @@ pub struct AddRequest {
     pub access: Option<String>,
     pub category: Option<String>,
     pub base_directory: Option<String>,
+    /// Only say where the resource would go ([`add_plan`]), editing nothing.
+    #[serde(default)]
+    pub plan: bool,
 }
 
 /// "Add to scope": edits the document in place, keeping its comments. A command goes where
-/// [`add_plan`] says.
+/// [`add_plan`] says; with `plan`, that is all it answers.
 pub fn add_to_scope(json: &str) -> Result<Value> {
     let req: AddRequest = serde_json::from_str(json)
         .map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
+    if req.plan {
+        return plan_of(&req);
+    }
     let (category, base) = add_category(&req)?;
     let outcome = crate::edit::add_resource(
         Path::new(&req.file),
@@ -864,7 +867,11 @@ pub fn add_to_scope(json: &str) -> Result<Value> {
 pub fn add_plan(json: &str) -> Result<Value> {
     let req: AddRequest = serde_json::from_str(json)
         .map_err(|e| ScopeError::InvalidArgument(format!("bad request: {e}")))?;
-    let (category, base) = add_category(&req)?;
+    plan_of(&req)
+}
+
+fn plan_of(req: &AddRequest) -> Result<Value> {
+    let (category, base) = add_category(req)?;
     let (section, value) = crate::edit::route(
         &req.validation_type,
         &req.resource,
@@ -1087,9 +1094,10 @@ mod tests {
     fn a_command_apart_from_its_scope_is_judged_as_in_one_request() {
         let t = project();
         let scope = json!({"sources": [{"file": t.path().join("scope.yml")}]}).to_string();
+        let session = Session::open(&scope).expect("session");
         let dir = t.path().to_string_lossy().into_owned();
         for command in COMMANDS {
-            let apart = decide_command_in(command, &dir, &scope).expect("apart");
+            let apart = decide_command_in(&session, command, &dir).expect("apart");
             let whole = decide_command(&request(&t, command)).expect("whole");
             match (apart, whole) {
                 (Judged::Allowed { decision: a, .. }, Judged::Allowed { decision: b, .. }) => {
@@ -1103,8 +1111,8 @@ mod tests {
             }
         }
         let with_command = json!({"command": "rm x", "sources": []}).to_string();
-        assert!(decide_command_in("ls", &dir, &with_command).is_err());
-        assert!(decide_command_in("ls", &dir, "not json").is_err());
+        assert!(Session::open(&with_command).is_err());
+        assert!(Session::open("not json").is_err());
     }
 
     #[test]

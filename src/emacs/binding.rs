@@ -408,45 +408,92 @@ fn version(_env: &Env) -> Result<String> {
     Ok(env!("CARGO_PKG_VERSION").to_string())
 }
 
-/// Judge a shell command: REQUEST is a JSON string; returns the decision plist.
+/// A chat's session as Lisp holds it (a `user-ptr`).
+struct SessionHandle(crate::emacs::session::Session);
+
+/// Open a session on ENVELOPE, the JSON of a chat's scope: its sources, the grants of this
+/// chat, home, project root, whether approval is checked, the protected paths. Returns the session, a `user-ptr' for `gptel-scope-module-judge'.
 #[defun]
-fn check_command<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, api::check_command(&text_arg(env, request)?))
+fn open<'e>(env: &'e Env, envelope: Value<'e>) -> Result<Value<'e>> {
+    match crate::emacs::session::Session::open(&text_arg(env, envelope)?) {
+        Ok(s) => std::cell::RefCell::new(SessionHandle(s)).into_lisp(env),
+        Err(e) => signal(env, e),
+    }
 }
 
-/// Judge a shell command as run_bash_command does before running it, in brief.
-/// An allowed command comes back as (:allowed t :tool :directory :timeout :max-output-chars
-/// :warnings :grants-used :required-scope :category :sandbox), which is all running it
-/// takes (:sandbox is what the sandbox shows the call beyond the scope: :read :write
-/// :write-in :programs); a
-/// refusal as the refusal itself, a `user-ptr' (`plist-get' of it is nil). Its plist is
-/// `gptel-scope-module-refusal-details' of it, (:allowed nil :tool :reason :grantable
-/// :askable :message :resource :validation-type :required-scope :category :violations :refusal), each
-/// violation (:resource :validation-type :access :reason), which is all offering the
-/// expansion menu takes; the model's answer is `gptel-scope-module-refusal-json' of it. A
-/// refusal for a bad directory or scope comes as a plist in full, with its :response, and
-/// the evidence of any decision from `gptel-scope-module-check-command'.
+/// Judge CALL, the JSON of one tool call (`tool' and the call's own fields), under SESSION.
+/// `run_bash_command' answers in brief (see below; with `evidence' true, the decision in
+/// full, as explain shows it, and with `as_json' true too, that as JSON text, snake_case); `run_command' the decision plist; a file tool (`read_file',
+/// `list_dir', `grep_files', `apply_patch', `check_path', with `for_tool' the tool it is for)
+/// its JSON result as a string, failures included; `list_allowed_commands' its text;
+/// `get_system_info' the scope in summary (:files :project-root :timeout :max-output-chars
+/// :approval-policy :path-arguments :fs-mode :read :write :deny).
+///
+/// The brief decision: an allowed command comes back as (:allowed t :tool :directory
+/// :timeout :max-output-chars :warnings :grants-used :required-scope :category :sandbox),
+/// which is all running it takes (:sandbox is what the sandbox shows the call beyond the
+/// scope: :read :write :write-in :programs); a refusal as the refusal itself, a `user-ptr'
+/// (`plist-get' of it is nil). Its plist is `gptel-scope-module-refusal-details' of it,
+/// (:allowed nil :tool :reason :grantable :askable :message :resource :validation-type
+/// :required-scope :category :violations :refusal), each violation (:resource
+/// :validation-type :access :reason), which is all offering the expansion menu takes; the
+/// model's answer is `gptel-scope-module-refusal-json' of it. A refusal for a bad directory
+/// or scope comes as a plist in full, with its :response.
 #[defun]
-fn decide<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    brief_reply(env, api::decide_command(&text_arg(env, request)?))
+fn judge<'e>(env: &'e Env, session: Value<'e>, call: Value<'e>) -> Result<Value<'e>> {
+    use crate::emacs::session::Call;
+    let cell: &std::cell::RefCell<SessionHandle> = session.into_rust()?;
+    let parsed = cell.try_borrow()?.0.call(&text_arg(env, call)?);
+    match parsed {
+        Err(e) => signal(env, e),
+        Ok(Call::Command {
+            request,
+            evidence: false,
+            ..
+        }) => brief_reply(env, api::decide_command_request(request)),
+        Ok(Call::Command {
+            request,
+            as_json: true,
+            ..
+        }) => match api::check_command_request(request) {
+            Ok(v) => lstr(env, &v.to_string()),
+            Err(e) => signal(env, e),
+        },
+        Ok(Call::Command { request, .. }) => reply(env, api::check_command_request(request)),
+        Ok(Call::Argv(request)) => reply(env, api::check_argv_request(request)),
+        Ok(Call::File {
+            tool,
+            request,
+            args,
+        }) => lstr(
+            env,
+            &crate::fs::tools::run_request(tool.name(), &request, &args).to_string(),
+        ),
+        Ok(Call::FileFailure { tool, error }) => lstr(
+            env,
+            &crate::fs::tools::failure(&tool, None, &error).to_string(),
+        ),
+        Ok(Call::ListCommands(request)) => match api::list_commands_request(&request) {
+            Ok(s) => lstr(env, &s),
+            Err(e) => signal(env, e),
+        },
+        Ok(Call::Summary(request)) => reply(env, api::load_scope_request(&request)),
+    }
 }
 
-/// Judge COMMAND run in DIRECTORY as `gptel-scope-module-decide' does, in brief.
-/// SCOPE is the rest of the request, a JSON object of its sources, grants, home, project
-/// root and tool: a caller keeps it for the commands of a session.
+/// What an OS sandbox shows for SESSION and CALL (the JSON of the call's `call' needs, from
+/// its decision's :sandbox, and `env', the variables that find its programs; `{}' for a
+/// terminal session): the directories to bind, as literal prefixes of its path patterns, and
+/// what to cover; returns (:read :write :hide :masks :cannot_mask), a mask being (:path
+/// :kind) with kind "file" or "dir".
 #[defun]
-fn decide_command<'e>(
-    env: &'e Env,
-    command: Value<'e>,
-    directory: Value<'e>,
-    scope: Value<'e>,
-) -> Result<Value<'e>> {
-    let text = text_arg(env, command)?;
-    let dir = text_arg(env, directory)?;
-    brief_reply(
-        env,
-        api::decide_command_in(&text, &dir, &text_arg(env, scope)?),
-    )
+fn mounts<'e>(env: &'e Env, session: Value<'e>, call: Value<'e>) -> Result<Value<'e>> {
+    let cell: &std::cell::RefCell<SessionHandle> = session.into_rust()?;
+    let req = cell.try_borrow()?.0.with(&text_arg(env, call)?);
+    match req {
+        Ok(req) => reply(env, crate::policy::sandbox::mounts_for(&req)),
+        Err(e) => signal(env, e),
+    }
 }
 
 /// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :grantable
@@ -478,47 +525,11 @@ fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<
     }
 }
 
-/// Judge a shell command; returns the decision as a JSON string (snake_case keys).
-#[defun]
-fn check_command_json<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    match api::check_command(&text_arg(env, request)?) {
-        Ok(v) => lstr(env, &v.to_string()),
-        Err(e) => signal(env, e),
-    }
-}
-
-/// Judge an argv-form command (no shell); returns the decision plist.
-#[defun]
-fn check_argv<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, api::check_argv(&text_arg(env, request)?))
-}
-
-/// Judge one path for read or write access; returns a plist.
-#[defun]
-fn check_path<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, api::check_path(&text_arg(env, request)?))
-}
-
-/// Load and validate the scope of REQUEST; returns a summary plist or signals.
-#[defun]
-fn load_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, api::load_scope(&text_arg(env, request)?))
-}
-
 /// The warnings on the scope of REQUEST: a list of plists (:code :file :line :message
 /// :suggestion), nil when there is none.
 #[defun]
 fn lint<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::lint_scope(&text_arg(env, request)?))
-}
-
-/// The list_allowed_commands text for the scope of REQUEST.
-#[defun]
-fn list_commands<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    match api::list_commands(&text_arg(env, request)?) {
-        Ok(s) => lstr(env, &s),
-        Err(e) => signal(env, e),
-    }
 }
 
 /// Truncate TEXT to MAX-CHARS characters with a notice; returns a plist.
@@ -627,36 +638,11 @@ fn truename<'e>(env: &'e Env, path: Value<'e>) -> Result<Value<'e>> {
 }
 
 /// Add the resource of REQUEST to the scope document, keeping its comments; returns
-/// (:file :section :patterns-added :already-present).
+/// (:file :section :patterns-added :already-present). With `plan' true in REQUEST, only
+/// where it would go, editing nothing: (:section :value).
 #[defun]
 fn add_to_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&text_arg(env, request)?))
-}
-
-/// Where Add to scope would put the resource of REQUEST (the JSON of `add-to-scope`),
-/// without editing: (:section :value).
-#[defun]
-fn add_plan<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(env, api::add_plan(&text_arg(env, request)?))
-}
-
-/// Run file tool OP (`read_file`, `list_dir`, `grep_files`, `apply_patch`, `check_path`) on
-/// REQUEST, a JSON string; returns the tool's JSON result (failures included) as a string.
-#[defun]
-fn file_tool<'e>(env: &'e Env, op: Value<'e>, request: Value<'e>) -> Result<Value<'e>> {
-    let result = crate::fs::tools::call(&text_arg(env, op)?, &text_arg(env, request)?).to_string();
-    lstr(env, &result)
-}
-
-/// What an OS sandbox shows for the scope of REQUEST: the directories to bind, as literal
-/// prefixes of its path patterns, and what to cover; returns (:read :write :hide :masks
-/// :cannot_mask), a mask being (:path :kind) with kind "file" or "dir".
-#[defun]
-fn sandbox_mounts<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
-    reply(
-        env,
-        crate::policy::sandbox::mounts_for_request(&text_arg(env, request)?),
-    )
 }
 
 /// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
@@ -710,15 +696,21 @@ fn plan_of(
 /// built-in defaults), from ENTRIES (`process-environment`) and API-KEY (gptel's keys: a
 /// string or a list; what is not a string is ignored). A grant of REQUEST for `env:NAME`
 /// passes NAME. Returns (:env ENTRIES :redactor R :secrets N): R hides the values left out
-/// (`gptel-scope-module-redact'), nil when there are none.
+/// (`gptel-scope-module-redact'), nil when there are none. With NAMES-ONLY non-nil, what
+/// becomes of each variable instead, names only: (:variables VARS :warnings TEXTS), each of
+/// VARS (:name :fate :pattern :redacted), for explain and get_system_info.
 #[defun]
 fn environment<'e>(
     env: &'e Env,
     request: Value<'e>,
     entries: Value<'e>,
     api_key: Value<'e>,
+    names_only: Value<'e>,
 ) -> Result<Value<'e>> {
     let plan = plan_of(env, request, entries, api_key)?;
+    if names_only.is_not_nil() {
+        return fates(env, &plan);
+    }
     let redactor = match api::redactor(&plan.secrets) {
         Ok(r) => r,
         Err(e) => return signal(env, e),
@@ -743,16 +735,8 @@ fn environment<'e>(
     ])
 }
 
-/// What [`environment`] makes of each variable, names only: (:variables VARS :warnings
-/// TEXTS), each of VARS (:name :fate :pattern :redacted). For explain and get_system_info.
-#[defun]
-fn environment_fates<'e>(
-    env: &'e Env,
-    request: Value<'e>,
-    entries: Value<'e>,
-    api_key: Value<'e>,
-) -> Result<Value<'e>> {
-    let plan = plan_of(env, request, entries, api_key)?;
+/// What [`environment`] makes of each variable of `plan`, names only.
+fn fates<'e>(env: &'e Env, plan: &crate::scope::env::Plan) -> Result<Value<'e>> {
     let mut vars = Vec::with_capacity(plan.variables.len());
     for v in &plan.variables {
         let fate = serde_json::to_value(v.fate)
@@ -816,40 +800,6 @@ fn partial_tail<'e>(redactor: Value<'e>, text: Value<'e>) -> Result<i64> {
         s.len()
     };
     Ok(i64::try_from(s[..start].chars().count()).unwrap_or(i64::MAX))
-}
-
-/// `gptel-scope-module-truncate-output' of CHUNKS with the values REDACTOR hides replaced
-/// before the cut, so that no cut shows a secret's beginning. CAPPED non-nil says the
-/// output went on past the chunks: an end of them that begins a secret is dropped.
-#[defun]
-fn truncate_output_redacted<'e>(
-    env: &'e Env,
-    chunks: Value<'e>,
-    max_chars: i64,
-    redactor: Value<'e>,
-    capped: Value<'e>,
-) -> Result<Value<'e>> {
-    let max = count(env, max_chars, "max-chars")?;
-    let pieces = chunk_list(env, chunks)?;
-    if !redactor.is_not_nil() {
-        return truncate_chunks(env, &pieces, max);
-    }
-    let cell: &std::cell::RefCell<Secrets> = redactor.into_rust()?;
-    let r = cell.try_borrow()?;
-    let mut out = api::OutputText::new(usize::MAX);
-    for piece in pieces.iter().rev() {
-        out.push(&string_arg(*piece)?);
-    }
-    let mut text = out.finish().output;
-    if capped.is_not_nil() {
-        let keep = r.0.partial_tail(&text);
-        text.truncate(keep);
-    }
-    let text = r.0.redact_owned(text);
-    output_plist(
-        env,
-        crate::output::truncate::truncate_chars_owned(text, max),
-    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 //! The file tools as JSON requests and JSON results, as the binding calls them.
 //!
-//! A request carries the scope sources (as [`crate::policy::request::Request`] does), the tool's
-//! directory (relative paths start there; default the boundary root) and the tool's own
-//! arguments. The result is the JSON object sent to the model: `success: true` with the
+//! A call is a [`Request`] (the scope sources, grants, the tool's directory: relative paths
+//! start there, default the boundary root; `path`, `access`) and the tool's own arguments
+//! ([`FsArgs`]). The result is the JSON object sent to the model: `success: true` with the
 //! tool's fields, or `success: false` with `reason`, `message` and, for a path outside the
 //! scope, the `resource` a `request_scope_expansion` would name.
 
@@ -12,23 +12,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{apply, grep, list, patch, read, Boundary, FsError, Guard};
-use crate::policy::decide::Grant;
 use crate::policy::paths::Access;
-use crate::policy::request::{self, SourceSpec};
+use crate::policy::request::{self, Request};
 use crate::Tool;
 
-/// A file tool request.
+/// A file tool's own arguments, beyond the [`Request`] every call has (its scope, grants,
+/// directory, `path` and `access`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct FsRequest {
-    pub sources: Vec<SourceSpec>,
-    pub grants: Vec<Grant>,
-    pub tool: Option<String>,
-    pub home: Option<String>,
-    pub project_root: Option<String>,
-    pub directory: Option<String>,
-    pub path: Option<String>,
-    pub access: Option<String>,
+pub struct FsArgs {
     pub offset: Option<i64>,
     pub limit: Option<i64>,
     pub depth: Option<i64>,
@@ -37,10 +29,28 @@ pub struct FsRequest {
     /// One glob, or a list of globs.
     pub include: Option<Value>,
     pub patch: Option<String>,
-    /// As [`request::Request::check_trust`]: apply each document only with its approved content.
-    pub check_trust: bool,
-    /// As [`request::Request::protect`]: paths that hold rules, never written.
-    pub protect: Vec<String>,
+}
+
+impl FsArgs {
+    /// The keys of a call that are the tool's own.
+    const KEYS: [&'static str; 7] = [
+        "offset", "limit", "depth", "mode", "pattern", "include", "patch",
+    ];
+
+    /// Splits the JSON object of a call into its request and the tool's own arguments; a key
+    /// neither knows is refused.
+    pub fn split(mut call: serde_json::Map<String, Value>) -> Result<(Request, FsArgs), FsError> {
+        let mut own = serde_json::Map::new();
+        for k in Self::KEYS {
+            if let Some(v) = call.remove(k) {
+                own.insert(k.to_string(), v);
+            }
+        }
+        let bad = |e: serde_json::Error| FsError::InvalidArgument(format!("bad request: {e}"));
+        let req = serde_json::from_value(Value::Object(call)).map_err(bad)?;
+        let args = serde_json::from_value(Value::Object(own)).map_err(bad)?;
+        Ok((req, args))
+    }
 }
 
 fn count(name: &str, v: Option<i64>) -> Result<Option<usize>, FsError> {
@@ -74,19 +84,24 @@ fn include_list(v: &Option<Value>) -> Result<Vec<String>, FsError> {
 
 /// Runs file tool `op` on a JSON request; always answers a JSON result for the model.
 pub fn call(op: &str, json: &str) -> Value {
-    let tool = op.to_string();
-    let req: FsRequest = match serde_json::from_str(json) {
-        Ok(r) => r,
-        Err(e) => {
-            return failure(
-                &tool,
-                None,
-                &FsError::InvalidArgument(format!("bad request: {e}")),
-            )
-        }
+    let split = match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(m)) => FsArgs::split(m),
+        Ok(_) => Err(FsError::InvalidArgument(
+            "bad request: expected a JSON object".into(),
+        )),
+        Err(e) => Err(FsError::InvalidArgument(format!("bad request: {e}"))),
     };
-    let tool = req.tool.clone().unwrap_or(tool);
-    match run(op, &tool, &req) {
+    match split {
+        Ok((req, args)) => run_request(op, &req, &args),
+        Err(e) => failure(op, None, &e),
+    }
+}
+
+/// Runs file tool `op` on `req` with its own arguments `args`; always answers a JSON result
+/// for the model. The result and the grants are for `req.tool`, by default `op`.
+pub fn run_request(op: &str, req: &Request, args: &FsArgs) -> Value {
+    let tool = req.tool.clone().unwrap_or_else(|| op.to_string());
+    match run(op, &tool, req, args) {
         Ok(v) => v,
         Err(e) => failure(&tool, req.path.as_deref(), &e),
     }
@@ -133,7 +148,7 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
     v
 }
 
-fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
+fn run(op: &str, tool: &str, req: &Request, args: &FsArgs) -> Result<Value, FsError> {
     let Some(op) = Tool::from_name(op).filter(|t| Tool::FILE_TOOLS.contains(t)) else {
         let names: Vec<_> = Tool::FILE_TOOLS.iter().map(|t| t.name()).collect();
         return Err(FsError::InvalidArgument(format!(
@@ -141,17 +156,7 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
             names.join(", ")
         )));
     };
-    let areq = request::Request {
-        sources: req.sources.clone(),
-        home: req.home.clone(),
-        project_root: req.project_root.clone(),
-        directory: req.directory.clone(),
-        tool: Some(tool.to_string()),
-        check_trust: req.check_trust,
-        protect: req.protect.clone(),
-        ..Default::default()
-    };
-    let prepared = request::prepare(&areq)?;
+    let prepared = request::prepare(req)?;
     let scope = &prepared.loaded.scope;
     let project_root = req
         .project_root
@@ -209,21 +214,21 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
             let r = read::read_file(
                 &guard,
                 p,
-                count("offset", req.offset)?.unwrap_or(0),
-                count("limit", req.limit)?,
-                read::Mode::parse(req.mode.as_deref())?,
+                count("offset", args.offset)?.unwrap_or(0),
+                count("limit", args.limit)?,
+                read::Mode::parse(args.mode.as_deref())?,
             )?;
             to_value(&r)?
         }
         Tool::ListDir => to_value(&list::list_dir(
             &guard,
             &path,
-            count("depth", req.depth)?,
-            count("offset", req.offset)?.unwrap_or(0),
-            count("limit", req.limit)?,
+            count("depth", args.depth)?,
+            count("offset", args.offset)?.unwrap_or(0),
+            count("limit", args.limit)?,
         )?)?,
         Tool::GrepFiles => {
-            let pattern = req
+            let pattern = args
                 .pattern
                 .as_deref()
                 .ok_or_else(|| FsError::InvalidArgument("`pattern` is required".into()))?;
@@ -231,12 +236,12 @@ fn run(op: &str, tool: &str, req: &FsRequest) -> Result<Value, FsError> {
                 &guard,
                 pattern,
                 &path,
-                &include_list(&req.include)?,
-                count("limit", req.limit)?,
+                &include_list(&args.include)?,
+                count("limit", args.limit)?,
             )?)?
         }
         Tool::ApplyPatch => {
-            let text = req
+            let text = args
                 .patch
                 .as_deref()
                 .ok_or_else(|| FsError::InvalidArgument("`patch` is required".into()))?;

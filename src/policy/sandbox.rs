@@ -495,8 +495,12 @@ const SYSTEM: &[&str] = &[
 /// and, when the request holds a `call`, for that call: what its decision let it reach
 /// beyond the scope, its programs' toolchains, and the repository's rules protected.
 pub fn mounts_for_request(json: &str) -> Result<Value> {
-    let req = Request::parse(json)?;
-    let p = prepare(&req)?;
+    mounts_for(&Request::parse(json)?)
+}
+
+/// [`mounts_for_request`] of a parsed request.
+pub fn mounts_for(req: &Request) -> Result<Value> {
+    let p = prepare(req)?;
     let root = req
         .project_root
         .as_ref()
