@@ -380,7 +380,9 @@ repository it runs in are protected."
                      :warning)))
 
 (defun gptel-scope-sandbox--limits (mounts)
-  "Return the scope's limits of MOUNTS as the supervisor's spec takes them."
+  "Return the scope's limits of MOUNTS as the supervisor's spec takes them.
+MOUNTS is the module's mounts of a call, or its summary of the scope
+\(`gptel-scope--loaded-scope'): both carry them as :limits."
   (let ((l (plist-get mounts :limits)))
     (if (and l (consp l)) l (make-hash-table))))
 
@@ -417,8 +419,9 @@ run, or when the entries bubblewrap is to mask could not all be found."
         (list :argv argv :wall 'landlock :spec (gptel-scope-sandbox--landlock-spec mounts))))
      ((memq gptel-scope-sandbox '(nil auto))
       (when gptel-scope-sandbox (gptel-scope-sandbox--warn-once))
+      ;; No wall, so no mounts: the limits are the scope's own.
       (list :argv argv :wall nil
-            :spec (list :wall "none" :limits (gptel-scope-sandbox--limits (gptel-scope-sandbox-mounts)))))
+            :spec (list :wall "none" :limits (gptel-scope-sandbox--limits (gptel-scope--loaded-scope)))))
      (t (signal 'gptel-scope-sandbox-error
                 (list (format "Nothing ran: %s (or set gptel-scope-sandbox to auto or nil)"
                               (gptel-scope-sandbox-status))))))))

@@ -698,6 +698,7 @@ pub fn load_scope_request(req: &Request) -> Result<Value> {
         "read": s.paths.read,
         "write": s.paths.write,
         "deny": s.paths.deny,
+        "limits": s.sandbox.limits,
     }))
 }
 
