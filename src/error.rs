@@ -45,6 +45,31 @@ pub enum ScopeError {
 }
 
 impl ScopeError {
+    /// What a refusal for this error says beyond its reason and message, one field: a
+    /// configuration error's `config_error` (`file`, `line`, `key`: where to fix it), an
+    /// unapproved document's `untrusted` (`file`, `sha256`, `approved`: what the elisp offers
+    /// the user to approve). Every refusal built from an error carries it ([`crate::emacs::api`]
+    /// for commands, [`crate::fs::tools::failure`] for the file tools).
+    pub fn detail(&self) -> Option<(&'static str, serde_json::Value)> {
+        match self {
+            ScopeError::InvalidConfig {
+                file, line, key, ..
+            } => Some((
+                "config_error",
+                serde_json::json!({"file": file, "line": line, "key": key}),
+            )),
+            ScopeError::UntrustedScope {
+                file,
+                sha256,
+                approved,
+            } => Some((
+                "untrusted",
+                serde_json::json!({"file": file, "sha256": sha256, "approved": approved}),
+            )),
+            _ => None,
+        }
+    }
+
     /// The Emacs error symbol this error is signalled as.
     pub fn symbol(&self) -> &'static str {
         match self {

@@ -55,19 +55,10 @@ fn error_decision(req: &Request, tool: &str, e: &ScopeError) -> Value {
         "resource": null,
         "validation_type": null,
     });
-    if let ScopeError::InvalidConfig {
-        file, line, key, ..
-    } = e
-    {
-        v["config_error"] = json!({"file": file, "line": line, "key": key});
+    if let Some((key, detail)) = e.detail() {
+        v[key] = detail;
     }
-    if let ScopeError::UntrustedScope {
-        file,
-        sha256,
-        approved,
-    } = e
-    {
-        v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved});
+    if let ScopeError::UntrustedScope { file, .. } = e {
         v["path"] = json!(file);
     }
     let response = model_response(&v);

@@ -135,14 +135,11 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
     match e {
         FsError::PatchParse { line, .. } => v["line"] = json!(line),
         FsError::PatchApply { file, .. } => v["file"] = json!(file),
-        FsError::Scope(crate::ScopeError::InvalidConfig {
-            file, line, key, ..
-        }) => v["config_error"] = json!({"file": file, "line": line, "key": key}),
-        FsError::Scope(crate::ScopeError::UntrustedScope {
-            file,
-            sha256,
-            approved,
-        }) => v["untrusted"] = json!({"file": file, "sha256": sha256, "approved": approved}),
+        FsError::Scope(scope) => {
+            if let Some((key, detail)) = scope.detail() {
+                v[key] = detail;
+            }
+        }
         _ => {}
     }
     v
