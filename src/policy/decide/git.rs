@@ -173,7 +173,7 @@ const GIT_RUNS: &[(&str, Option<&str>, &str)] = &[
 /// Why git's options that choose another repository or configuration are refused (their
 /// refusal is `flag_not_allowed`, from the semantics table), and what to do instead: git
 /// runs the programs a configuration names, and the engine protects and judges only the
-/// repository git finds in the working directory ([`crate::policy::gitconfig`]).
+/// repository git finds in the working directory ([`crate::policy::git::config`]).
 pub(super) fn option_refusal(opt: &str) -> Option<(&'static str, &'static str)> {
     Some(match opt {
         "--git-dir" | "--work-tree" | "--bare" | "--separate-git-dir" => (
@@ -235,7 +235,7 @@ impl<'a> Judge<'a> {
     /// `list`, or a name alone, is allowed), `git maintenance register|unregister|start|stop`
     /// (the user's configuration, and a schedule), `git lfs install|uninstall|update`
     /// (configuration and hooks). Refused with `scope_document`, as a write to it by a path
-    /// would be ([`crate::policy::gitconfig`]); `git config --file F` is judged as a write to
+    /// would be ([`crate::policy::git::config`]); `git config --file F` is judged as a write to
     /// F. Commands that set keys of git's own choosing, which name no program (`git remote
     /// add`, `git branch -u`, `git submodule init`, `git init`, `git clone`), are not refused.
     pub(super) fn git_config_writes(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
@@ -286,7 +286,7 @@ impl<'a> Judge<'a> {
                 .iter()
                 .map(|d| {
                     let top = git_top(&paths::resolve(d).target);
-                    let own = crate::policy::gitconfig::repository_files(&top);
+                    let own = crate::policy::git::config::repository_files(&top);
                     let k = usize::from(scope == "worktree");
                     own.get(k)
                         .cloned()

@@ -7,8 +7,8 @@
 //! when they would take a denied file in ([`denied`]). The reason is `reaches_denied_path`.
 
 use super::*;
-use crate::policy::gitstore::{self, Answer, Look};
-use crate::policy::pathspec::Pathspec;
+use crate::policy::git::pathspec::Pathspec;
+use crate::policy::git::store::{self as gitstore, Answer, Look};
 use crate::policy::{denied, paths::Resolved};
 
 /// Global options of git that take a value (besides `-C`; `--exec-path` only with `=`).
