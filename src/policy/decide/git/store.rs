@@ -6,7 +6,7 @@
 //! files into it (`git add -A`, `git add .`, `git stash -u`, `git commit -a`) are refused
 //! when they would take a denied file in ([`denied`]). The reason is `reaches_denied_path`.
 
-use super::*;
+use crate::policy::decide::*;
 use crate::policy::git::pathspec::Pathspec;
 use crate::policy::git::store::{self as gitstore, Answer, Look};
 use crate::policy::{denied, paths::Resolved};

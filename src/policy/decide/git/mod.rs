@@ -1,8 +1,30 @@
-//! Step 5 for git: what a git command writes in the work tree (checkout, restore, apply,
-//! am, ...) and the pathspecs that name denied paths.
+//! Step 5 for git: every check a `git` command gets once categorized ([`Judge::git`]): a
+//! word that is no git command, the commands that run others, what it writes in the work
+//! tree (checkout, restore, apply, am, ...) and git's configuration, the pathspecs that
+//! name denied paths, and its reads of the object store ([`store`]). The `GIT_*` variables
+//! a command may set are [`SAFE_GIT_VARS`].
 
-use super::argv;
-use super::*;
+use crate::policy::decide::argv;
+use crate::policy::decide::*;
+
+mod store;
+
+/// The `GIT_*` variables allowed: they label commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`), or
+/// take a word that names no file or program and only turns something off or says how
+/// much to print (`GIT_TERMINAL_PROMPT=0`, `GIT_OPTIONAL_LOCKS=0`, `GIT_MERGE_VERBOSITY`,
+/// `GIT_FLUSH`). `GIT_TRACE*` is not among them: its value may be a file git writes.
+pub(super) const SAFE_GIT_VARS: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_MERGE_VERBOSITY",
+    "GIT_FLUSH",
+];
 
 /// The commands git itself has (`git help -a`, git 2.47), and `lfs`: any other word where git
 /// expects its command runs an alias from git's configuration (the repository's own
@@ -206,6 +228,26 @@ pub(super) fn git_top(dir: &Path) -> PathBuf {
 }
 
 impl<'a> Judge<'a> {
+    /// Every check of a categorized `git` command (`sub_words`: its command's words, `entry`:
+    /// the scope entry that matched), in this order: a word that is no git command, the
+    /// commands that run others, the pathspecs naming denied paths, what it writes in the
+    /// work tree and git's configuration, and its reads of the object store.
+    pub(super) fn git(
+        &mut self,
+        args: &[WordInfo],
+        sub_words: &[&str],
+        entry: &str,
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
+        self.git_command_known(sub_words, entry, label);
+        self.git_runs(sub_words, label);
+        self.git_denied_paths(args, cwds);
+        self.git_worktree_writes(args, cwds, label);
+        self.git_config_writes(args, cwds, label);
+        self.git_store(args, cwds, label);
+    }
+
     /// A `git WORD` that is no git command is an alias or an external program: refused
     /// unless the scope lists `git WORD` itself (a bare `git` entry does not cover it).
     pub(super) fn git_command_known(&mut self, sub_words: &[&str], entry: &str, label: &str) {
