@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::policy::paths::{self, Access, Matcher, PathVerdict};
 use crate::scope::semantics::{self, CommandSemantics, OperandKind};
 use crate::scope::{Platform, Scope};
-use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
+use crate::shell::{self, Context, Flat, SimpleCmd, WordInfo};
 use crate::Reason;
 
 mod argv;
@@ -34,7 +34,6 @@ mod programs;
 mod readers;
 mod scope;
 
-use categorize::entry_matches;
 pub(crate) use name::SHELLS;
 
 /// An allow-once grant: lets one call of `tool` on `resource` through.

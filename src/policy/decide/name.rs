@@ -3,7 +3,13 @@
 //! and shells, and the wrappers looked through (`env`, `xargs`, `sh -c`, `nice`, ...), each
 //! layer judged.
 
-use super::*;
+use std::path::PathBuf;
+
+use super::categorize::entry_matches;
+use super::{basename, effects, git, scope, Category, CommandEvidence, Judge, DENIED};
+use crate::policy::paths::{self, Access};
+use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
+use crate::Reason;
 
 pub(super) const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
 pub(crate) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];

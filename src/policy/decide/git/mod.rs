@@ -4,8 +4,13 @@
 //! name denied paths, and its reads of the object store ([`store`]). The `GIT_*` variables
 //! a command may set are [`SAFE_GIT_VARS`].
 
-use crate::policy::decide::argv;
-use crate::policy::decide::*;
+use std::path::{Path, PathBuf};
+
+use crate::policy::decide::{argv, Judge};
+use crate::policy::paths::{self, Access, PathVerdict};
+use crate::scope::semantics;
+use crate::shell::WordInfo;
+use crate::Reason;
 
 mod store;
 
