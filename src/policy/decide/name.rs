@@ -611,7 +611,7 @@ impl<'a> Judge<'a> {
         }
         if dangerous_var(name) {
             let message = if name.starts_with("GIT_") {
-                format!("setting {name} can make git use another repository or configuration, or run other programs (git runs the programs a configuration names); it is not allowed. Only {} may be set. Run the command without it.", git::SAFE_GIT_VARS.join(", "))
+                git::variable_refusal(name)
             } else {
                 format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it.")
             };

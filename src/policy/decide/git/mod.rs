@@ -2,7 +2,7 @@
 //! word that is no git command, the commands that run others, what it writes in the work
 //! tree (checkout, restore, apply, am, ...) and git's configuration, the pathspecs that
 //! name denied paths, and its reads of the object store ([`store`]). The `GIT_*` variables
-//! a command may set are [`SAFE_GIT_VARS`].
+//! a command may set are [`SAFE_GIT_VARS`], the others refused ([`variable_refusal`]).
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +30,11 @@ pub(super) const SAFE_GIT_VARS: &[&str] = &[
     "GIT_MERGE_VERBOSITY",
     "GIT_FLUSH",
 ];
+
+/// Why setting the `GIT_*` variable `name` (one not in [`SAFE_GIT_VARS`]) is refused.
+pub(super) fn variable_refusal(name: &str) -> String {
+    format!("setting {name} can make git use another repository or configuration, or run other programs (git runs the programs a configuration names); it is not allowed. Only {} may be set. Run the command without it.", SAFE_GIT_VARS.join(", "))
+}
 
 /// The commands git itself has (`git help -a`, git 2.47), and `lfs`: any other word where git
 /// expects its command runs an alias from git's configuration (the repository's own
