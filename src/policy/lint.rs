@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::policy::decide;
-use crate::policy::gitconfig;
-use crate::policy::gitstore::{self, Answer, Look};
+use crate::policy::git::config as gitconfig;
+use crate::policy::git::store::{self as gitstore, Answer, Look};
 use crate::policy::paths::{self, Access, Matcher, PathVerdict, Resolved};
 use crate::scope::config::{self, Source};
 use crate::scope::{Paths, Scope};

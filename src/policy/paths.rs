@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::policy::gitconfig;
+use crate::policy::git::config as gitconfig;
 use crate::scope::Paths;
 
 pub use crate::resolve::{exists, is_dir, memo, probes_asked, resolve, Memo, Resolved};

@@ -25,7 +25,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::policy::denied::{all_denied_under, Limits, Reach};
-use crate::policy::gitconfig;
+use crate::policy::git::config as gitconfig;
 use crate::policy::paths::{resolve, Matcher};
 use crate::policy::request::{prepare, Request};
 use crate::scope::config::expand_pattern;

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 2-3 name | `name.rs` | each simple command's name, wrappers looked through, privilege, shells |
 //! | 4 categorize | `categorize.rs` | the scope list it is in, the per-command rules |
-//! | 5 effects | `argv.rs`, `effects.rs`, `programs.rs`, `git.rs`, `git_store.rs`, `readers.rs` | its words read as the program reads them (getopt); the paths its options and operands read, write or run; the trees and the git objects it reads whole |
+//! | 5 effects | `argv.rs`, `effects.rs`, `programs.rs`, `git/` (`mod.rs`, `store.rs`), `readers.rs` | its words read as the program reads them (getopt); the paths its options and operands read, write or run; the trees and the git objects it reads whole |
 //! | 6 scope | `scope.rs` | directories and paths against the scope; protected scope documents |
 //! | 7 grants | `grants.rs` | allow-once grants, and the decision with its evidence |
 //!
@@ -21,21 +21,19 @@ use serde::Serialize;
 use crate::policy::paths::{self, Access, Matcher, PathVerdict};
 use crate::scope::semantics::{self, CommandSemantics, OperandKind};
 use crate::scope::{Platform, Scope};
-use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
+use crate::shell::{self, Context, Flat, SimpleCmd, WordInfo};
 use crate::Reason;
 
 mod argv;
 mod categorize;
 mod effects;
 mod git;
-mod git_store;
 mod grants;
 mod name;
 mod programs;
 mod readers;
 mod scope;
 
-use categorize::entry_matches;
 pub(crate) use name::SHELLS;
 
 /// An allow-once grant: lets one call of `tool` on `resource` through.

@@ -3,7 +3,13 @@
 //! and shells, and the wrappers looked through (`env`, `xargs`, `sh -c`, `nice`, ...), each
 //! layer judged.
 
-use super::*;
+use std::path::PathBuf;
+
+use super::categorize::entry_matches;
+use super::{basename, effects, git, scope, Category, CommandEvidence, Judge, DENIED};
+use crate::policy::paths::{self, Access};
+use crate::shell::{self, Context, Flat, RedirKind, SimpleCmd, WordInfo};
+use crate::Reason;
 
 pub(super) const PRIVILEGE: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "sudoedit"];
 pub(crate) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
@@ -81,7 +87,7 @@ pub(super) const DANGEROUS_VARS: &[&str] = &[
     "HISTFILE",
     "INPUTRC",
 ];
-/// Prefixes of variables that do so: every `GIT_*` variable but [`SAFE_GIT_VARS`] (git's
+/// Prefixes of variables that do so: every `GIT_*` variable but [`git::SAFE_GIT_VARS`] (git's
 /// variables choose the repository, its work tree, index and object stores (`GIT_DIR`,
 /// `GIT_WORK_TREE`, `GIT_COMMON_DIR`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`,
 /// `GIT_ALTERNATE_OBJECT_DIRECTORIES`: a repository whose configuration or objects a tool
@@ -145,27 +151,11 @@ pub(super) const SHELL_STATE_VARS: &[&str] = &[
 /// (`BASH_CMDS`, `BASH_ALIASES`, `BASH_COMPAT`, `BASH_ENV`, ...), `COMP_*`, `HIST*`,
 /// `READLINE_*`.
 pub(super) const SHELL_STATE_PREFIXES: &[&str] = &["BASH", "COMP_", "HIST", "READLINE_"];
-/// The `GIT_*` variables allowed: they label commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`), or
-/// take a word that names no file or program and only turns something off or says how
-/// much to print (`GIT_TERMINAL_PROMPT=0`, `GIT_OPTIONAL_LOCKS=0`, `GIT_MERGE_VERBOSITY`,
-/// `GIT_FLUSH`). `GIT_TRACE*` is not among them: its value may be a file git writes.
-pub(super) const SAFE_GIT_VARS: &[&str] = &[
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-    "GIT_TERMINAL_PROMPT",
-    "GIT_OPTIONAL_LOCKS",
-    "GIT_MERGE_VERBOSITY",
-    "GIT_FLUSH",
-];
 
 pub(super) fn dangerous_var(name: &str) -> bool {
     DANGEROUS_VARS.contains(&name)
         || (DANGEROUS_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
-            && !SAFE_GIT_VARS.contains(&name))
+            && !git::SAFE_GIT_VARS.contains(&name))
 }
 
 /// Whether `name` is one of bash's own variables ([`SHELL_STATE_VARS`]).
@@ -621,7 +611,7 @@ impl<'a> Judge<'a> {
         }
         if dangerous_var(name) {
             let message = if name.starts_with("GIT_") {
-                format!("setting {name} can make git use another repository or configuration, or run other programs (git runs the programs a configuration names); it is not allowed. Only {} may be set. Run the command without it.", SAFE_GIT_VARS.join(", "))
+                git::variable_refusal(name)
             } else {
                 format!("setting {name} can make commands run other programs or read other files; it is not allowed. Run the command without it.")
             };
@@ -1268,12 +1258,7 @@ impl<'a> Judge<'a> {
         }
         self.rules(name, args, label);
         if base == "git" {
-            self.git_command_known(&sub_words, &entry, label);
-            self.git_runs(&sub_words, label);
-            self.git_denied_paths(args, cwds);
-            self.git_worktree_writes(args, cwds, label);
-            self.git_config_writes(args, cwds, label);
-            self.git_store(args, cwds, label);
+            self.git(args, &sub_words, &entry, cwds, label);
         }
         self.categorized(cat, name, args, cwds, label);
     }

@@ -6,10 +6,15 @@
 //! files into it (`git add -A`, `git add .`, `git stash -u`, `git commit -a`) are refused
 //! when they would take a denied file in ([`denied`]). The reason is `reaches_denied_path`.
 
-use super::*;
-use crate::policy::gitstore::{self, Answer, Look};
-use crate::policy::pathspec::Pathspec;
-use crate::policy::{denied, paths::Resolved};
+use std::path::{Path, PathBuf};
+
+use crate::policy::decide::Judge;
+use crate::policy::denied;
+use crate::policy::git::pathspec::Pathspec;
+use crate::policy::git::store::{self as gitstore, Answer, Look};
+use crate::policy::paths::{self, Access, PathVerdict, Resolved};
+use crate::shell::WordInfo;
+use crate::Reason;
 
 /// Global options of git that take a value (besides `-C`; `--exec-path` only with `=`).
 const GLOBAL_VALUE: &[&str] = &[
@@ -84,7 +89,7 @@ impl<'a> Judge<'a> {
             };
             let dir = paths::resolve(dir).target;
             let top = match (line.git_dir, line.work_tree, line.unsure_repo) {
-                (None, None, false) => git::git_top(&dir),
+                (None, None, false) => super::git_top(&dir),
                 // `--git-dir DIR/.git` with DIR as the work tree: given, or the working
                 // directory (git's work tree under `--git-dir` alone).
                 (Some(Some(g)), w, false) => {

@@ -1,8 +1,40 @@
-//! Step 5 for git: what a git command writes in the work tree (checkout, restore, apply,
-//! am, ...) and the pathspecs that name denied paths.
+//! Step 5 for git: every check a `git` command gets once categorized ([`Judge::git`]): a
+//! word that is no git command, the commands that run others, what it writes in the work
+//! tree (checkout, restore, apply, am, ...) and git's configuration, the pathspecs that
+//! name denied paths, and its reads of the object store ([`store`]). The `GIT_*` variables
+//! a command may set are [`SAFE_GIT_VARS`], the others refused ([`variable_refusal`]).
 
-use super::argv;
-use super::*;
+use std::path::{Path, PathBuf};
+
+use crate::policy::decide::{argv, Judge};
+use crate::policy::paths::{self, Access, PathVerdict};
+use crate::scope::semantics;
+use crate::shell::WordInfo;
+use crate::Reason;
+
+mod store;
+
+/// The `GIT_*` variables allowed: they label commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`), or
+/// take a word that names no file or program and only turns something off or says how
+/// much to print (`GIT_TERMINAL_PROMPT=0`, `GIT_OPTIONAL_LOCKS=0`, `GIT_MERGE_VERBOSITY`,
+/// `GIT_FLUSH`). `GIT_TRACE*` is not among them: its value may be a file git writes.
+pub(super) const SAFE_GIT_VARS: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_MERGE_VERBOSITY",
+    "GIT_FLUSH",
+];
+
+/// Why setting the `GIT_*` variable `name` (one not in [`SAFE_GIT_VARS`]) is refused.
+pub(super) fn variable_refusal(name: &str) -> String {
+    format!("setting {name} can make git use another repository or configuration, or run other programs (git runs the programs a configuration names); it is not allowed. Only {} may be set. Run the command without it.", SAFE_GIT_VARS.join(", "))
+}
 
 /// The commands git itself has (`git help -a`, git 2.47), and `lfs`: any other word where git
 /// expects its command runs an alias from git's configuration (the repository's own
@@ -173,7 +205,7 @@ const GIT_RUNS: &[(&str, Option<&str>, &str)] = &[
 /// Why git's options that choose another repository or configuration are refused (their
 /// refusal is `flag_not_allowed`, from the semantics table), and what to do instead: git
 /// runs the programs a configuration names, and the engine protects and judges only the
-/// repository git finds in the working directory ([`crate::policy::gitconfig`]).
+/// repository git finds in the working directory ([`crate::policy::git::config`]).
 pub(super) fn option_refusal(opt: &str) -> Option<(&'static str, &'static str)> {
     Some(match opt {
         "--git-dir" | "--work-tree" | "--bare" | "--separate-git-dir" => (
@@ -206,6 +238,26 @@ pub(super) fn git_top(dir: &Path) -> PathBuf {
 }
 
 impl<'a> Judge<'a> {
+    /// Every check of a categorized `git` command (`sub_words`: its command's words, `entry`:
+    /// the scope entry that matched), in this order: a word that is no git command, the
+    /// commands that run others, the pathspecs naming denied paths, what it writes in the
+    /// work tree and git's configuration, and its reads of the object store.
+    pub(super) fn git(
+        &mut self,
+        args: &[WordInfo],
+        sub_words: &[&str],
+        entry: &str,
+        cwds: &[PathBuf],
+        label: &str,
+    ) {
+        self.git_command_known(sub_words, entry, label);
+        self.git_runs(sub_words, label);
+        self.git_denied_paths(args, cwds);
+        self.git_worktree_writes(args, cwds, label);
+        self.git_config_writes(args, cwds, label);
+        self.git_store(args, cwds, label);
+    }
+
     /// A `git WORD` that is no git command is an alias or an external program: refused
     /// unless the scope lists `git WORD` itself (a bare `git` entry does not cover it).
     pub(super) fn git_command_known(&mut self, sub_words: &[&str], entry: &str, label: &str) {
@@ -235,7 +287,7 @@ impl<'a> Judge<'a> {
     /// `list`, or a name alone, is allowed), `git maintenance register|unregister|start|stop`
     /// (the user's configuration, and a schedule), `git lfs install|uninstall|update`
     /// (configuration and hooks). Refused with `scope_document`, as a write to it by a path
-    /// would be ([`crate::policy::gitconfig`]); `git config --file F` is judged as a write to
+    /// would be ([`crate::policy::git::config`]); `git config --file F` is judged as a write to
     /// F. Commands that set keys of git's own choosing, which name no program (`git remote
     /// add`, `git branch -u`, `git submodule init`, `git init`, `git clone`), are not refused.
     pub(super) fn git_config_writes(&mut self, args: &[WordInfo], cwds: &[PathBuf], label: &str) {
@@ -286,7 +338,7 @@ impl<'a> Judge<'a> {
                 .iter()
                 .map(|d| {
                     let top = git_top(&paths::resolve(d).target);
-                    let own = crate::policy::gitconfig::repository_files(&top);
+                    let own = crate::policy::git::config::repository_files(&top);
                     let k = usize::from(scope == "worktree");
                     own.get(k)
                         .cloned()
