@@ -76,6 +76,26 @@ fn strays(file: &str, text: &str, codes: &[String]) -> Vec<String> {
     found
 }
 
+/// The strays of `words` in each of `paths` but the `owners` and the test files
+/// (`src/**/tests.rs`; the `tests/` folder is not scanned).
+fn strays_in(paths: &[PathBuf], owners: &[&str], words: &[String]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for p in paths {
+        let rel = p
+            .strip_prefix(root())
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned();
+        if owners.contains(&rel.as_str()) || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        if let Ok(text) = fs::read_to_string(p) {
+            bad.extend(strays(&rel, &text, words));
+        }
+    }
+    bad
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -113,24 +133,9 @@ fn reason_codes_are_written_only_by_their_owners() {
     assert!(rust_files > 30 && paths.len() > rust_files + 5, "{paths:?}");
     paths.sort();
 
-    let mut bad = Vec::new();
-    for p in &paths {
-        let rel = p
-            .strip_prefix(root())
-            .unwrap_or(p)
-            .to_string_lossy()
-            .into_owned();
-        // Test files: `src/**/tests.rs` and the `tests/` folder (not scanned).
-        if rel == RUST_OWNER || rel == LISP_OWNER || rel.ends_with("/tests.rs") {
-            continue;
-        }
-        let Ok(text) = fs::read_to_string(p) else {
-            continue;
-        };
-        // The engine's codes are the module's in Rust; the elisp-only ones are the elisp
-        // owner's, and no Rust file writes them either.
-        bad.extend(strays(&rel, &text, &all));
-    }
+    // The engine's codes are the module's in Rust; the elisp-only ones are the elisp
+    // owner's, and no Rust file writes them either.
+    let bad = strays_in(&paths, &[RUST_OWNER, LISP_OWNER], &all);
     assert!(
         bad.is_empty(),
         "reason codes written outside {RUST_OWNER} and {LISP_OWNER} (use Reason::X in Rust, \
@@ -184,21 +189,7 @@ fn tool_names_are_written_only_by_their_owner() {
     files(&root().join("src"), "rs", &mut paths);
     assert!(paths.len() > 30, "{paths:?}");
     paths.sort();
-    let mut bad = Vec::new();
-    for p in &paths {
-        let rel = p
-            .strip_prefix(root())
-            .unwrap_or(p)
-            .to_string_lossy()
-            .into_owned();
-        if rel == TOOL_OWNER || rel.ends_with("/tests.rs") {
-            continue;
-        }
-        let Ok(text) = fs::read_to_string(p) else {
-            continue;
-        };
-        bad.extend(strays(&rel, &text, &names));
-    }
+    let bad = strays_in(&paths, &[TOOL_OWNER], &names);
     assert!(
         bad.is_empty(),
         "tool names written outside {TOOL_OWNER} (use Tool::X.name()):\n{}",

@@ -113,7 +113,10 @@ impl Session {
                 serde_json::from_value(Value::Object(fields)).map_err(|e| bad(e.to_string()))?;
             (req, None)
         };
-        let request = self.merged(own, for_tool)?;
+        let request = self.merged(Request {
+            tool: Some(for_tool),
+            ..own
+        })?;
         Ok(match (tool, args) {
             (Tool::RunBashCommand, _) => Call::Command {
                 request,
@@ -150,18 +153,12 @@ impl Session {
     /// The envelope with the fields of `json` (a call's, its tool optional): what the sandbox
     /// of a call is built from (its `call` needs and `env`).
     pub fn with(&self, json: &str) -> Result<Request> {
-        let own = Request::parse(json)?;
-        let tool = own.tool.clone().unwrap_or_default();
-        let mut req = self.merged(Request { tool: None, ..own }, tool)?;
-        if req.tool.as_deref() == Some("") {
-            req.tool = None;
-        }
-        Ok(req)
+        self.merged(Request::parse(json)?)
     }
 
     /// The envelope with the call's own fields `own`; a field of the envelope in a call is
     /// refused, so no call changes the scope it is judged under.
-    fn merged(&self, own: Request, tool: String) -> Result<Request> {
+    fn merged(&self, own: Request) -> Result<Request> {
         let foreign = [
             ("sources", !own.sources.is_empty()),
             ("grants", !own.grants.is_empty()),
@@ -182,7 +179,7 @@ impl Session {
             directory: own.directory,
             path: own.path,
             access: own.access,
-            tool: Some(tool),
+            tool: own.tool,
             call: own.call,
             env: own.env,
             masked: own.masked,
