@@ -43,11 +43,9 @@
 (require 'gptel-scope-env)
 (require 'gptel-scope-cli)
 
-(declare-function gptel-scope-module-parse "gptel-scope-module" (command))
+(declare-function gptel-scope-module-measure "gptel-scope-module" (command))
 (declare-function gptel-scope-module-judge "gptel-scope-module" (session call))
-(declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
-(declare-function gptel-scope-module-fs-stats "gptel-scope-module" ())
-(declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
+(declare-function gptel-scope-module-truncate "gptel-scope-module" (chunks max-chars))
 (declare-function gptel-scope-module-capture-new "gptel-scope-module" (cap-bytes))
 (declare-function gptel-scope-module-capture-push "gptel-scope-module" (capture bytes))
 (declare-function gptel-scope-module-capture-finish "gptel-scope-module"
@@ -238,16 +236,16 @@ given without them."
     ;; Warm up: load the scope, fill every cache once.
     (dolist (r requests) (gptel-scope-cli-check-command r))
     (dolist (c commands) (funcall decide-fn c))
-    (dolist (c commands) (gptel-scope-module-parse c))
-    (let* ((side (gptel-scope-bench--side-by-side commands (list #'gptel-scope-module-parse decide-fn)))
+    (dolist (c commands) (gptel-scope-module-measure c))
+    (let* ((side (gptel-scope-bench--side-by-side commands (list #'gptel-scope-module-measure decide-fn)))
            (parse (car (nth 0 side)))
            (decide (car (nth 1 side)))
            (evidence (gptel-scope-bench--passes requests #'gptel-scope-cli-check-command))
            (full (gptel-scope-bench--passes
                   commands (lambda (c) (gptel-scope-check-bash-command c dir nil t))))
-           (fs (let ((before (gptel-scope-module-fs-stats)))
+           (fs (let ((before (gptel-scope-module-measure "")))
                  (dolist (c commands) (funcall decide-fn c))
-                 (list before (gptel-scope-module-fs-stats))))
+                 (list before (gptel-scope-module-measure ""))))
            (bytes (let ((counts (memory-use-counts)))
                     (dolist (c commands) (funcall decide-fn c))
                     (/ (gptel-scope-bench--bytes counts (memory-use-counts)) n)))
@@ -271,7 +269,7 @@ given without them."
                               (/ full parse) "(info)" 'info)
       (let ((before (car fs)) (after (cadr fs)))
         (gptel-scope-bench--row "Emacs: paths looked up (lstat) per decision, mean"
-                                (format "%.2f" (/ (float (- (plist-get after :asked) (plist-get before :asked))) n))
+                                (format "%.2f" (/ (float (- (plist-get after :lookups) (plist-get before :lookups))) n))
                                 "-" nil "(info)" 'info))
       (gptel-scope-bench--row "Emacs: Lisp data made per decision (mean)"
                               (format "%d B" bytes) "-" nil "(info)" 'info)
@@ -352,7 +350,7 @@ given without them."
     (gptel-scope-bench--row "Emacs: truncate one 100 MB string in the module"
                             (format "%.2f GB/s" gbs) "1 GB/s" gbs "(info)" 'info)
     ;; Output as the unibyte chunks a process filter receives, handed to the module
-    ;; as a list, which decodes and truncates it (`gptel-scope-module-truncate-output';
+    ;; as a list, which decodes and truncates it (`gptel-scope-module-truncate';
     ;; the tools' output goes to the module's capture instead, timed below).
     (let* ((bytes (encode-coding-string text 'utf-8-unix t))
            (chunks (let (out (i 0) (n (length bytes)))
@@ -363,7 +361,7 @@ given without them."
            (times (cl-loop repeat 5
                            collect (progn (garbage-collect)
                                           (let ((start (float-time)))
-                                            (gptel-scope-module-truncate-output chunks 20000)
+                                            (gptel-scope-module-truncate chunks 20000)
                                             (- (float-time) start)))))
            (gbs (/ mb 1024 (gptel-scope-bench--median times)))
            (cap (* gptel-scope-capture-factor 20000))
@@ -372,7 +370,7 @@ given without them."
            (seconds (gptel-scope-bench--median
                      (cl-loop repeat 21
                               collect (let ((start (float-time)))
-                                        (gptel-scope-module-truncate-output kept 20000)
+                                        (gptel-scope-module-truncate kept 20000)
                                         (- (float-time) start)))))
            (kept-gbs (/ kept-bytes 1073741824.0 seconds)))
       (gptel-scope-bench--row "Emacs: truncate 100 MB of output in the module (4 KB chunks)"

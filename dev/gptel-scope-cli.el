@@ -96,12 +96,13 @@ goes to the module as the call, for it to refuse."
              (line-dir (plist-get obj :directory)))
         (unless (stringp cmd)
           (signal 'gptel-scope-invalid-argument (list "each line needs a string \"command\"")))
-        (gptel-scope-cli-judge
-         gptel-scope--tool-run-bash-command
-         (gptel-scope-cli--request cmd scope (if (stringp line-dir)
-                                                 (directory-file-name (expand-file-name line-dir dir))
-                                               dir))
-         :evidence t :as_json t))
+        (plist-get (gptel-scope-cli-judge
+                    gptel-scope--tool-run-bash-command
+                    (gptel-scope-cli--request cmd scope (if (stringp line-dir)
+                                                            (directory-file-name (expand-file-name line-dir dir))
+                                                          dir))
+                    :evidence t :as_json t)
+                   :json))
     (error (json-serialize
             (list :command :null :allowed :false :reason "invalid_input"
                   :message (error-message-string err))))))

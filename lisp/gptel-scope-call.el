@@ -49,8 +49,6 @@
 (require 'gptel-scope-exec)
 (require 'gptel-scope-expand)
 
-(declare-function gptel-scope-module-refusal-json "gptel-scope-module" (refusal))
-(declare-function gptel-scope-module-refusal-details "gptel-scope-module" (refusal))
 (declare-function gptel-scope-module-truename "gptel-scope-module" (path))
 
 ;;;; Results for the model
@@ -338,11 +336,8 @@ The module says so of its reason (:askable); it needs a :resource too."
        (plist-get decision :askable)))
 
 (defun gptel-scope--denial-json (decision)
-  "Return the JSON for the model of the refusal DECISION.
-A brief refusal has its answer written now, from its :refusal."
+  "Return the JSON for the model of the refusal DECISION: its :response."
   (or (plist-get decision :response)
-      (let ((refusal (plist-get decision :refusal)))
-        (and refusal (gptel-scope-module-refusal-json refusal)))
       (gptel-scope--json :success nil :allowed nil
                          :reason (or (plist-get decision :reason) gptel-scope--reason-denied)
                          :tool (or (plist-get decision :tool) :null)
@@ -456,9 +451,8 @@ Emacs most of its cost: an allowed command with what running it takes
 \(directory, timeout, output limit, warnings, grants used), a refusal
 with what answering the model and offering the expansion takes
 \(tool, reason, message, the resource and each violation's resource,
-kind, access and reason, and the :refusal its answer to the model is
-written from, by `gptel-scope--denial-json'), and the :command and
-:directory judged.  `gptel-scope-explain' shows the evidence."
+kind, access and reason, and :response, its answer to the model), and
+the :command and :directory judged.  `gptel-scope-explain' shows the evidence."
   (let ((buffer (or buffer (current-buffer))))
     (with-current-buffer buffer
       ;; A remote chat directory is refused before anything touches it.
@@ -469,12 +463,9 @@ written from, by `gptel-scope--denial-json'), and the :command and
              (d (apply #'gptel-scope--judge buffer gptel-scope--tool-run-bash-command
                        :command command :directory dir :masked (gptel-scope--masked)
                        (unless brief (list :evidence t)))))
-        (cond
-         ;; A brief refusal, the refusal itself: its plist is made now.
-         ((user-ptrp d)
-          (nconc (gptel-scope-module-refusal-details d) (list :command command :directory dir)))
-         ((or (plist-get d :allowed) (plist-member d :command)) d)
-         (t (nconc d (list :command command :directory dir))))))))
+        (if (or (plist-get d :allowed) (plist-member d :command))
+            d
+          (nconc d (list :command command :directory dir)))))))
 
 (defun gptel-scope--check-argv (buffer command args directory tool &optional masked)
   "Return the module's decision on COMMAND with ARGS in DIRECTORY for TOOL.
@@ -487,10 +478,10 @@ are masked."
 
 (defun gptel-scope--allowed-commands (buffer)
   "Return the module's list, as JSON text, of the commands of BUFFER's scope."
-  (gptel-scope--judge buffer gptel-scope--tool-list-allowed-commands))
+  (plist-get (gptel-scope--judge buffer gptel-scope--tool-list-allowed-commands) :response))
 
 (defun gptel-scope--file-tool (op buffer tool keys)
-  "Return the JSON result of the module's file tool OP under BUFFER's scope.
+  "Return the outcome plist of the module's file tool OP under BUFFER's scope.
 TOOL is the tool the result and the grants are for, KEYS its arguments."
   (apply #'gptel-scope--judge buffer op :for_tool tool keys))
 

@@ -55,8 +55,7 @@
 (require 'gptel-scope-sandbox)
 (require 'gptel-scope-env)
 
-(declare-function gptel-scope-module-truncate "gptel-scope-module" (text max-chars))
-(declare-function gptel-scope-module-truncate-output "gptel-scope-module" (chunks max-chars))
+(declare-function gptel-scope-module-truncate "gptel-scope-module" (chunks max-chars))
 (declare-function gptel-scope-module-truncate-stream "gptel-scope-module" (text max-bytes max-lines))
 (declare-function gptel-scope-module-spawn "gptel-scope-module"
                   (program argv environment directory cap-bytes channel))
@@ -205,8 +204,8 @@ U+FFFD, and NUL bytes become U+2400 (SYMBOL FOR NULL), which every JSON
 parser takes.  The result is always accepted by `json-serialize'.
 The module decodes, as it does the output of `gptel-scope-exec-start';
 without it, Emacs does."
-  (if (fboundp 'gptel-scope-module-truncate-output)
-      (plist-get (gptel-scope-module-truncate-output bytes most-positive-fixnum) :output)
+  (if (fboundp 'gptel-scope-module-truncate)
+      (plist-get (gptel-scope-module-truncate bytes most-positive-fixnum) :output)
     (gptel-scope-exec--decode-in-lisp bytes)))
 
 (defun gptel-scope-exec-truncate-stream (text max-bytes max-lines)

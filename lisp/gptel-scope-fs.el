@@ -80,28 +80,14 @@ See `gptel-scope--arg': 5.0 and \"5\" are 5; else signal."
 (defun gptel-scope-fs-call (op args &optional buffer tool)
   "Run the module's file tool OP with ARGS, a plist, under BUFFER's scope.
 TOOL, default OP, is the tool the result and the grants are for.
-Return the tool's JSON result, a string."
+Return the module's outcome, a plist: the result's fields but its
+content, and :response, the JSON the model is sent; a failure says
+what telling the user and asking take (`gptel-scope-module-judge')."
   (gptel-scope--file-tool op (or buffer (current-buffer)) (or tool op) (gptel-scope-fs--keys args)))
 
 (defun gptel-scope-fs--emit (type tool args &rest props)
   "Emit the event TYPE of TOOL called with ARGS, with PROPS."
   (apply #'gptel-scope--emit type tool args props))
-
-(defun gptel-scope-fs--decision (op result json &optional access)
-  "Return the refusal RESULT of OP, a parsed plist, as a decision plist.
-JSON is the result as sent to the model.  ACCESS, \"read\" or \"write\",
-is what was refused; by default what OP needs.  The user may be asked
-about any refusal of a file tool that names a resource (:askable), and
-an unapproved scope document is offered for approval (:untrusted)."
-  (list :allowed nil :tool op :askable t
-        :untrusted (plist-get result :untrusted)
-        :resource (plist-get result :resource)
-        :validation-type (plist-get result :validation_type)
-        :required-scope (or access (if (equal op gptel-scope--tool-apply-patch) "write" "read"))
-        :reason (plist-get result :reason)
-        :message (plist-get result :message)
-        :command (or (plist-get result :path) (plist-get result :resource))
-        :response json))
 
 (defun gptel-scope-fs--tool (callback op make-args)
   "Run the file tool OP; give CALLBACK the JSON result, exactly once.
@@ -122,36 +108,30 @@ with `gptel-scope-prompt-on-denial', asked about at once."
   (let* ((id (gptel-scope--event-id))
          (start (float-time)))
     (gptel-scope-fs--emit 'start op args :id id)
-    (let* ((json (condition-case err
-                     (gptel-scope-fs-call op args buffer)
-                   (error (gptel-scope-fs--emit 'error op args :id id
-                                                :reason (gptel-scope--error-reason err)
-                                                :message (gptel-scope--error-message err))
-                          (signal (car err) (cdr err)))))
-           (r (json-parse-string json :object-type 'plist :array-type 'list
-                                 :false-object nil :null-object nil))
+    (let* ((r (condition-case err
+                  (gptel-scope-fs-call op args buffer)
+                (error (gptel-scope-fs--emit 'error op args :id id
+                                             :reason (gptel-scope--error-reason err)
+                                             :message (gptel-scope--error-message err))
+                       (signal (car err) (cdr err)))))
            (ms (round (* 1000 (- (float-time) start)))))
       (if (plist-get r :success)
           (progn
-            (gptel-scope--use-grants buffer (plist-get r :grants_used))
+            (gptel-scope--use-grants buffer (plist-get r :grants-used))
             (gptel-scope-fs--emit 'end op args :id id :duration-ms ms
-                                  :bytes (plist-get r :bytes)
-                                  :lines (let ((c (plist-get r :content)))
-                                           (and (stringp c) (not (string-empty-p c))
-                                                (1+ (cl-count ?\n c)))))
-            (when (or (plist-get r :truncated) (plist-get r :has_more)
-                      (> (or (plist-get r :cut_lines) 0) 0))
+                                  :bytes (plist-get r :bytes) :lines (plist-get r :lines))
+            (when (or (plist-get r :truncated) (plist-get r :has-more)
+                      (> (or (plist-get r :cut-lines) 0) 0))
               (gptel-scope-fs--emit 'truncated op args :id id :bytes (plist-get r :bytes)))
-            (funcall callback json))
-        (let ((decision (gptel-scope-fs--decision op r json))
-              (reason (plist-get r :reason)))
+            (funcall callback (plist-get r :response)))
+        (progn
           (gptel-scope-fs--emit (if (plist-get r :refused) 'denied 'error)
-                                op args :id id :reason reason :message (plist-get r :message)
-                                :duration-ms ms)
+                                op args :id id :reason (plist-get r :reason)
+                                :message (plist-get r :message) :duration-ms ms)
           ;; The refusal's answer, as every tool's: an unapproved scope document
           ;; offered, the user asked, the call run again when it is lifted.
           (gptel-scope--refuse
-           buffer callback decision
+           buffer callback r
            (lambda ()
              (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
                (gptel-scope--guard callback op
@@ -280,20 +260,16 @@ A remote chat directory or path signals `gptel-scope-remote-directory'."
           (dolist (path (if (or (vectorp v) (consp v)) (append v nil) (list v)))
             (when (and (stringp path) (not (string-empty-p path)))
               (gptel-scope--check-local (substring (symbol-name (car arg)) 1) path)
-              (let* ((access (symbol-name (cdr arg)))
-                     (json (gptel-scope-fs-call
-                            gptel-scope--tool-check-path
-                            (list :path path :access access
-                                  :directory (directory-file-name (expand-file-name default-directory)))
-                            buffer name))
-                     (r (json-parse-string json :object-type 'plist :array-type 'list
-                                           :null-object nil :false-object nil)))
+              (let ((r (gptel-scope-fs-call
+                        gptel-scope--tool-check-path
+                        (list :path path :access (symbol-name (cdr arg))
+                              :directory (directory-file-name (expand-file-name default-directory)))
+                        buffer name)))
                 ;; A grant that let the path through is used up by the call.
-                (gptel-scope--use-grants (or buffer (current-buffer)) (plist-get r :grants_used))
+                (gptel-scope--use-grants (or buffer (current-buffer)) (plist-get r :grants-used))
                 (unless (plist-get r :success)
-                  (gptel-scope--remember-denial (or buffer (current-buffer))
-                                                (gptel-scope-fs--decision name r json access))
-                  (throw 'refused json)))))))
+                  (gptel-scope--remember-denial (or buffer (current-buffer)) r)
+                  (throw 'refused (plist-get r :response))))))))
       nil)))
 
 (defun gptel-scope-guard-tool-call (call)

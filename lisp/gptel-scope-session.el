@@ -325,7 +325,7 @@ session (`gptel-scope--session').  See `gptel-scope-module-judge'."
 
 (defun gptel-scope--remember-denial (buffer decision)
   "Record in BUFFER what the refusal DECISION refused, by tool and resource.
-A violation of a brief decision (`gptel-scope-module-decide') has no
+A violation of a brief decision (`gptel-scope-module-judge') has no
 message: its record keeps the command and directory that were judged
 instead, and `gptel-scope-denial' asks the module for the rest when
 it is wanted."

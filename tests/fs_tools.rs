@@ -696,3 +696,72 @@ fn f03_read_file_reads_only_what_it_returns() {
         (json!(1001), json!(1003), json!(true))
     );
 }
+
+/// A file tool's outcome, as Emacs takes it: the result but its content, the model's JSON
+/// whole in `response`, and what telling the user and asking at a failure take.
+#[test]
+fn outcome_keeps_the_result_but_its_content_and_says_what_asking_takes() {
+    use gptel_scope::fs::tools::outcome;
+    let t = tree(SCOPE);
+    // (op, access, the call's arguments, allowed, grantable, required scope, command, lines)
+    let cases: &[(&str, Option<&str>, Value, bool, bool, &str, Value, Value)] = &[
+        (
+            "read_file",
+            None,
+            json!({"path": "src/a.txt"}),
+            true,
+            false,
+            "read",
+            json!("src/a.txt"),
+            json!(3),
+        ),
+        (
+            "read_file",
+            None,
+            json!({"path": "../outside/passwd"}),
+            false,
+            false,
+            "read",
+            json!("../outside/passwd"),
+            Value::Null,
+        ),
+        (
+            "check_path",
+            Some("write"),
+            json!({"path": "docs/readme.md", "access": "write"}),
+            false,
+            true,
+            "write",
+            json!("docs/readme.md"),
+            Value::Null,
+        ),
+        (
+            "apply_patch",
+            None,
+            json!({"patch": "not a patch"}),
+            false,
+            false,
+            "write",
+            Value::Null,
+            Value::Null,
+        ),
+    ];
+    for (op, access, args, allowed, grantable, required, command, lines) in cases {
+        let result = t.call(op, args.clone());
+        let o = outcome(op, *access, result.clone());
+        assert_eq!(o["allowed"], json!(allowed), "{op} {args}: {o}");
+        assert_eq!(o["grantable"], json!(grantable), "{op} {args}: {o}");
+        assert_eq!(o["askable"], json!(!allowed), "{op} {args}: {o}");
+        assert_eq!(o["required_scope"], json!(required), "{op} {args}: {o}");
+        assert_eq!(&o["command"], command, "{op} {args}: {o}");
+        assert_eq!(&o["lines"], lines, "{op} {args}: {o}");
+        // The model is sent the result itself, content and all; Emacs gets the rest.
+        assert_eq!(o["response"], json!(result.to_string()), "{op} {args}");
+        assert!(o.get("content").is_none(), "{op} {args}: {o}");
+        for (k, v) in result.as_object().expect("object") {
+            if k != "content" {
+                assert_eq!(&o[k], v, "{op} {args}: {k}");
+            }
+        }
+    }
+}

@@ -7,8 +7,7 @@
 //!
 //! The symbols `t` and `nil` and the keywords of the brief decision are interned once, when
 //! the module loads; the decision `run_bash_command` asks for comes back in brief, built
-//! straight from the engine's result, and a refusal as one `user-ptr` whose plist and
-//! answer to the model are made when asked for.
+//! straight from the engine's result.
 
 use emacs::{defun, Env, IntoLisp, Result, Value};
 use serde_json::Value as Json;
@@ -34,9 +33,9 @@ emacs::use_symbols! {
     k_message => ":message"
     k_output => ":output"
     k_reason => ":reason"
-    k_refusal => ":refusal"
     k_required_scope => ":required-scope"
     k_resource => ":resource"
+    k_response => ":response"
     k_read => ":read"
     k_write => ":write"
     k_write_in => ":write-in"
@@ -334,24 +333,12 @@ fn call_needs<'e>(env: &'e Env, n: &crate::policy::sandbox::CallNeeds) -> Result
     ])
 }
 
-/// A refusal as Lisp holds it (a `user-ptr`): the model's answer is written from it when it is
-/// sent (`gptel-scope-module-refusal-json`), not with every decision.
-/// Held in a `RefCell`, as `#[defun]` takes such arguments.
-struct Refusal(Decision);
-
-/// A refusal in brief: the refusal itself, a `user-ptr` holding the decision and nothing
-/// else, the one Lisp object of 24 bytes a refusal makes. What it says is made as Lisp data
-/// when it is read ([`refusal_details`]), and the model's answer when it is sent
-/// ([`refusal_json`]).
-fn refused_brief<'e>(env: &'e Env, d: Decision) -> Result<Value<'e>> {
-    std::cell::RefCell::new(Refusal(d)).into_lisp(env)
-}
-
-/// The plist of a brief refusal `refusal` holding `d`: what the `denied` event says, what the
-/// expansion menu is offered (the resource and each violation's resource, kind, access and
-/// reason), whether a grant may lift it and whether the user may be asked (`:grantable`,
-/// `:askable`, from [`crate::Reason`]), and the refusal itself. The evidence is left out: `check-command' gives it again.
-fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<Value<'e>> {
+/// A refusal in brief, the plist of the refused decision `d`: what the `denied` event says,
+/// what the expansion menu is offered (the resource and each violation's resource, kind,
+/// access and reason), whether a grant may lift it and whether the user may be asked
+/// (`:grantable`, `:askable`, from [`crate::Reason`]), and `:response`, the model's answer.
+/// The evidence is left out: the decision in full gives it again.
+fn refused_brief<'e>(env: &'e Env, d: &Decision) -> Result<Value<'e>> {
     let resource = opt_str(env, d.resource.as_deref())?;
     let violations = if d.violations.is_empty() {
         nil.bind(env)
@@ -394,8 +381,8 @@ fn refusal_plist<'e>(env: &'e Env, d: &Decision, refusal: Value<'e>) -> Result<V
         opt_str(env, d.category.as_deref())?,
         k_violations.bind(env),
         violations,
-        k_refusal.bind(env),
-        refusal,
+        k_response.bind(env),
+        lstr(env, &api::refusal_response(d))?,
     ])
 }
 
@@ -422,23 +409,26 @@ fn open<'e>(env: &'e Env, envelope: Value<'e>) -> Result<Value<'e>> {
 }
 
 /// Judge CALL, the JSON of one tool call (`tool' and the call's own fields), under SESSION.
-/// `run_bash_command' answers in brief (see below; with `evidence' true, the decision in
-/// full, as explain shows it, and with `as_json' true too, that as JSON text, snake_case); `run_command' the decision plist; a file tool (`read_file',
-/// `list_dir', `grep_files', `apply_patch', `check_path', with `for_tool' the tool it is for)
-/// its JSON result as a string, failures included; `list_allowed_commands' its text;
-/// `get_system_info' the scope in summary (:files :project-root :timeout :max-output-chars
-/// :approval-policy :path-arguments :fs-mode :read :write :deny).
+/// Every answer is a plist; what the model is sent, when the engine writes it, is its
+/// :response, JSON text. `run_bash_command' answers in brief (see below; with `evidence'
+/// true, the decision in full, as explain shows it, and with `as_json' true too, that as
+/// (:json TEXT), snake_case); `run_command' the decision in full; a file tool (`read_file',
+/// `list_dir', `grep_files', `apply_patch', `check_path', with `for_tool' the tool it is
+/// for) its result without its content, failures included, with :allowed :grantable
+/// :askable :required-scope :command :lines :response (`crate::fs::tools::outcome');
+/// `list_allowed_commands' (:response TEXT); `get_system_info' the scope in summary (:files
+/// :project-root :timeout :max-output-chars :approval-policy :path-arguments :fs-mode :read
+/// :write :deny).
 ///
 /// The brief decision: an allowed command comes back as (:allowed t :tool :directory
 /// :timeout :max-output-chars :warnings :grants-used :required-scope :category :sandbox),
 /// which is all running it takes (:sandbox is what the sandbox shows the call beyond the
-/// scope: :read :write :write-in :programs); a refusal as the refusal itself, a `user-ptr'
-/// (`plist-get' of it is nil). Its plist is `gptel-scope-module-refusal-details' of it,
-/// (:allowed nil :tool :reason :grantable :askable :message :resource :validation-type
-/// :required-scope :category :violations :refusal), each violation (:resource
-/// :validation-type :access :reason), which is all offering the expansion menu takes; the
-/// model's answer is `gptel-scope-module-refusal-json' of it. A refusal for a bad directory
-/// or scope comes as a plist in full, with its :response.
+/// scope: :read :write :write-in :programs); a refusal as (:allowed nil :tool :reason
+/// :grantable :askable :message :resource :validation-type :required-scope :category
+/// :violations :response), each violation (:resource :validation-type :access :reason),
+/// which is all offering the expansion menu takes, :response being the model's answer (JSON
+/// text). A refusal for a bad directory or scope comes as a plist in full, with its
+/// :response.
 #[defun]
 fn judge<'e>(env: &'e Env, session: Value<'e>, call: Value<'e>) -> Result<Value<'e>> {
     use crate::emacs::session::Call;
@@ -456,7 +446,7 @@ fn judge<'e>(env: &'e Env, session: Value<'e>, call: Value<'e>) -> Result<Value<
             as_json: true,
             ..
         }) => match api::check_command_request(request) {
-            Ok(v) => lstr(env, &v.to_string()),
+            Ok(v) => env.list([env.intern(":json")?, lstr(env, &v.to_string())?]),
             Err(e) => signal(env, e),
         },
         Ok(Call::Command { request, .. }) => reply(env, api::check_command_request(request)),
@@ -465,16 +455,17 @@ fn judge<'e>(env: &'e Env, session: Value<'e>, call: Value<'e>) -> Result<Value<
             tool,
             request,
             args,
-        }) => lstr(
-            env,
-            &crate::fs::tools::run_request(tool.name(), &request, &args).to_string(),
-        ),
-        Ok(Call::FileFailure { tool, error }) => lstr(
-            env,
-            &crate::fs::tools::failure(&tool, None, &error).to_string(),
-        ),
+        }) => {
+            let result = crate::fs::tools::run_request(tool.name(), &request, &args);
+            let access = request.access.as_deref();
+            to_lisp(env, &crate::fs::tools::outcome(tool.name(), access, result))
+        }
+        Ok(Call::FileFailure { tool, error }) => {
+            let result = crate::fs::tools::failure(&tool, None, &error);
+            to_lisp(env, &crate::fs::tools::outcome(&tool, None, result))
+        }
         Ok(Call::ListCommands(request)) => match api::list_commands_request(&request) {
-            Ok(s) => lstr(env, &s),
+            Ok(s) => env.list([k_response.bind(env), lstr(env, &s)?]),
             Err(e) => signal(env, e),
         },
         Ok(Call::Summary(request)) => reply(env, api::load_scope_request(&request)),
@@ -496,22 +487,6 @@ fn mounts<'e>(env: &'e Env, session: Value<'e>, call: Value<'e>) -> Result<Value
     }
 }
 
-/// The plist of REFUSAL, a brief decision's refusal: (:allowed nil :tool :reason :grantable
-/// :askable :message :resource :validation-type :required-scope :category :violations :refusal REFUSAL), each
-/// violation (:resource :validation-type :access :reason). Made anew at each call.
-#[defun]
-fn refusal_details<'e>(env: &'e Env, refusal: Value<'e>) -> Result<Value<'e>> {
-    let cell: &std::cell::RefCell<Refusal> = refusal.into_rust()?;
-    let d = cell.try_borrow()?;
-    refusal_plist(env, &d.0, refusal)
-}
-
-/// The model's answer to REFUSAL, a brief decision's refusal: a JSON string.
-#[defun]
-fn refusal_json(refusal: &Refusal) -> Result<String> {
-    Ok(api::refusal_response(&refusal.0))
-}
-
 fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<'e>> {
     match r {
         Ok(api::Judged::Allowed {
@@ -519,7 +494,7 @@ fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<
             timeout,
             max_output_chars,
         }) => allowed_brief(env, &decision, timeout, max_output_chars),
-        Ok(api::Judged::Refused { decision }) => refused_brief(env, decision),
+        Ok(api::Judged::Refused { decision }) => refused_brief(env, &decision),
         Ok(api::Judged::Full(v)) => to_lisp(env, &v),
         Err(e) => signal(env, e),
     }
@@ -530,18 +505,6 @@ fn brief_reply<'e>(env: &'e Env, r: crate::Result<api::Judged>) -> Result<Value<
 #[defun]
 fn lint<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::lint_scope(&text_arg(env, request)?))
-}
-
-/// Truncate TEXT to MAX-CHARS characters with a notice; returns a plist.
-/// TEXT may be unibyte: bytes that are not UTF-8 become U+FFFD, one each.
-#[defun]
-fn truncate<'e>(env: &'e Env, text: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
-    let max = count(env, max_chars, "max-chars")?;
-    let text = api::text_lossy(string_arg(text)?);
-    truncated(
-        env,
-        crate::output::truncate::truncate_chars_owned(text, max),
-    )
 }
 
 /// Truncate TEXT to MAX-BYTES bytes or MAX-LINES lines, whichever comes first.
@@ -561,17 +524,24 @@ fn truncate_stream<'e>(
     )
 }
 
-/// Decode and truncate the output of a command: CHUNKS is a unibyte string or a list of
-/// them, newest first (as a process filter pushes them), together the raw bytes the command
-/// printed. They are decoded as UTF-8, each byte that is not part of a valid sequence as
-/// U+FFFD and NUL as U+2400, and truncated to MAX-CHARS characters as by
-/// `gptel-scope-module-truncate', one chunk at a time (a character may be split between
-/// two). Returns (:output :truncated :total-lines).
+/// Decode and truncate the output of a command: CHUNKS is a string or a list of them,
+/// newest first (as a process filter pushes them), together the raw bytes the command
+/// printed (a multibyte string is read as its UTF-8). They are decoded as UTF-8, each byte
+/// that is not part of a valid sequence as U+FFFD and NUL as U+2400, and the first MAX-CHARS
+/// characters kept, cut back to a line's end when that keeps most of them, with a notice;
+/// one chunk at a time (a character may be split between two). Returns (:output :truncated
+/// :shown-chars :total-chars :shown-lines :total-lines :shown-bytes :total-bytes).
 #[defun]
-fn truncate_output<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
+fn truncate<'e>(env: &'e Env, chunks: Value<'e>, max_chars: i64) -> Result<Value<'e>> {
     let max = count(env, max_chars, "max-chars")?;
     let pieces = chunk_list(env, chunks)?;
-    truncate_chunks(env, &pieces, max)
+    // One chunk at a time: only what can be shown is kept, and the output is never held
+    // whole.
+    let mut out = api::OutputText::new(max);
+    for piece in pieces.iter().rev() {
+        out.push(&string_arg(*piece)?);
+    }
+    truncated(env, out.finish())
 }
 
 /// The strings of CHUNKS, a string or a list of them.
@@ -591,44 +561,6 @@ fn chunk_list<'e>(env: &'e Env, chunks: Value<'e>) -> Result<Vec<Value<'e>>> {
     Ok(pieces)
 }
 
-fn truncate_chunks<'e>(env: &'e Env, pieces: &[Value<'e>], max: usize) -> Result<Value<'e>> {
-    // One chunk at a time: only what can be shown is kept, and the output is never held
-    // whole.
-    let mut out = api::OutputText::new(max);
-    for piece in pieces.iter().rev() {
-        out.push(&string_arg(*piece)?);
-    }
-    output_plist(env, out.finish())
-}
-
-fn output_plist<'e>(env: &'e Env, r: Truncated) -> Result<Value<'e>> {
-    env.list([
-        k_output.bind(env),
-        lstr(env, &r.output)?,
-        k_truncated.bind(env),
-        if r.truncated {
-            t.bind(env)
-        } else {
-            nil.bind(env)
-        },
-        k_total_lines.bind(env),
-        i64::try_from(r.total_lines)
-            .unwrap_or(i64::MAX)
-            .into_lisp(env)?,
-    ])
-}
-
-/// What the module asked the file system so far: (:asked N), the paths it looked up
-/// (`lstat').
-#[defun]
-fn fs_stats(env: &Env) -> Result<Value<'_>> {
-    let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX).into_lisp(env);
-    env.list([
-        env.intern(":asked")?,
-        n(crate::policy::paths::probes_asked())?,
-    ])
-}
-
 /// The absolute file name PATH leads to through every symbolic link, or nil when it does
 /// not exist. Emacs's `file-truename' for an existing local file, without file name
 /// handlers.
@@ -645,15 +577,23 @@ fn add_to_scope<'e>(env: &'e Env, request: Value<'e>) -> Result<Value<'e>> {
     reply(env, api::add_to_scope(&text_arg(env, request)?))
 }
 
-/// Parse COMMAND with the bash grammar only (no judging): the number of complete commands.
-/// The reference the speed of a decision is measured against; its argument is copied as a
-/// decision's command is.
+/// What the bench measures the module against and by: COMMAND parsed with the bash grammar
+/// alone (no judging; its argument is copied as a decision's command is), and the paths the
+/// module has looked up (`lstat') since it loaded. Returns (:commands N :lookups M), N the
+/// complete commands of COMMAND.
 #[defun]
-fn parse(env: &Env, command: Value<'_>) -> Result<i64> {
-    match crate::shell::bare_parse(&text_arg(env, command)?) {
-        Ok(n) => Ok(n as i64),
-        Err(p) => signal(env, ScopeError::InvalidArgument(p.message().to_string())),
-    }
+fn measure<'e>(env: &'e Env, command: Value<'e>) -> Result<Value<'e>> {
+    let n = match crate::shell::bare_parse(&text_arg(env, command)?) {
+        Ok(n) => n,
+        Err(p) => return signal(env, ScopeError::InvalidArgument(p.message().to_string())),
+    };
+    let lookups = crate::policy::paths::probes_asked();
+    env.list([
+        env.intern(":commands")?,
+        i64::try_from(n).unwrap_or(i64::MAX).into_lisp(env)?,
+        env.intern(":lookups")?,
+        i64::try_from(lookups).unwrap_or(i64::MAX).into_lisp(env)?,
+    ])
 }
 
 // ---------------------------------------------------------------------------------------------

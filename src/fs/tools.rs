@@ -145,6 +145,48 @@ pub fn failure(tool: &str, path: Option<&str>, e: &FsError) -> Value {
     v
 }
 
+/// A file tool's result as Emacs takes it (the binding makes it a plist): the fields of
+/// `result` but its `content`, which the model reads in `response`, the JSON text it is sent;
+/// `lines`, the lines of that content; and what telling the user and asking at a failure
+/// take: `allowed`, `grantable` (of its reason), `askable` (a file tool's refusal may be asked
+/// about whatever its reason, when it names a resource), `required_scope` (`access`, else
+/// what `op` needs) and `command` (the path, else the resource, it was refused on).
+pub fn outcome(op: &str, access: Option<&str>, result: Value) -> Value {
+    let response = result.to_string();
+    let Value::Object(mut fields) = result else {
+        return json!({"allowed": false, "response": response});
+    };
+    let content = fields.remove("content");
+    let allowed = fields.get("success") == Some(&Value::Bool(true));
+    let lines = match content {
+        Some(Value::String(c)) if !c.is_empty() => json!(1 + c.matches('\n').count()),
+        _ => Value::Null,
+    };
+    let grantable = fields
+        .get("reason")
+        .and_then(Value::as_str)
+        .and_then(crate::Reason::from_code)
+        .is_some_and(crate::Reason::grantable);
+    let required = access.unwrap_or(if op == Tool::ApplyPatch.name() {
+        "write"
+    } else {
+        "read"
+    });
+    let command = fields
+        .get("path")
+        .or_else(|| fields.get("resource"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    fields.insert("allowed".into(), json!(allowed));
+    fields.insert("grantable".into(), json!(grantable));
+    fields.insert("askable".into(), json!(!allowed));
+    fields.insert("required_scope".into(), json!(required));
+    fields.insert("command".into(), command);
+    fields.insert("lines".into(), lines);
+    fields.insert("response".into(), json!(response));
+    Value::Object(fields)
+}
+
 fn run(op: &str, tool: &str, req: &Request, args: &FsArgs) -> Result<Value, FsError> {
     let Some(op) = Tool::from_name(op).filter(|t| Tool::FILE_TOOLS.contains(t)) else {
         let names: Vec<_> = Tool::FILE_TOOLS.iter().map(|t| t.name()).collect();
