@@ -5,6 +5,9 @@
 //!
 //! So with the tools' names: `src/tool.rs` writes each ([`gptel_scope::Tool`]), no other file
 //! of `src/` does (the elisp's owner is checked by `test/gptel-scope-layers-test.el`).
+//!
+//! And no file of `src/` but a test file (`tests.rs`) imports its whole parent module
+//! (`use super::*;` at the top level): each names what it uses.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -213,4 +216,54 @@ fn the_checker_finds_a_stray_tool_name() {
         ),
         ["src/fs/x.rs:2: \"read_file\""]
     );
+}
+
+/// The lines (from 1) of `text` that import the whole parent module at the top level: exactly
+/// `use super::*;` at column 0. An indented one (in `mod tests { ... }`) is not.
+fn wholesale_parent_imports(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| *l == "use super::*;")
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
+fn no_wholesale_parent_imports() {
+    let mut paths = Vec::new();
+    files(&root().join("src"), "rs", &mut paths);
+    assert!(paths.len() > 30, "{paths:?}");
+    paths.sort();
+    let mut bad = Vec::new();
+    for p in &paths {
+        if p.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let rel = p
+            .strip_prefix(root())
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned();
+        let text = fs::read_to_string(p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        bad.extend(
+            wholesale_parent_imports(&text)
+                .into_iter()
+                .map(|n| format!("{rel}:{n}: use super::*;")),
+        );
+    }
+    assert!(
+        bad.is_empty(),
+        "wholesale parent imports outside the test files (name the imports: \
+         use super::{{A, B}}; or use crate::...::{{A, B}};):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_finds_a_wholesale_parent_import() {
+    assert_eq!(
+        wholesale_parent_imports("//! x\nuse super::*;\nmod tests {\n    use super::*;\n}\n"),
+        [2]
+    );
+    assert!(wholesale_parent_imports("use super::{A, B};\n    use super::*;\n").is_empty());
 }

@@ -2,7 +2,24 @@
 //! list item, subshell, group, compound command body and condition, command and process
 //! substitution, with the working directories `cd` gives each.
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use brush_parser::ast;
+use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
+
+use super::guard::{
+    arithmetic_assignments, arithmetic_names, glob_reaches_parent, heredoc_continuation,
+    name_subscript, tame_subscripts, unquoted_brace,
+};
+use super::words::{
+    ansi_c_decode, brace_expand, has_glob, holds_substitution_text, is_plain, loop_glob,
+    makes_glob, resolve_dir, GlobRefusal,
+};
+use super::{
+    backquote_hint, options, parse_program, Context, Cwds, Flat, LoopGlob, Problem, RedirKind,
+    Redirect, SimpleCmd, WordInfo, MAX_CWDS, MAX_DEPTH,
+};
 
 /// Parses `command` and flattens it, starting in `cwd`.
 pub fn flatten(command: &str, cwd: &Path, home: Option<&Path>) -> Flat {

@@ -2,7 +2,11 @@
 //! characters, and the shapes it would take exponential time on (subscripts and nesting in
 //! expansions, long numbers, brace-heavy words), and here-document tokens it could misread.
 
-use super::*;
+use super::words::has_glob;
+use super::{
+    Problem, MAX_BRACES_PER_WORD, MAX_BRACE_DEPTH, MAX_COMMAND_LEN, MAX_DIGITS, MAX_FD_DIGITS,
+    MAX_OPEN_PARENS,
+};
 
 /// The bytes [`precheck`] looks at closer: control bytes but tab and newline, DEL, and
 /// every byte of non-ASCII text (invisible and formatting characters have many lead bytes).

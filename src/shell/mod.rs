@@ -7,13 +7,12 @@
 //! delimiter), process substitutions. What cannot be judged statically is reported as a
 //! [`Problem`] so the caller denies it: fail closed.
 
-use std::path::{Path, PathBuf};
+#[cfg(test)]
+use std::path::Path;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use brush_parser::ast;
-use brush_parser::word::{
-    BraceExpressionMember, BraceExpressionOrText, TildeExpr, WordPiece, WordPieceWithSource,
-};
 
 mod flatten;
 mod guard;
@@ -22,6 +21,7 @@ mod words;
 pub use flatten::{flatten, flatten_script};
 use guard::*;
 pub use guard::{arithmetic_assignments, arithmetic_names, glob_reaches_parent, name_subscript};
+#[cfg(test)]
 use words::*;
 pub use words::{
     brace_expand, holds_substitution_text, resolve_dir, wildcard_match, ComponentGlob,

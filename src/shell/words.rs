@@ -1,7 +1,12 @@
 //! Words: literal text after quote removal, ANSI-C strings, globs, brace expansion (bounded),
 //! and `cd` targets resolved against a directory.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText};
+
+use super::guard::{braces_are_tame, tame_subscripts, unquoted_brace};
+use super::{options, MAX_BRACES_PER_WORD, MAX_BRACE_BYTES, MAX_BRACE_WORDS};
 
 /// Text that would run a command if an arithmetic or subscript evaluation met it again.
 pub fn holds_substitution_text(v: &str) -> bool {

@@ -2,8 +2,16 @@
 //! dangerous), entries of several words matched after the global options, and the per-command
 //! rules of `commands:`.
 
+use std::path::{Path, PathBuf};
+
+use crate::policy::paths::{self, Access};
+use crate::scope::semantics::{self, CommandSemantics, OperandKind};
+use crate::scope::Platform;
+use crate::shell::WordInfo;
+use crate::Reason;
+
 use super::name::SHELLS;
-use super::*;
+use super::{argv, basename, Category, CommandEvidence, Judge};
 
 /// Whether a category entry (`git`, `git log`, `./gradlew`) matches a command whose name
 /// (or basename, for deny and dangerous lists) is `key`. Entries with a `/` match the

@@ -1,9 +1,15 @@
 //! Step 5 (SPEC §3): what a command's options and operands read, write or run, from the
 //! semantics table (`data/semantics.yml`, overridable in the scope).
 
-use super::argv;
-use super::git;
-use super::*;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use crate::policy::paths::{self, Access};
+use crate::scope::semantics::{CommandSemantics, OperandKind};
+use crate::shell::WordInfo;
+use crate::Reason;
+
+use super::{argv, git, scope, Category, Judge};
 
 /// Whether a word built at run time could expand to an option (`-x`, `--x=...`): it does
 /// not start with a literal character other than `-`.

@@ -1,7 +1,11 @@
 //! Step 7 (SPEC §3): allow-once grants cover what they may, and the decision is assembled:
 //! the strictest violation ([`Reason`]'s order), the message, the evidence.
 
-use super::*;
+use std::path::Path;
+
+use crate::policy::paths::Access;
+
+use super::{Decision, Grant, Judge, Violation};
 
 pub(super) fn grant_covers(g: &Grant, v: &Violation, command: &str, home: Option<&Path>) -> bool {
     let r = g.resource.trim();
@@ -132,6 +136,7 @@ impl<'a> Judge<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Reason;
 
     #[test]
     fn grants_cover_their_resource_only() {

@@ -13,13 +13,12 @@
 //!
 //! Every command is judged, not only the first; every violation is kept as evidence.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::policy::paths::{self, Access, Matcher, PathVerdict};
-use crate::scope::semantics::{self, CommandSemantics, OperandKind};
+use crate::policy::paths::{self, Access, Matcher};
+use crate::scope::semantics;
 use crate::scope::{Platform, Scope};
 use crate::shell::{self, Context, Flat, SimpleCmd, WordInfo};
 use crate::Reason;

@@ -1,8 +1,14 @@
 //! Step 5 for the programs with a language of their own: `find` (its expression and `-exec`),
 //! `sed` (its script's `w`, `r` and `e` commands), `tar` (its mode) and `awk` (its program).
 
-use super::argv;
-use super::*;
+use std::path::PathBuf;
+
+use crate::policy::paths::Access;
+use crate::scope::semantics::{self, CommandSemantics, OperandKind};
+use crate::shell::WordInfo;
+use crate::Reason;
+
+use super::{argv, Category, Judge};
 
 pub(super) enum SedEffect {
     Exec,

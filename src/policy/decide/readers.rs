@@ -11,15 +11,19 @@
 //! predicate it cannot evaluate), the entry counts as read.
 
 use std::fs;
+use std::path::{Path, PathBuf};
 
 use ignore::overrides::OverrideBuilder;
 
 use crate::policy::denied::{self, Limits, Reach};
+use crate::policy::paths::{self, Access, PathVerdict};
+use crate::scope::semantics::{CommandSemantics, OperandKind};
+use crate::shell::WordInfo;
+use crate::Reason;
 
-use super::argv;
 use super::programs::find_split;
 use super::scope::{glob_base, glob_expand};
-use super::*;
+use super::{argv, basename, Judge, PathEvidence, DENIED};
 
 /// The reason code of a refusal for a denied entry a recursive reader would reach.
 pub(super) const REACHES_DENIED: Reason = Reason::ReachesDeniedPath;
@@ -1699,6 +1703,7 @@ impl Judge<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scope::semantics;
 
     #[test]
     fn fnmatch_table() {

@@ -2,7 +2,15 @@
 //! matched against the scope; writes that would reach a protected scope document; bash's
 //! glob expansion of a literal pattern, as bash would do it at run time.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use crate::policy::paths::{self, Access, PathVerdict};
+use crate::scope::semantics::{self, OperandKind};
+use crate::shell::WordInfo;
+use crate::Reason;
+
+use super::{allowed_summary, Category, Judge, PathEvidence, DENIED};
+
 pub(super) use crate::shell::ComponentGlob;
 
 /// The refusal (`run_time_operand`) of an operand, an option's value or a directory that is
