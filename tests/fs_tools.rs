@@ -703,50 +703,69 @@ fn f03_read_file_reads_only_what_it_returns() {
 fn outcome_keeps_the_result_but_its_content_and_says_what_asking_takes() {
     use gptel_scope::fs::tools::outcome;
     let t = tree(SCOPE);
-    // (op, access, the call's arguments, allowed, grantable, required scope, command, lines)
-    let cases: &[(&str, Option<&str>, Value, bool, bool, &str, Value, Value)] = &[
-        (
-            "read_file",
-            None,
-            json!({"path": "src/a.txt"}),
-            true,
-            false,
-            "read",
-            json!("src/a.txt"),
-            json!(3),
-        ),
-        (
-            "read_file",
-            None,
-            json!({"path": "../outside/passwd"}),
-            false,
-            false,
-            "read",
-            json!("../outside/passwd"),
-            Value::Null,
-        ),
-        (
-            "check_path",
-            Some("write"),
-            json!({"path": "docs/readme.md", "access": "write"}),
-            false,
-            true,
-            "write",
-            json!("docs/readme.md"),
-            Value::Null,
-        ),
-        (
-            "apply_patch",
-            None,
-            json!({"patch": "not a patch"}),
-            false,
-            false,
-            "write",
-            Value::Null,
-            Value::Null,
-        ),
+    struct Case {
+        op: &'static str,
+        access: Option<&'static str>,
+        args: Value,
+        allowed: bool,
+        grantable: bool,
+        required: &'static str,
+        command: Value,
+        lines: Value,
+    }
+    let cases = [
+        Case {
+            op: "read_file",
+            access: None,
+            args: json!({"path": "src/a.txt"}),
+            allowed: true,
+            grantable: false,
+            required: "read",
+            command: json!("src/a.txt"),
+            lines: json!(3),
+        },
+        Case {
+            op: "read_file",
+            access: None,
+            args: json!({"path": "../outside/passwd"}),
+            allowed: false,
+            grantable: false,
+            required: "read",
+            command: json!("../outside/passwd"),
+            lines: Value::Null,
+        },
+        Case {
+            op: "check_path",
+            access: Some("write"),
+            args: json!({"path": "docs/readme.md", "access": "write"}),
+            allowed: false,
+            grantable: true,
+            required: "write",
+            command: json!("docs/readme.md"),
+            lines: Value::Null,
+        },
+        Case {
+            op: "apply_patch",
+            access: None,
+            args: json!({"patch": "not a patch"}),
+            allowed: false,
+            grantable: false,
+            required: "write",
+            command: Value::Null,
+            lines: Value::Null,
+        },
     ];
-    for (op, access, args, allowed, grantable, required, command, lines) in cases {
+    for Case {
+        op,
+        access,
+        args,
+        allowed,
+        grantable,
+        required,
+        command,
+        lines,
+    } in &cases
+    {
         let result = t.call(op, args.clone());
         let o = outcome(op, *access, result.clone());
         assert_eq!(o["allowed"], json!(allowed), "{op} {args}: {o}");

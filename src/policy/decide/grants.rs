@@ -1,5 +1,5 @@
 //! Step 7 (SPEC §3): allow-once grants cover what they may, and the decision is assembled:
-//! the strictest violation ([`Reason`]'s order), the message, the evidence.
+//! the strictest violation ([`Reason`](crate::Reason)'s order), the message, the evidence.
 
 use std::path::Path;
 
