@@ -947,8 +947,10 @@ sources, in this Emacs."
     (let ((tmp (make-temp-file "gptel-scope-bench-elc-" t))
           (emacs (expand-file-name invocation-name invocation-directory)))
       (unwind-protect
-          (let ((files (cons (expand-file-name "dev/gptel-scope-bench.el" gptel-scope-bench-root)
-                             (directory-files gptel-scope--directory t "\\`gptel-scope.*\\.el\\'"))))
+          ;; The package's files and the development tools of dev/ the bench uses.
+          (let ((files (append (directory-files (expand-file-name "dev" gptel-scope-bench-root)
+                                                t "\\`gptel-scope.*\\.el\\'")
+                               (directory-files gptel-scope--directory t "\\`gptel-scope.*\\.el\\'"))))
             (dolist (f files)
               (copy-file f (expand-file-name (file-name-nondirectory f) tmp)))
             ;; The module and the supervisor every command runs under, as installed.
