@@ -124,18 +124,17 @@ with `gptel-scope-prompt-on-denial', asked about at once."
                       (> (or (plist-get r :cut-lines) 0) 0))
               (gptel-scope-fs--emit 'truncated op args :id id :bytes (plist-get r :bytes)))
             (funcall callback (plist-get r :response)))
-        (progn
-          (gptel-scope-fs--emit (if (plist-get r :refused) 'denied 'error)
-                                op args :id id :reason (plist-get r :reason)
-                                :message (plist-get r :message) :duration-ms ms)
-          ;; The refusal's answer, as every tool's: an unapproved scope document
-          ;; offered, the user asked, the call run again when it is lifted.
-          (gptel-scope--refuse
-           buffer callback r
-           (lambda ()
-             (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
-               (gptel-scope--guard callback op
-                 (gptel-scope-fs--run buffer callback op args))))))))))
+        (gptel-scope-fs--emit (if (plist-get r :refused) 'denied 'error)
+                              op args :id id :reason (plist-get r :reason)
+                              :message (plist-get r :message) :duration-ms ms)
+        ;; The refusal's answer, as every tool's: an unapproved scope document
+        ;; offered, the user asked, the call run again when it is lifted.
+        (gptel-scope--refuse
+         buffer callback r
+         (lambda ()
+           (with-current-buffer (if (buffer-live-p buffer) buffer (current-buffer))
+             (gptel-scope--guard callback op
+               (gptel-scope-fs--run buffer callback op args)))))))))
 
 ;;;; The tools
 

@@ -26,9 +26,11 @@ emacs::use_symbols! {
     k_allowed => ":allowed"
     k_askable => ":askable"
     k_category => ":category"
+    k_commands => ":commands"
     k_directory => ":directory"
     k_grantable => ":grantable"
     k_grants_used => ":grants-used"
+    k_lookups => ":lookups"
     k_max_output_chars => ":max-output-chars"
     k_message => ":message"
     k_output => ":output"
@@ -589,9 +591,9 @@ fn measure<'e>(env: &'e Env, command: Value<'e>) -> Result<Value<'e>> {
     };
     let lookups = crate::policy::paths::probes_asked();
     env.list([
-        env.intern(":commands")?,
+        k_commands.bind(env),
         i64::try_from(n).unwrap_or(i64::MAX).into_lisp(env)?,
-        env.intern(":lookups")?,
+        k_lookups.bind(env),
         i64::try_from(lookups).unwrap_or(i64::MAX).into_lisp(env)?,
     ])
 }
